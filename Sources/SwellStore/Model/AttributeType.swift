@@ -1,0 +1,27 @@
+import Foundation
+
+/// The type of an attribute: what values it holds and how the store keeps them.
+///
+/// | type | Swift value | SQLite column |
+/// | --- | --- | --- |
+/// | `.string` | `String` | TEXT |
+/// | `.integer` | `Int` | INTEGER |
+/// | `.double` | `Double` | REAL |
+/// | `.boolean` | `Bool` | INTEGER 0/1 |
+/// | `.date` | `Date` | REAL, Unix seconds UTC |
+public enum AttributeType: String, Sendable, Hashable, Codable, CaseIterable {
+    case string
+    case integer
+    case double
+    case boolean
+    case date
+
+    /// The SQLite column type the store declares for this attribute type.
+    var sqliteColumnType: String {
+        switch self {
+        case .string: "TEXT"
+        case .integer, .boolean: "INTEGER"
+        case .double, .date: "REAL"
+        }
+    }
+}

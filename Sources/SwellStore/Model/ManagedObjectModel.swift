@@ -1,0 +1,93 @@
+/// The schema of a store: its entities.
+///
+/// A model is a value: it crosses queues freely and is compared by content.
+/// `validate()` checks names and constraints; a coordinator validates the model
+/// it is given.
+public struct ManagedObjectModel: Sendable, Hashable, Codable {
+    /// The entities, in the order they were given.
+    public var entities: [EntityDescription]
+
+    /// Creates a model from its entities.
+    public init(entities: [EntityDescription]) {
+        self.entities = entities
+    }
+
+    /// Entities by name.
+    public var entitiesByName: [String: EntityDescription] {
+        Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Checks that entity and attribute names are usable as SQLite identifiers,
+    /// unique, not reserved, and that every key attribute exists.
+    public func validate() throws(ModelError) {
+        var seenEntities = Set<String>()
+        for entity in entities {
+            guard Self.isIdentifier(entity.name), !Self.isReserved(entity.name) else {
+                throw .invalidName(entity: entity.name, attribute: nil)
+            }
+            guard seenEntities.insert(entity.name.lowercased()).inserted else {
+                throw .duplicateEntity(entity.name)
+            }
+            guard !entity.attributes.isEmpty else { throw .noAttributes(entity: entity.name) }
+            var seenAttributes = Set<String>()
+            for attribute in entity.attributes {
+                guard Self.isIdentifier(attribute.name), !Self.isReserved(attribute.name) else {
+                    throw .invalidName(entity: entity.name, attribute: attribute.name)
+                }
+                guard seenAttributes.insert(attribute.name.lowercased()).inserted else {
+                    throw .duplicateAttribute(entity: entity.name, attribute: attribute.name)
+                }
+            }
+            var seenKeys = Set<String>()
+            for key in entity.uniquenessConstraint {
+                guard entity.attribute(named: key) != nil else {
+                    throw .unknownKeyAttribute(entity: entity.name, attribute: key)
+                }
+                guard seenKeys.insert(key).inserted else {
+                    throw .unknownKeyAttribute(entity: entity.name, attribute: key)
+                }
+            }
+        }
+    }
+
+    /// `[A-Za-z_][A-Za-z0-9_]*`.
+    static func isIdentifier(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first else { return false }
+        func isLetter(_ c: Unicode.Scalar) -> Bool { (c >= "A" && c <= "Z") || (c >= "a" && c <= "z") || c == "_" }
+        guard isLetter(first) else { return false }
+        return name.unicodeScalars.allSatisfy { isLetter($0) || ($0 >= "0" && $0 <= "9") }
+    }
+
+    /// Names that start with `swell_` or `_` belong to Swell's own tables and columns.
+    static func isReserved(_ name: String) -> Bool {
+        name.hasPrefix("_") || name.lowercased().hasPrefix("swell_") || name.lowercased().hasPrefix("sqlite_")
+    }
+}
+
+/// Why a model cannot be used.
+public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A name is not `[A-Za-z_][A-Za-z0-9_]*`, or starts with `_`, `swell_` or `sqlite_` (reserved for the store).
+    case invalidName(entity: String, attribute: String?)
+    /// Two entities share a name (names compare case-insensitively, as SQLite tables do).
+    case duplicateEntity(String)
+    /// Two attributes of one entity share a name.
+    case duplicateAttribute(entity: String, attribute: String)
+    /// An entity has no attributes.
+    case noAttributes(entity: String)
+    /// A uniqueness constraint names an attribute the entity does not have, or names one twice.
+    case unknownKeyAttribute(entity: String, attribute: String)
+
+    public var description: String {
+        switch self {
+        case .invalidName(let entity, nil):
+            "entity name '\(entity)' is not usable: names are [A-Za-z_][A-Za-z0-9_]* and may not start with '_', 'swell_' or 'sqlite_'"
+        case .invalidName(let entity, let attribute?):
+            "attribute name '\(entity).\(attribute)' is not usable: names are [A-Za-z_][A-Za-z0-9_]* and may not start with '_', 'swell_' or 'sqlite_'"
+        case .duplicateEntity(let name): "entity '\(name)' is defined twice"
+        case .duplicateAttribute(let entity, let attribute): "attribute '\(entity).\(attribute)' is defined twice"
+        case .noAttributes(let entity): "entity '\(entity)' has no attributes"
+        case .unknownKeyAttribute(let entity, let attribute):
+            "the uniqueness constraint of '\(entity)' names '\(attribute)', which is not an attribute of it (or is named twice)"
+        }
+    }
+}

@@ -1,0 +1,4 @@
+extension SQLiteConnection {
+    /// Placeholder until the predicate functions land.
+    func registerPredicateFunctions() throws(SQLiteError) {}
+}

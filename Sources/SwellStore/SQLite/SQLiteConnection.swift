@@ -1,0 +1,118 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection: the owner of a `sqlite3` handle and its prepared
+/// statements.
+///
+/// A connection is used by one owner at a time (a store serialises access to
+/// each of its connections with a lock); it is not `Sendable`. It is closed when
+/// released, and closed again if opening fails half-way.
+final class SQLiteConnection {
+    let handle: OpaquePointer
+    let path: String
+    private var statements: [String: SQLiteStatement] = [:]
+
+    /// How a connection opens its file.
+    enum OpenMode {
+        case readWriteCreate
+        case readWrite
+        case readOnly
+
+        var flags: Int32 {
+            let base = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+            switch self {
+            case .readWriteCreate: return base | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+            case .readWrite: return base | SQLITE_OPEN_READWRITE
+            case .readOnly: return base | SQLITE_OPEN_READONLY
+            }
+        }
+    }
+
+    init(path: String, mode: OpenMode = .readWriteCreate) throws(SQLiteError) {
+        var db: OpaquePointer?
+        let code = sqlite3_open_v2(path, &db, mode.flags, nil)
+        guard code == SQLITE_OK, let db else {
+            let error = SQLiteError(code: code, handle: db)
+            sqlite3_close_v2(db)
+            throw error
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, 10_000)
+        try registerPredicateFunctions()
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that return no rows.
+    func execute(_ sql: String) throws(SQLiteError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard code == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_free(message)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: text, sql: sql)
+        }
+    }
+
+    /// The cached prepared statement for `sql`, reset and ready to bind.
+    func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let cached = statements[sql] {
+            cached.reset()
+            return cached
+        }
+        let statement = try SQLiteStatement(connection: self, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs a query and returns all its rows.
+    func query(_ sql: String, _ arguments: [StoreValue] = []) throws(SQLiteError) -> [[StoreValue]] {
+        let statement = try self.statement(sql)
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        var rows: [[StoreValue]] = []
+        while try statement.step() {
+            rows.append(statement.row())
+        }
+        return rows
+    }
+
+    /// Runs a statement with arguments, discarding rows.
+    func run(_ sql: String, _ arguments: [StoreValue] = []) throws(SQLiteError) {
+        let statement = try self.statement(sql)
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        try statement.run()
+    }
+
+    /// The rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func transaction<T>(_ kind: String = "IMMEDIATE", _ body: () throws -> T) throws -> T {
+        try execute("BEGIN \(kind)")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Drops cached statements (after a schema change).
+    func clearStatementCache() {
+        statements.removeAll()
+    }
+}
+
+/// Quotes an identifier for SQL: `"name"`, with inner quotes doubled.
+func quoteIdentifier(_ name: String) -> String {
+    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}

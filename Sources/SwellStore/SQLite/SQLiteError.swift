@@ -1,0 +1,40 @@
+import CSQLite
+
+/// A failure reported by SQLite: its result code, its message and the SQL that
+/// failed (never the bound arguments, which may hold user data).
+struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    /// The extended result code (`SQLITE_CONSTRAINT_UNIQUE`, `SQLITE_FULL`, …).
+    let code: Int32
+    /// SQLite's own message.
+    let message: String
+    /// The statement that failed, when there was one.
+    let sql: String?
+
+    init(code: Int32, message: String, sql: String? = nil) {
+        self.code = code
+        self.message = message
+        self.sql = sql
+    }
+
+    /// Reads the error state of `handle` after a call returned `code`.
+    init(code: Int32, handle: OpaquePointer?, sql: String? = nil) {
+        let message = handle.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+            ?? String(cString: sqlite3_errstr(code))
+        let extended = handle.map { sqlite3_extended_errcode($0) } ?? code
+        self.init(code: extended, message: message, sql: sql)
+    }
+
+    /// The primary result code (the low byte of the extended one).
+    var primaryCode: Int32 { code & 0xff }
+
+    var isConstraintViolation: Bool { primaryCode == SQLITE_CONSTRAINT }
+    var isDiskFull: Bool { primaryCode == SQLITE_FULL }
+    var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+    /// The file is not a database, is corrupt, or could not be opened.
+    var isNotAStore: Bool { primaryCode == SQLITE_NOTADB || primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_CANTOPEN }
+
+    var description: String {
+        if let sql { return "SQLite error \(code): \(message) (in: \(sql))" }
+        return "SQLite error \(code): \(message)"
+    }
+}
