@@ -1,0 +1,140 @@
+/// Which attributes (by index) a change sets. Up to 256 attributes an entity.
+struct AttributeMask: Hashable, Sendable {
+    static let capacity = 256
+    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    static let empty = AttributeMask()
+
+    /// Every attribute of an entity with `count` attributes.
+    static func all(_ count: Int) -> AttributeMask {
+        var mask = AttributeMask()
+        for index in 0..<count { mask.insert(index) }
+        return mask
+    }
+
+    func contains(_ index: Int) -> Bool {
+        let bit = UInt64(1) << UInt64(index & 63)
+        switch index >> 6 {
+        case 0: return words.0 & bit != 0
+        case 1: return words.1 & bit != 0
+        case 2: return words.2 & bit != 0
+        default: return words.3 & bit != 0
+        }
+    }
+
+    mutating func insert(_ index: Int) {
+        let bit = UInt64(1) << UInt64(index & 63)
+        switch index >> 6 {
+        case 0: words.0 |= bit
+        case 1: words.1 |= bit
+        case 2: words.2 |= bit
+        default: words.3 |= bit
+        }
+    }
+
+    mutating func formUnion(_ other: AttributeMask) {
+        words.0 |= other.words.0
+        words.1 |= other.words.1
+        words.2 |= other.words.2
+        words.3 |= other.words.3
+    }
+
+    var isEmpty: Bool { words.0 | words.1 | words.2 | words.3 == 0 }
+
+    func intersects(_ other: AttributeMask) -> Bool {
+        (words.0 & other.words.0) | (words.1 & other.words.1) | (words.2 & other.words.2) | (words.3 & other.words.3) != 0
+    }
+
+    /// The indices set, ascending, below `count`.
+    func indices(below count: Int) -> [Int] {
+        (0..<count).filter { contains($0) }
+    }
+
+    static func == (lhs: AttributeMask, rhs: AttributeMask) -> Bool {
+        lhs.words == rhs.words
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
+    }
+}
+
+/// One object's unsaved change at one level (a context, or the writer's save in flight).
+struct PendingRow: Sendable {
+    enum Kind: Sendable, Equatable {
+        /// New at this level: `values` is the whole row.
+        case inserted
+        /// Changed at this level: `values` holds the new values at the `mask` positions.
+        case updated
+        /// Deleted at this level.
+        case deleted
+    }
+
+    var kind: Kind
+    /// A value per attribute of the entity; for updates only the masked positions mean anything.
+    var values: [StoreValue]
+    /// The attributes this change set (for inserts: those set explicitly, nil included).
+    var mask: AttributeMask
+    /// When the object was first changed at this level: saves move changes in this order.
+    var sequence: UInt64
+}
+
+/// The unsaved changes of one entity at one level, with an index of the keys it introduces.
+struct EntityChanges: Sendable {
+    var rows: [Int64: PendingRow] = [:]
+    /// Key (uniqueness constraint values) → primary key, for rows whose key this level sets.
+    var keyIndex: [[StoreValue]: Int64] = [:]
+    /// Primary key → its key in `keyIndex`, to keep the index right when a key changes.
+    var keyOfRow: [Int64: [StoreValue]] = [:]
+
+    mutating func setKey(_ key: [StoreValue]?, for primaryKey: Int64) {
+        if let old = keyOfRow.removeValue(forKey: primaryKey), keyIndex[old] == primaryKey {
+            keyIndex.removeValue(forKey: old)
+        }
+        if let key {
+            keyIndex[key] = primaryKey
+            keyOfRow[primaryKey] = key
+        }
+    }
+
+    mutating func removeRow(_ primaryKey: Int64) {
+        rows.removeValue(forKey: primaryKey)
+        setKey(nil, for: primaryKey)
+    }
+}
+
+/// All unsaved changes at one level, by entity name.
+///
+/// A value: a context keeps it behind a lock, and readers on other queues copy
+/// (cheaply, copy-on-write) the part they need.
+struct ChangeLayer: Sendable {
+    var entities: [String: EntityChanges] = [:]
+    private(set) var nextSequence: UInt64 = 0
+
+    var isEmpty: Bool { entities.values.allSatisfy { $0.rows.isEmpty } }
+
+    var count: Int { entities.values.reduce(0) { $0 + $1.rows.count } }
+
+    mutating func takeSequence() -> UInt64 {
+        nextSequence += 1
+        return nextSequence
+    }
+
+    func row(_ id: ObjectID) -> PendingRow? {
+        entities[id.entityName]?.rows[id.primaryKey]
+    }
+
+    /// The rows of every entity in the order they were first changed.
+    func orderedRows() -> [(entity: String, primaryKey: Int64, row: PendingRow)] {
+        var all: [(entity: String, primaryKey: Int64, row: PendingRow)] = []
+        all.reserveCapacity(count)
+        for (entity, changes) in entities {
+            for (key, row) in changes.rows { all.append((entity, key, row)) }
+        }
+        all.sort { $0.row.sequence < $1.row.sequence }
+        return all
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// What one save moved: the object IDs it inserted, updated (with the changed
+/// attribute names) and deleted. A value: it crosses queues, unlike
+/// `Notification`, and is what `mergeChanges` needs.
+public struct ContextDidSaveChanges: Sendable, Equatable {
+    /// Objects new at the receiving level.
+    public var inserted: Set<ObjectID> = []
+    /// Objects changed at the receiving level, with the names of the changed attributes.
+    public var updated: [ObjectID: Set<String>] = [:]
+    /// Objects deleted at the receiving level.
+    public var deleted: Set<ObjectID> = []
+    /// New objects that became an existing object with the same key: incoming → survivor.
+    public var merged: [ObjectID: ObjectID] = [:]
+
+    public init() {}
+
+    /// Whether the save moved nothing.
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && merged.isEmpty }
+
+    /// The changes carried by a did-save notification.
+    public init?(notification: Notification) {
+        guard let changes = notification.userInfo?["changes"] as? ContextDidSaveChanges else { return nil }
+        self = changes
+    }
+
+    var userInfo: [AnyHashable: Any] {
+        ["inserted": inserted, "updated": Set(updated.keys), "deleted": deleted,
+         "updatedAttributes": updated, "changes": self]
+    }
+}

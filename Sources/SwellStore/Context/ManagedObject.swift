@@ -1,0 +1,163 @@
+import Foundation
+
+/// An object in a managed object context: an instance of an entity whose
+/// attribute values the context tracks.
+///
+/// An object belongs to one context and is used only on that context's queue;
+/// pass its `objectID` to reach it from another context. Reading a value gives
+/// the context's view: its own unsaved changes, and changes saved into it by
+/// children, over the values it loaded from its parent.
+public final class ManagedObject: Hashable, CustomStringConvertible {
+    /// The object's permanent ID. It changes only when a save merges this new
+    /// object into an existing one with the same key: it then names the survivor.
+    public internal(set) var objectID: ObjectID
+    /// The object's entity.
+    public let entity: EntityDescription
+    /// The context the object belongs to; nil once it was reset or its deletion was saved.
+    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+
+    /// The values as the parent saw them when the object was loaded (or last saved), by attribute index.
+    var snapshot: [StoreValue]
+    /// Loads the snapshot of a fault (an object from a batched fetch whose batch is not in memory).
+    var faultLoader: BatchFaultLoader?
+    var faultIndex = 0
+    let attributeIndex: [String: Int]
+
+    /// Creates an object of `entity` and inserts it into `context`. Its ID is permanent at once.
+    ///
+    /// The context must be connected to a coordinator (directly or through its
+    /// parents) whose model has the entity; anything else is a programming error
+    /// and stops the program with a message.
+    public convenience init(entity: EntityDescription, insertInto context: ManagedObjectContext) {
+        context.assertOnQueue("insert a \(entity.name)")
+        guard let coordinator = context.coordinator else {
+            preconditionFailure("SwellStore: context \(context.displayName) has no coordinator; cannot insert a \(entity.name)")
+        }
+        guard let known = coordinator.entitiesByName[entity.name], let indices = coordinator.attributeIndices[entity.name] else {
+            preconditionFailure("SwellStore: the model has no entity named '\(entity.name)'")
+        }
+        let id = ObjectID(entityName: known.name, primaryKey: coordinator.allocatePrimaryKey(for: known.name),
+                          storeIdentifier: coordinator.storeIdentifier)
+        self.init(id: id, entity: known, attributeIndex: indices, snapshot: Array(repeating: .null, count: known.attributes.count))
+        context.insert(self)
+    }
+
+    init(id: ObjectID, entity: EntityDescription, attributeIndex: [String: Int], snapshot: [StoreValue]) {
+        self.objectID = id
+        self.entity = entity
+        self.attributeIndex = attributeIndex
+        self.snapshot = snapshot
+    }
+
+    // MARK: Values
+
+    /// The value of an attribute in this object's context: `String`, `Int`,
+    /// `Double`, `Bool`, `Date`, or nil (also for a name that is not an attribute).
+    public func value(forKey key: String) -> Any? {
+        managedObjectContext?.assertOnQueue("read \(entity.name).\(key)")
+        guard let index = attributeIndex[key] else { return nil }
+        return storeValue(at: index).swiftValue(for: entity.attributes[index].type)
+    }
+
+    /// Sets an attribute. A value of the wrong type, or a name that is not an
+    /// attribute, makes the next `save()` throw (`StoreError.typeMismatch`,
+    /// `.unknownAttribute`) and is otherwise ignored.
+    public func setValue(_ value: Any?, forKey key: String) {
+        guard let context = managedObjectContext else { return }
+        context.assertOnQueue("set \(entity.name).\(key)")
+        guard let index = attributeIndex[key] else {
+            context.recordInvalidValue(.unknownAttribute(entity: entity.name, attribute: key))
+            return
+        }
+        let attribute = entity.attributes[index]
+        guard let converted = StoreValue(swiftValue: value, for: attribute.type) else {
+            context.recordInvalidValue(.typeMismatch(entity: entity.name, attribute: key, expected: attribute.type,
+                                                     value: String(describing: type(of: value!))))
+            return
+        }
+        context.recordChange(of: self, attribute: index, to: converted)
+    }
+
+    /// Reads or sets an attribute, like `value(forKey:)` and `setValue(_:forKey:)`.
+    public subscript(key: String) -> Any? {
+        get { value(forKey: key) }
+        set { setValue(newValue, forKey: key) }
+    }
+
+    /// The current value of the attribute at `index`, as the store keeps it.
+    func storeValue(at index: Int) -> StoreValue {
+        if let pending = managedObjectContext?.pendingRow(for: objectID), pending.kind != .deleted,
+           pending.kind == .inserted || pending.mask.contains(index) {
+            return pending.values[index]
+        }
+        return loadedSnapshot()[index]
+    }
+
+    /// All current values, by attribute index.
+    func currentValues() -> [StoreValue] {
+        var values = loadedSnapshot()
+        if let pending = managedObjectContext?.pendingRow(for: objectID) {
+            switch pending.kind {
+            case .inserted: values = pending.values
+            case .updated: for index in pending.mask.indices(below: values.count) { values[index] = pending.values[index] }
+            case .deleted: break
+            }
+        }
+        return values
+    }
+
+    func loadedSnapshot() -> [StoreValue] {
+        if let loader = faultLoader, snapshot.isEmpty {
+            loader.load(self)
+        }
+        return snapshot
+    }
+
+    /// Whether the object's values are not in memory (a batched fetch's object outside the current batch).
+    public var isFault: Bool { faultLoader != nil && snapshot.isEmpty }
+
+    // MARK: State
+
+    /// Inserted into its context and not yet saved from it.
+    public var isInserted: Bool { managedObjectContext?.pendingRow(for: objectID)?.kind == .inserted }
+    /// Changed in its context and not yet saved from it.
+    public var isUpdated: Bool { managedObjectContext?.pendingRow(for: objectID)?.kind == .updated }
+    /// Deleted in its context and not yet saved from it.
+    public var isDeleted: Bool { managedObjectContext?.pendingRow(for: objectID)?.kind == .deleted }
+    /// Inserted, updated or deleted and not yet saved.
+    public var hasChanges: Bool { managedObjectContext?.pendingRow(for: objectID) != nil }
+
+    /// The attributes changed since the object was loaded or last saved, with
+    /// their new values (`NSNull()` for nil). All set attributes for an inserted object.
+    public func changedValues() -> [String: Any] {
+        managedObjectContext?.assertOnQueue("read the changes of a \(entity.name)")
+        guard let pending = managedObjectContext?.pendingRow(for: objectID), pending.kind != .deleted else { return [:] }
+        var result: [String: Any] = [:]
+        for index in pending.mask.indices(below: entity.attributes.count) {
+            let attribute = entity.attributes[index]
+            result[attribute.name] = pending.values[index].swiftValue(for: attribute.type) ?? NSNull()
+        }
+        return result
+    }
+
+    /// The values as last loaded from the parent or saved, for the given keys (all when nil).
+    public func committedValues(forKeys keys: [String]? = nil) -> [String: Any] {
+        let values = loadedSnapshot()
+        var result: [String: Any] = [:]
+        for (index, attribute) in entity.attributes.enumerated() where keys?.contains(attribute.name) ?? true {
+            result[attribute.name] = values[index].swiftValue(for: attribute.type) ?? NSNull()
+        }
+        return result
+    }
+
+    public var description: String {
+        let values = entity.attributes.indices.map { "\(entity.attributes[$0].name)=\(describe(storeValue(at: $0)))" }
+        return "<\(entity.name) \(objectID) \(values.joined(separator: " "))>"
+    }
+
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+@available(*, unavailable, message: "a managed object is confined to its context's queue: pass its objectID")
+extension ManagedObject: Sendable {}

@@ -1,0 +1,326 @@
+import Foundation
+
+/// A fetch request checked against the model.
+struct FetchPlan {
+    let entity: EntityDescription
+    let predicate: BoundPredicate?
+    let sort: [(attribute: Int, ascending: Bool)]
+    let limit: Int?
+    let offset: Int
+
+    var storeQuery: StoreQuery {
+        StoreQuery(entity: entity, predicate: predicate, sort: sort, limit: limit, offset: offset)
+    }
+}
+
+/// An object's values seen through the unsaved changes of several levels.
+enum ComposedRow {
+    /// Deleted at some level.
+    case deleted
+    /// Every value known from the levels (an insert was reached).
+    case complete([StoreValue])
+    /// Only the masked values are known; the rest come from the store.
+    case partial([StoreValue], AttributeMask)
+
+    /// Composes a row from levels, nearest first; nil when no level changed it.
+    static func compose(_ key: Int64, _ layers: some Collection<EntityChanges>, attributeCount: Int) -> ComposedRow? {
+        var values: [StoreValue]?
+        var mask = AttributeMask.empty
+        for layer in layers {
+            guard let row = layer.rows[key] else { continue }
+            switch row.kind {
+            case .deleted:
+                return .deleted
+            case .inserted:
+                guard var known = values else { return .complete(row.values) }
+                for index in 0..<attributeCount where !mask.contains(index) { known[index] = row.values[index] }
+                return .complete(known)
+            case .updated:
+                var known = values ?? Array(repeating: .null, count: attributeCount)
+                for index in row.mask.indices(below: attributeCount) where !mask.contains(index) {
+                    known[index] = row.values[index]
+                }
+                mask.formUnion(row.mask)
+                values = known
+            }
+        }
+        guard let values else { return nil }
+        return .partial(values, mask)
+    }
+
+    /// The full values, filling what the levels did not set from `base` (the store's row).
+    func values(base: [StoreValue]?) -> [StoreValue]? {
+        switch self {
+        case .deleted: return nil
+        case .complete(let values): return values
+        case .partial(let values, let mask):
+            guard var result = base else { return nil }
+            for index in result.indices where mask.contains(index) { result[index] = values[index] }
+            return result
+        }
+    }
+}
+
+extension ManagedObjectContext {
+    // MARK: Fetching
+
+    /// The objects matching a request, as this context sees them: its own and
+    /// every ancestor's unsaved changes over the store. Never waits for a
+    /// root context's save in progress.
+    ///
+    /// - Throws: `StoreError.unknownEntity`, `.invalidPredicate`, `.invalidSortKey`, or a store error.
+    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        assertOnQueue("fetch \(request.entityName)")
+        let plan = try makePlan(request)
+        let rows = try resolveRows(plan)
+        if request.fetchBatchSize > 0 {
+            let loader = BatchFaultLoader(context: self, entity: plan.entity, batchSize: request.fetchBatchSize)
+            return rows.enumerated().map { position, row in
+                let id = objectID(plan.entity.name, row.primaryKey)
+                if let object = registeredObject(for: id) { return object }
+                let object = ManagedObject(id: id, entity: plan.entity,
+                                           attributeIndex: coordinator?.attributeIndices[plan.entity.name] ?? [:], snapshot: [])
+                object.faultLoader = loader
+                object.faultIndex = position
+                loader.append(object)
+                register(object)
+                return object
+            }
+        }
+        return try rows.map { try object(for: $0, entity: plan.entity) }
+    }
+
+    /// The number of objects `fetch` would return for the same request.
+    public func count(for request: FetchRequest) throws -> Int {
+        assertOnQueue("count \(request.entityName)")
+        let plan = try makePlan(request)
+        let layers = layerChain(entity: plan.entity.name, includeSelf: true)
+        let store = try storeOrThrow()
+        let count = plan.entity.attributes.count
+        var overlay: [Int64: ComposedRow] = [:]
+        for layer in layers {
+            for key in layer.rows.keys where overlay[key] == nil {
+                overlay[key] = ComposedRow.compose(key, layers, attributeCount: count)
+            }
+        }
+        var query = plan.storeQuery
+        query.limit = nil
+        query.offset = 0
+        let total: Int = try store.read { reader in
+            let stored = try reader.count(query)
+            guard !overlay.isEmpty else { return stored }
+            let shadowed = try reader.countMatching(primaryKeys: Array(overlay.keys), query: query)
+            let partialKeys = overlay.compactMap { key, row -> Int64? in if case .partial = row { return key } else { return nil } }
+            let bases = try reader.rows(primaryKeys: partialKeys, entity: plan.entity)
+            var matches = 0
+            for (key, row) in overlay {
+                guard let values = row.values(base: bases[key]) else { continue }
+                if plan.predicate?.evaluate(values) ?? true { matches += 1 }
+            }
+            return stored - shadowed + matches
+        }
+        let afterOffset = max(0, total - plan.offset)
+        return plan.limit.map { min($0, afterOffset) } ?? afterOffset
+    }
+
+    func makePlan(_ request: FetchRequest) throws(StoreError) -> FetchPlan {
+        guard let coordinator else { throw .noPersistentStore }
+        let entity = try coordinator.entity(named: request.entityName)
+        var predicate: BoundPredicate?
+        if let format = request.predicate {
+            do {
+                predicate = try format.bind(to: entity)
+            } catch {
+                throw .invalidPredicate(error)
+            }
+        }
+        let indices = coordinator.attributeIndices[entity.name] ?? [:]
+        var sort: [(attribute: Int, ascending: Bool)] = []
+        for descriptor in request.sortDescriptors {
+            guard let index = indices[descriptor.key] else { throw .invalidSortKey(entity: entity.name, key: descriptor.key) }
+            sort.append((index, descriptor.ascending))
+        }
+        return FetchPlan(entity: entity, predicate: predicate, sort: sort,
+                         limit: request.fetchLimit > 0 ? request.fetchLimit : nil, offset: max(0, request.fetchOffset))
+    }
+
+    func storeOrThrow() throws(StoreError) -> any PersistentStore {
+        guard let coordinator else { throw .noPersistentStore }
+        return try coordinator.store
+    }
+
+    func objectID(_ entity: String, _ key: Int64) -> ObjectID {
+        ObjectID(entityName: entity, primaryKey: key, storeIdentifier: coordinator?.storeIdentifier ?? "")
+    }
+
+    /// The unsaved changes of `entity` at each level, nearest first, from this
+    /// context (or its parent) to the root. Read in the direction changes move,
+    /// each level under its own lock, so a change moving up is never missed.
+    func layerChain(entity: String, includeSelf: Bool) -> [EntityChanges] {
+        var result: [EntityChanges] = []
+        var context: ManagedObjectContext? = includeSelf ? self : parent
+        while let current = context {
+            current.level.withLock { level in
+                if let changes = level.pending.entities[entity], !changes.rows.isEmpty { result.append(changes) }
+                if let changes = level.inFlight?.entities[entity], !changes.rows.isEmpty { result.append(changes) }
+            }
+            context = current.parent
+        }
+        return result
+    }
+
+    /// The rows matching a plan, in order, with this context's current values.
+    func resolveRows(_ plan: FetchPlan) throws -> [StoreRow] {
+        let layers = layerChain(entity: plan.entity.name, includeSelf: true)
+        let store = try storeOrThrow()
+        if layers.isEmpty {
+            return try store.read { try $0.rows(plan.storeQuery) }
+        }
+        let count = plan.entity.attributes.count
+        var overlay: [Int64: ComposedRow] = [:]
+        for layer in layers {
+            for key in layer.rows.keys where overlay[key] == nil {
+                overlay[key] = ComposedRow.compose(key, layers, attributeCount: count)
+            }
+        }
+        var query = plan.storeQuery
+        if let limit = plan.limit { query.limit = plan.offset + limit + overlay.count }
+        query.offset = 0
+        let partialKeys = overlay.compactMap { key, row -> Int64? in if case .partial = row { return key } else { return nil } }
+        let (bases, stored) = try store.read { reader in
+            (try reader.rows(primaryKeys: partialKeys, entity: plan.entity), try reader.rows(query))
+        }
+        var rows: [StoreRow] = stored.filter { overlay[$0.primaryKey] == nil }
+        for (key, row) in overlay {
+            guard let values = row.values(base: bases[key]) else { continue }
+            if plan.predicate?.evaluate(values) ?? true { rows.append(StoreRow(primaryKey: key, values: values)) }
+        }
+        rows.sort { lhs, rhs in
+            for (attribute, ascending) in plan.sort {
+                let order = StoreValue.compare(lhs.values[attribute], rhs.values[attribute])
+                if order != 0 { return ascending ? order < 0 : order > 0 }
+            }
+            return lhs.primaryKey < rhs.primaryKey
+        }
+        let start = min(plan.offset, rows.count)
+        let end = plan.limit.map { min(rows.count, start + $0) } ?? rows.count
+        return Array(rows[start..<end])
+    }
+
+    /// The registered object for a fetched row, or a new one.
+    private func object(for row: StoreRow, entity: EntityDescription) throws -> ManagedObject {
+        let id = objectID(entity.name, row.primaryKey)
+        if let object = registeredObject(for: id) { return object }
+        if pendingRow(for: id) != nil, let object = try materialize(id) { return object }
+        let object = ManagedObject(id: id, entity: entity, attributeIndex: coordinator?.attributeIndices[entity.name] ?? [:],
+                                   snapshot: row.values)
+        register(object)
+        return object
+    }
+
+    /// The values of an object as this context's parent sees it; nil when it does not exist there.
+    func parentView(of id: ObjectID) throws -> [StoreValue]? {
+        guard let entity = coordinator?.entitiesByName[id.entityName] else { return nil }
+        let layers = layerChain(entity: id.entityName, includeSelf: false)
+        let composed = ComposedRow.compose(id.primaryKey, layers, attributeCount: entity.attributes.count)
+        if case .deleted? = composed { return nil }
+        if case .complete(let values)? = composed { return values }
+        let base = try storeOrThrow().read { try $0.rows(primaryKeys: [id.primaryKey], entity: entity) }[id.primaryKey]
+        guard let composed else { return base }
+        return composed.values(base: base)
+    }
+
+    /// Creates and registers the object for an ID from the parent's view and this context's changes.
+    func materialize(_ id: ObjectID) throws -> ManagedObject? {
+        guard let coordinator, let entity = coordinator.entitiesByName[id.entityName] else { return nil }
+        let own = pendingRow(for: id)
+        let snapshot: [StoreValue]
+        if let values = try parentView(of: id) {
+            snapshot = values
+        } else if own?.kind == .inserted {
+            snapshot = Array(repeating: .null, count: entity.attributes.count)
+        } else {
+            return nil
+        }
+        let object = ManagedObject(id: id, entity: entity, attributeIndex: coordinator.attributeIndices[entity.name] ?? [:],
+                                   snapshot: snapshot)
+        register(object)
+        return object
+    }
+
+    // MARK: Objects by ID
+
+    /// The object for an ID in this context: its registered object, or one
+    /// loaded with this context's view of its values. For an ID that exists
+    /// nowhere this context can see, an object with no values is returned;
+    /// use `existingObject(with:)` to get an error instead.
+    public func object(with id: ObjectID) -> ManagedObject {
+        assertOnQueue("look up \(id)")
+        if let object = registeredObject(for: id) { return object }
+        if let object = try? materialize(id) { return object }
+        let entity = coordinator?.entitiesByName[id.entityName] ?? EntityDescription(name: id.entityName, attributes: [])
+        let object = ManagedObject(id: id, entity: entity, attributeIndex: coordinator?.attributeIndices[entity.name] ?? [:],
+                                   snapshot: Array(repeating: .null, count: entity.attributes.count))
+        object.managedObjectContext = self
+        return object
+    }
+
+    /// The object for an ID, or `StoreError.objectNotFound` when it does not exist in this context's view.
+    public func existingObject(with id: ObjectID) throws -> ManagedObject {
+        assertOnQueue("look up \(id)")
+        if let object = registeredObject(for: id), object.managedObjectContext === self {
+            if try object.isInserted || parentView(of: id) != nil { return object }
+            throw StoreError.objectNotFound(id)
+        }
+        guard let object = try materialize(id) else { throw StoreError.objectNotFound(id) }
+        return object
+    }
+}
+
+/// Loads the values of a batched fetch's objects one batch at a time,
+/// letting the previous batch's values go.
+final class BatchFaultLoader {
+    private weak var context: ManagedObjectContext?
+    private let entity: EntityDescription
+    private let batchSize: Int
+    private var objects: [WeakObject] = []
+    private var loadedBatch: Int?
+
+    init(context: ManagedObjectContext, entity: EntityDescription, batchSize: Int) {
+        self.context = context
+        self.entity = entity
+        self.batchSize = batchSize
+    }
+
+    func append(_ object: ManagedObject) { objects.append(WeakObject(object)) }
+
+    func load(_ object: ManagedObject) {
+        let batch = object.faultIndex / batchSize
+        if let previous = loadedBatch, previous != batch { evict(previous) }
+        let range = (batch * batchSize)..<min(objects.count, (batch + 1) * batchSize)
+        let members = range.compactMap { objects[$0].object }.filter { $0.snapshot.isEmpty }
+        guard let context else { return }
+        let layers = context.layerChain(entity: entity.name, includeSelf: false)
+        var composed: [Int64: ComposedRow] = [:]
+        for member in members {
+            composed[member.objectID.primaryKey] = ComposedRow.compose(member.objectID.primaryKey, layers, attributeCount: entity.attributes.count)
+        }
+        let bases = (try? context.storeOrThrow().read { reader in
+            try reader.rows(primaryKeys: members.map(\.objectID.primaryKey), entity: entity)
+        }) ?? [:]
+        let empty = Array(repeating: StoreValue.null, count: entity.attributes.count)
+        for member in members {
+            let key = member.objectID.primaryKey
+            member.snapshot = (composed[key].map { $0.values(base: bases[key]) } ?? bases[key]) ?? empty
+        }
+        loadedBatch = batch
+    }
+
+    private func evict(_ batch: Int) {
+        let range = (batch * batchSize)..<min(objects.count, (batch + 1) * batchSize)
+        for index in range {
+            guard let object = objects[index].object, !object.hasChanges else { continue }
+            object.snapshot = []
+        }
+    }
+}

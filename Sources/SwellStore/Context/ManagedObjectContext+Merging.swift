@@ -1,0 +1,89 @@
+import Foundation
+
+/// Something that hears of changes that reached a context (a fetched results controller).
+protocol ContextChangeObserver: AnyObject {
+    /// Called on the context's queue after a save into, from or merged into the context.
+    func contextDidChange(_ changes: ContextDidSaveChanges)
+}
+
+/// A weak reference to an observer.
+struct WeakObserver {
+    weak var observer: (any ContextChangeObserver)?
+}
+
+extension ManagedObjectContext {
+    // MARK: Merging
+
+    /// Brings the changes of another context's save into this one (for a context
+    /// that is not the saver's parent, like two roots on one coordinator):
+    /// updated objects re-read their saved values (keeping unsaved changes),
+    /// deleted objects leave the context. Call on this context's queue.
+    public func mergeChanges(fromContextDidSave notification: Notification) {
+        guard let changes = ContextDidSaveChanges(notification: notification) else { return }
+        mergeChanges(changes)
+    }
+
+    /// Brings a save's changes into this context; see `mergeChanges(fromContextDidSave:)`.
+    public func mergeChanges(_ changes: ContextDidSaveChanges) {
+        assertOnQueue("merge changes")
+        refreshRegistered(changes)
+    }
+
+    /// Re-reads the registered objects a save touched and tells observers.
+    func refreshRegistered(_ changes: ContextDidSaveChanges) {
+        for id in changes.deleted {
+            guard let object = registeredObject(for: id), pendingRow(for: id)?.kind != .inserted else { continue }
+            if (try? parentView(of: id)) == nil {
+                level.withLock { level in level.pending.entities[id.entityName]?.removeRow(id.primaryKey) }
+                unregister(object)
+                object.managedObjectContext = nil
+            }
+        }
+        for id in Set(changes.updated.keys).union(changes.merged.values) {
+            guard let object = registeredObject(for: id) else { continue }
+            refresh(object, mergeChanges: true)
+        }
+        notifyObservers(changes)
+    }
+
+    /// Re-reads an object's saved values from the parent (or the store). With
+    /// `mergeChanges` true its unsaved changes stay on top; with false they are dropped.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        assertOnQueue("refresh a \(object.entity.name)")
+        guard object.managedObjectContext === self else { return }
+        let id = object.objectID
+        if !mergeChanges {
+            let wasInserted = level.withLock { level -> Bool in
+                guard let row = level.pending.row(id) else { return false }
+                if row.kind == .inserted { return true }
+                level.pending.entities[id.entityName]?.removeRow(id.primaryKey)
+                return false
+            }
+            if wasInserted { return }
+            retained.removeValue(forKey: id)
+        }
+        if pendingRow(for: id)?.kind == .inserted { return }
+        if let values = try? parentView(of: id) {
+            object.snapshot = values
+        }
+    }
+
+    /// Refreshes every registered object, keeping unsaved changes.
+    public func refreshAllObjects() {
+        assertOnQueue("refresh all objects")
+        for object in registry.values.compactMap(\.object) {
+            refresh(object, mergeChanges: true)
+        }
+    }
+
+    func addObserver(_ observer: any ContextChangeObserver) {
+        changeObservers.removeAll { $0.observer == nil }
+        changeObservers.append(WeakObserver(observer: observer))
+    }
+
+    func notifyObservers(_ changes: ContextDidSaveChanges) {
+        for weak in changeObservers {
+            weak.observer?.contextDidChange(changes)
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+
+extension ManagedObjectContext {
+    // MARK: Saving
+
+    /// Moves this context's inserts, updates and deletes one level up: into the
+    /// parent context, or — for a root context — into the store, as one SQLite
+    /// transaction. Nothing reaches disk until a root context saves.
+    ///
+    /// Uniqueness constraints are resolved at the receiving level with its merge
+    /// policy. On error nothing moves: this context keeps its changes.
+    ///
+    /// - Throws: `StoreError.missingRequiredValue`, `.typeMismatch`,
+    ///   `.unknownAttribute`, `.constraintConflict`, or a store error.
+    public func save() throws {
+        assertOnQueue("save")
+        let invalid = level.withLock { $0.invalidValues }
+        if let first = invalid.first { throw first }
+        guard let coordinator else { throw StoreError.noPersistentStore }
+        let snapshot = level.withLock { $0.pending }
+        guard !snapshot.isEmpty else { return }
+        try validateRequiredValues(snapshot, coordinator: coordinator)
+        let changes: ContextDidSaveChanges
+        if let parent {
+            changes = try save(into: parent, coordinator: coordinator)
+        } else {
+            changes = try saveToStore(coordinator: coordinator)
+        }
+        didSave(changes, saved: snapshot)
+        if let parent {
+            parent.childDidSave(changes, from: self)
+        } else {
+            for root in coordinator.rootContexts where root !== self && root.automaticallyMergesChangesFromParent {
+                root.perform { root.mergeChanges(changes) }
+            }
+        }
+    }
+
+    private func validateRequiredValues(_ layer: ChangeLayer, coordinator: PersistentStoreCoordinator) throws {
+        for (entityName, key, row) in layer.orderedRows() where row.kind != .deleted {
+            guard let entity = coordinator.entitiesByName[entityName] else { continue }
+            for (index, attribute) in entity.attributes.enumerated() where !attribute.isOptional {
+                let relevant = row.kind == .inserted || row.mask.contains(index)
+                if relevant && row.values[index].isNull {
+                    throw StoreError.missingRequiredValue(object: objectID(entityName, key), attribute: attribute.name)
+                }
+            }
+        }
+    }
+
+    /// Child save: resolve and apply under this context's lock, then the parent's
+    /// (locks are always taken child before parent), without waiting for the parent's queue.
+    private func save(into parent: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws -> ContextDidSaveChanges {
+        let store = try coordinator.store
+        let policy = parent.mergePolicy
+        return try level.withLock { (own: inout LevelState) throws -> ContextDidSaveChanges in
+            try parent.level.withLock { (target: inout LevelState) throws -> ContextDidSaveChanges in
+                let parentInFlight = target.inFlight
+                var resolver = ChangeResolver(
+                    target: target.pending, policy: policy, entities: coordinator.entitiesByName,
+                    storeIdentifier: coordinator.storeIdentifier, store: store,
+                    fartherLayers: { entity in parent.layerChainAbove(entity: entity, targetInFlight: parentInFlight) })
+                try resolver.apply(own.pending)
+                target.pending = resolver.target
+                own.pending = ChangeLayer()
+                return resolver.changes
+            }
+        }
+    }
+
+    /// The levels above this context (its in-flight save, then its ancestors), nearest first.
+    fileprivate func layerChainAbove(entity: String, targetInFlight: ChangeLayer?) -> [EntityChanges] {
+        var result: [EntityChanges] = []
+        if let changes = targetInFlight?.entities[entity], !changes.rows.isEmpty { result.append(changes) }
+        return result + layerChain(entity: entity, includeSelf: false)
+    }
+
+    /// Root save: the pending changes become the in-flight set (still visible to
+    /// readers) while they are committed; new changes from children keep arriving.
+    private func saveToStore(coordinator: PersistentStoreCoordinator) throws -> ContextDidSaveChanges {
+        let store = try coordinator.store
+        let inFlight = level.withLock { level -> ChangeLayer in
+            let pending = level.pending
+            level.inFlight = pending
+            level.pending = ChangeLayer()
+            return pending
+        }
+        let operations = inFlight.orderedRows().map {
+            StoreChangeSet.Operation(entity: $0.entity, primaryKey: $0.primaryKey, row: $0.row)
+        }
+        let result: StoreCommitResult
+        do {
+            result = try store.commit(StoreChangeSet(operations: operations, mergePolicy: mergePolicy))
+        } catch {
+            level.withLock { level in
+                level.pending = Self.restore(inFlight, under: level.pending)
+                level.inFlight = nil
+            }
+            throw error
+        }
+        level.withLock { $0.inFlight = nil }
+        var changes = ContextDidSaveChanges()
+        changes.inserted = result.inserted
+        changes.updated = result.updated
+        changes.deleted = result.deleted
+        changes.merged = result.merged
+        return changes
+    }
+
+    /// Puts a failed save's changes back under the changes that arrived meanwhile.
+    private static func restore(_ failed: ChangeLayer, under newer: ChangeLayer) -> ChangeLayer {
+        var result = failed
+        for (entity, changes) in newer.entities {
+            var merged = result.entities[entity, default: EntityChanges()]
+            for (key, row) in changes.rows {
+                if var older = merged.rows[key] {
+                    switch (older.kind, row.kind) {
+                    case (.inserted, .deleted): merged.removeRow(key); continue
+                    case (_, .deleted): older = row
+                    case (.deleted, _): older = row
+                    default:
+                        for index in row.mask.indices(below: row.values.count) { older.values[index] = row.values[index] }
+                        older.mask.formUnion(row.mask)
+                    }
+                    merged.rows[key] = older
+                } else {
+                    var moved = row
+                    moved.sequence = result.takeSequence()
+                    merged.rows[key] = moved
+                }
+                if let newKey = changes.keyOfRow[key] { merged.setKey(newKey, for: key) }
+            }
+            result.entities[entity] = merged
+        }
+        return result
+    }
+
+    /// After a save: registered objects take their saved values, the context lets
+    /// them go, and observers hear of it.
+    private func didSave(_ changes: ContextDidSaveChanges, saved layer: ChangeLayer) {
+        for (id, object) in retained {
+            if let survivor = changes.merged[id] {
+                unregister(object)
+                object.objectID = survivor
+                if registeredObject(for: survivor) == nil, let values = try? parentView(of: survivor) {
+                    object.snapshot = values
+                    register(object)
+                } else {
+                    object.managedObjectContext = nil
+                }
+                continue
+            }
+            guard let row = layer.row(id), row.kind != .deleted, !changes.deleted.contains(id) else {
+                unregister(object)
+                object.managedObjectContext = nil
+                continue
+            }
+            if row.kind == .inserted {
+                object.snapshot = row.values
+            } else {
+                var values = object.loadedSnapshot()
+                for index in row.mask.indices(below: values.count) { values[index] = row.values[index] }
+                object.snapshot = values
+            }
+        }
+        retained.removeAll()
+        NotificationCenter.default.post(name: Self.didSaveNotification, object: self, userInfo: changes.userInfo)
+        notifyObservers(changes)
+    }
+
+    /// Called on the saver's queue after a child saved into this context.
+    func childDidSave(_ changes: ContextDidSaveChanges, from child: ManagedObjectContext) {
+        for sibling in children where sibling !== child && sibling.automaticallyMergesChangesFromParent {
+            sibling.perform { sibling.mergeChanges(changes) }
+        }
+        perform { self.refreshRegistered(changes) }
+    }
+
+    // MARK: Discarding
+
+    /// Discards every unsaved change: inserted objects leave the context,
+    /// updated and deleted ones return to their last saved values.
+    public func rollback() {
+        assertOnQueue("roll back")
+        let discarded = level.withLock { level -> ChangeLayer in
+            let pending = level.pending
+            level.pending = ChangeLayer()
+            level.invalidValues.removeAll()
+            return pending
+        }
+        for (entity, changes) in discarded.entities {
+            for (key, row) in changes.rows where row.kind == .inserted {
+                let id = objectID(entity, key)
+                if let object = registeredObject(for: id) {
+                    unregister(object)
+                    object.managedObjectContext = nil
+                }
+            }
+        }
+        retained.removeAll()
+    }
+
+    /// Forgets every registered object and discards unsaved changes. Objects
+    /// handed out before are detached (their context becomes nil).
+    public func reset() {
+        assertOnQueue("reset")
+        level.withLock { level in
+            level.pending = ChangeLayer()
+            level.invalidValues.removeAll()
+        }
+        for weak in registry.values {
+            weak.object?.managedObjectContext = nil
+        }
+        registry.removeAll()
+        retained.removeAll()
+    }
+}

@@ -1,0 +1,357 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A scratchpad of managed objects on one queue: insert, fetch, change and
+/// delete objects, then save the changes one level up — into the parent
+/// context, or, for a root context, into the store as one SQLite transaction.
+///
+/// A context is private-queue (it owns a serial queue) or main-queue (it uses
+/// the main queue). Use it and its objects only on its queue: inside
+/// `perform`, `performAndWait`, `await perform`, or, for a main-queue context,
+/// on the main queue. Only object IDs, value snapshots and did-save changes
+/// cross queues. With `SWELL_CONCURRENCY_DEBUG=1` in the environment, use off
+/// the queue stops the program with a message naming the context.
+///
+/// `@unchecked Sendable`: the context's own state is confined to its queue; what
+/// other queues read (its unsaved changes, for children's fetches and saves,
+/// and its links) sits behind `Mutex`es.
+public final class ManagedObjectContext: @unchecked Sendable, CustomStringConvertible {
+    /// Which queue a context runs on.
+    public enum ConcurrencyType: Sendable {
+        /// The context owns a private serial queue.
+        case privateQueue
+        /// The context runs on the main queue.
+        case mainQueue
+    }
+
+    /// The context's queue kind.
+    public let concurrencyType: ConcurrencyType
+    let queue: ContextQueue
+    let debugChecks: Bool
+
+    /// The did-save notification, posted on `NotificationCenter.default` with the
+    /// saving context as object, on its queue, after every save that moved changes.
+    /// `userInfo`: `"inserted"`, `"updated"`, `"deleted"` (`Set<ObjectID>`),
+    /// `"updatedAttributes"` (`[ObjectID: Set<String>]`) and `"changes"` (`ContextDidSaveChanges`).
+    public static let didSaveNotification = Notification.Name("SwellManagedObjectContextDidSave")
+
+    // Shared with other queues, behind locks.
+    let level = Mutex<LevelState>(LevelState())
+    private let links = Mutex<Links>(Links())
+    private let settings = Mutex<Settings>(Settings())
+
+    struct LevelState: Sendable {
+        /// Unsaved changes at this level (own edits and children's saves).
+        var pending = ChangeLayer()
+        /// A root context's changes being committed to the store right now.
+        var inFlight: ChangeLayer?
+        /// Values set with the wrong type or on unknown attributes since the last save.
+        var invalidValues: [StoreError] = []
+    }
+
+    private struct Links {
+        var parent: ManagedObjectContext?
+        var coordinator: PersistentStoreCoordinator?
+        var children: [WeakContext] = []
+    }
+
+    private struct Settings {
+        var name: String?
+        var mergePolicy: MergePolicy = .error
+        var automaticallyMergesChangesFromParent = false
+    }
+
+    // Confined to the queue.
+    /// Every object this context handed out and that is still alive.
+    var registry: [ObjectID: WeakObject] = [:]
+    private var registrySweepThreshold = 1024
+    /// Objects with unsaved changes: the context keeps these alive until they are saved or rolled back.
+    var retained: [ObjectID: ManagedObject] = [:]
+    /// Fetched results controllers observing this context.
+    var changeObservers: [WeakObserver] = []
+
+    /// Creates a context on a private queue or the main queue. Give it a
+    /// `persistentStoreCoordinator` (a root context) or a `parent` before use.
+    public init(concurrencyType: ConcurrencyType) {
+        self.concurrencyType = concurrencyType
+        let label = "swell.context.\(ContextCounter.next())"
+        self.queue = ContextQueue(isMain: concurrencyType == .mainQueue, label: label)
+        self.debugChecks = ProcessInfo.processInfo.environment["SWELL_CONCURRENCY_DEBUG"] == "1"
+    }
+
+    // MARK: Configuration
+
+    /// A name for messages and debugging.
+    public var name: String? {
+        get { settings.withLock { $0.name } }
+        set { settings.withLock { $0.name = newValue } }
+    }
+
+    /// How uniqueness conflicts are resolved when changes are saved into this
+    /// context (or, for a root context, into the store). Default `.error`.
+    public var mergePolicy: MergePolicy {
+        get { settings.withLock { $0.mergePolicy } }
+        set { settings.withLock { $0.mergePolicy = newValue } }
+    }
+
+    /// Merge the changes of every save that reaches this context's parent
+    /// (from a sibling; for a root context, from another root on the coordinator).
+    public var automaticallyMergesChangesFromParent: Bool {
+        get { settings.withLock { $0.automaticallyMergesChangesFromParent } }
+        set { settings.withLock { $0.automaticallyMergesChangesFromParent = newValue } }
+    }
+
+    /// The coordinator of a root context; nil for a child. Setting it makes this a root context.
+    public var persistentStoreCoordinator: PersistentStoreCoordinator? {
+        get { links.withLock { $0.coordinator } }
+        set {
+            links.withLock {
+                $0.coordinator = newValue
+                if newValue != nil { $0.parent = nil }
+            }
+            newValue?.register(root: self)
+        }
+    }
+
+    /// The parent of a child context; nil for a root. Setting it makes this a child.
+    public var parent: ManagedObjectContext? {
+        get { links.withLock { $0.parent } }
+        set {
+            links.withLock {
+                $0.parent = newValue
+                if newValue != nil { $0.coordinator = nil }
+            }
+            newValue?.addChild(self)
+        }
+    }
+
+    /// The coordinator at the root of this context's chain.
+    var coordinator: PersistentStoreCoordinator? {
+        var context: ManagedObjectContext? = self
+        while let current = context {
+            if let coordinator = current.persistentStoreCoordinator { return coordinator }
+            context = current.parent
+        }
+        return nil
+    }
+
+    private func addChild(_ child: ManagedObjectContext) {
+        links.withLock { links in
+            links.children.removeAll { $0.context == nil }
+            links.children.append(WeakContext(child))
+        }
+    }
+
+    var children: [ManagedObjectContext] {
+        links.withLock { $0.children.compactMap(\.context) }
+    }
+
+    var displayName: String {
+        let kind = concurrencyType == .mainQueue ? "main queue" : "private queue"
+        return "'\(name ?? queue.dispatchQueue.label)' (\(kind))"
+    }
+
+    public var description: String { "<ManagedObjectContext \(displayName)>" }
+
+    // MARK: Queue
+
+    /// Runs `block` on the context's queue later and returns at once.
+    public func perform(_ block: @escaping @Sendable () -> Void) {
+        queue.async(block)
+    }
+
+    /// Runs `block` on the context's queue and returns after it ran. Re-entrant:
+    /// called on the context's queue, it runs the block at once.
+    public func performAndWait<T, E: Error>(_ block: () throws(E) -> T) throws(E) -> T {
+        try queue.sync(block)
+    }
+
+    /// Runs `block` on the context's queue and returns its result, or throws its error.
+    /// Return object IDs or value snapshots, not managed objects.
+    public func perform<T: Sendable, E: Error>(schedule: ScheduledTaskType = .immediate,
+                                               _ block: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        if schedule == .immediate, queue.isCurrent { return try block() }
+        let result: Result<T, E> = await withCheckedContinuation { continuation in
+            queue.async {
+                do throws(E) { continuation.resume(returning: .success(try block())) } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// When an async `perform` runs its block.
+    public enum ScheduledTaskType: Sendable {
+        /// At once when already on the queue; otherwise enqueued.
+        case immediate
+        /// Always enqueued after the work already on the queue.
+        case enqueued
+    }
+
+    /// Stops the program when `SWELL_CONCURRENCY_DEBUG=1` and the caller is off this context's queue.
+    func assertOnQueue(_ action: @autoclosure () -> String) {
+        guard debugChecks, !queue.isCurrent else { return }
+        let message = "SwellStore concurrency violation: tried to \(action()) on context \(displayName) off its queue"
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+        // A confinement violation is a programming error; the debug mode exists to stop at it.
+        fatalError(message)
+    }
+
+    // MARK: Registered objects
+
+    /// Every object this context has handed out that is still alive.
+    public var registeredObjects: Set<ManagedObject> {
+        assertOnQueue("list registered objects")
+        return Set(registry.values.compactMap(\.object))
+    }
+
+    func registeredObject(for id: ObjectID) -> ManagedObject? {
+        registry[id]?.object
+    }
+
+    func register(_ object: ManagedObject) {
+        object.managedObjectContext = self
+        registry[object.objectID] = WeakObject(object)
+        if registry.count > registrySweepThreshold {
+            registry = registry.filter { $0.value.object != nil }
+            registrySweepThreshold = max(1024, registry.count * 2)
+        }
+    }
+
+    func unregister(_ object: ManagedObject) {
+        if registry[object.objectID]?.object === object { registry.removeValue(forKey: object.objectID) }
+        retained.removeValue(forKey: object.objectID)
+    }
+
+    // MARK: Changes
+
+    /// Inserts a new object of the named entity. The entity must be in the
+    /// coordinator's model (a programming error otherwise).
+    public func insertNewObject(forEntityName name: String) -> ManagedObject {
+        assertOnQueue("insert a \(name)")
+        guard let entity = coordinator?.entitiesByName[name] else {
+            preconditionFailure("SwellStore: context \(displayName) has no coordinator, or its model has no entity named '\(name)'")
+        }
+        return ManagedObject(entity: entity, insertInto: self)
+    }
+
+    func insert(_ object: ManagedObject) {
+        register(object)
+        retained[object.objectID] = object
+        level.withLock { level in
+            let sequence = level.pending.takeSequence()
+            level.pending.entities[object.entity.name, default: EntityChanges()].rows[object.objectID.primaryKey] =
+                PendingRow(kind: .inserted, values: object.snapshot, mask: .empty, sequence: sequence)
+        }
+    }
+
+    /// Marks an object deleted; the deletion moves up with the next save.
+    public func delete(_ object: ManagedObject) {
+        assertOnQueue("delete a \(object.entity.name)")
+        guard object.managedObjectContext === self else { return }
+        let id = object.objectID
+        let wasInserted = level.withLock { level -> Bool in
+            var changes = level.pending.entities[id.entityName, default: EntityChanges()]
+            defer { level.pending.entities[id.entityName] = changes }
+            if changes.rows[id.primaryKey]?.kind == .inserted {
+                changes.removeRow(id.primaryKey)
+                return true
+            }
+            let sequence = changes.rows[id.primaryKey]?.sequence ?? level.pending.takeSequence()
+            changes.rows[id.primaryKey] = PendingRow(kind: .deleted, values: [], mask: .empty, sequence: sequence)
+            changes.setKey(nil, for: id.primaryKey)
+            return false
+        }
+        if wasInserted {
+            unregister(object)
+            object.managedObjectContext = nil
+        } else {
+            retained[id] = object
+        }
+    }
+
+    func recordChange(of object: ManagedObject, attribute index: Int, to value: StoreValue) {
+        let id = object.objectID
+        let entity = object.entity
+        let keyIndices = entity.uniquenessConstraint.compactMap { object.attributeIndex[$0] }
+        let snapshot = object.loadedSnapshot()
+        let changed = level.withLock { level -> Bool in
+            var changes = level.pending.entities[entity.name, default: EntityChanges()]
+            defer { level.pending.entities[entity.name] = changes }
+            var row: PendingRow
+            if let existing = changes.rows[id.primaryKey] {
+                row = existing
+                if row.kind == .deleted { return false }
+            } else {
+                if snapshot[index] == value { return false }
+                row = PendingRow(kind: .updated, values: snapshot, mask: .empty, sequence: level.pending.takeSequence())
+            }
+            row.values[index] = value
+            row.mask.insert(index)
+            changes.rows[id.primaryKey] = row
+            if keyIndices.contains(index) {
+                var current = snapshot
+                if row.kind == .inserted { current = row.values } else {
+                    for i in row.mask.indices(below: current.count) { current[i] = row.values[i] }
+                }
+                let key = keyIndices.map { current[$0] }
+                changes.setKey(key.contains(where: \.isNull) ? nil : key, for: id.primaryKey)
+            }
+            return true
+        }
+        if changed { retained[id] = object }
+    }
+
+    func recordInvalidValue(_ error: StoreError) {
+        level.withLock { $0.invalidValues.append(error) }
+    }
+
+    /// This context's own unsaved change of an object, if any.
+    func pendingRow(for id: ObjectID) -> PendingRow? {
+        level.withLock { level in
+            level.pending.row(id) ?? level.inFlight?.row(id)
+        }
+    }
+
+    /// Whether a save would move anything.
+    public var hasChanges: Bool {
+        assertOnQueue("ask for changes")
+        return level.withLock { !$0.pending.isEmpty || !$0.invalidValues.isEmpty }
+    }
+
+    /// Objects inserted here (or saved into this context by children) and not yet saved.
+    public var insertedObjects: Set<ManagedObject> { objects(of: .inserted) }
+    /// Objects changed here (or by children's saves) and not yet saved.
+    public var updatedObjects: Set<ManagedObject> { objects(of: .updated) }
+    /// Objects deleted here (or by children's saves) and not yet saved.
+    public var deletedObjects: Set<ManagedObject> { objects(of: .deleted) }
+
+    private func objects(of kind: PendingRow.Kind) -> Set<ManagedObject> {
+        assertOnQueue("list changed objects")
+        let ids = level.withLock { level in
+            level.pending.entities.flatMap { entity, changes in
+                changes.rows.filter { $0.value.kind == kind }.map { (entity, $0.key) }
+            }
+        }
+        var result = Set<ManagedObject>()
+        for (entity, key) in ids {
+            let id = ObjectID(entityName: entity, primaryKey: key, storeIdentifier: coordinator?.storeIdentifier ?? "")
+            if let object = registeredObject(for: id) ?? (try? materialize(id)) { result.insert(object) }
+        }
+        return result
+    }
+}
+
+/// A weak reference to an object, for the registry.
+struct WeakObject {
+    weak var object: ManagedObject?
+    init(_ object: ManagedObject) { self.object = object }
+}
+
+/// Numbers contexts for their queue labels.
+enum ContextCounter {
+    private static let counter = Atomic<Int>(0)
+    static func next() -> Int { counter.add(1, ordering: .relaxed).newValue }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// The persistent store behind a coordinator: where saved objects live.
+///
+/// The coordinator talks to its store only through this protocol (load, read a
+/// consistent snapshot, commit a change set), so that another store (a
+/// PostgreSQL-protocol one for runs that outgrow one machine) can slot in.
+/// Implementations serialise their own access: any queue may call them.
+protocol PersistentStore: AnyObject, Sendable {
+    /// The store's UUID, kept in the store; part of every object ID's URI.
+    var identifier: String { get }
+    /// Where the store lives.
+    var url: URL { get }
+    /// Opens (creating if needed) and migrates the store to `model`.
+    /// Returns the largest primary key in use per entity.
+    func load(model: ManagedObjectModel) throws(StoreError) -> [String: Int64]
+    /// Runs `body` against one consistent snapshot of the last committed state.
+    /// Never waits for a commit in progress.
+    func read<T>(_ body: (any StoreReader) throws -> T) throws -> T
+    /// Commits one root save as one transaction: all of it or none of it.
+    func commit(_ changes: StoreChangeSet) throws(StoreError) -> StoreCommitResult
+}
+
+/// Reads from one snapshot of a store.
+protocol StoreReader {
+    /// The rows matching a query, in its order.
+    func rows(_ query: StoreQuery) throws -> [StoreRow]
+    /// The number of rows matching a query's predicate (ignoring limit and offset).
+    func count(_ query: StoreQuery) throws -> Int
+    /// The rows with these primary keys (absent ones are left out).
+    func rows(primaryKeys: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]]
+    /// How many of these primary keys match the query's predicate.
+    func countMatching(primaryKeys: [Int64], query: StoreQuery) throws -> Int
+    /// The primary key of the row whose uniqueness-constraint values are `key`.
+    func primaryKey(forKey key: [StoreValue], entity: EntityDescription) throws -> Int64?
+}
+
+/// A row of an entity's table: its primary key and a value per attribute.
+struct StoreRow: Sendable {
+    var primaryKey: Int64
+    var values: [StoreValue]
+}
+
+/// What a fetch asks of the store.
+struct StoreQuery: Sendable {
+    var entity: EntityDescription
+    var predicate: BoundPredicate?
+    /// Attribute indices with direction; the primary key always breaks ties, ascending.
+    var sort: [(attribute: Int, ascending: Bool)] = []
+    var limit: Int?
+    var offset: Int = 0
+}
+
+/// One root save, in the order its changes were made.
+struct StoreChangeSet: Sendable {
+    struct Operation: Sendable {
+        var entity: String
+        var primaryKey: Int64
+        var row: PendingRow
+    }
+
+    var operations: [Operation]
+    /// How the store resolves a key that already belongs to another row.
+    var mergePolicy: MergePolicy
+}
+
+/// What a commit did, for the did-save notification.
+struct StoreCommitResult: Sendable {
+    var inserted: Set<ObjectID> = []
+    var updated: [ObjectID: Set<String>] = [:]
+    var deleted: Set<ObjectID> = []
+    /// Inserted objects that became an existing one (uniqueness constraint): incoming → survivor.
+    var merged: [ObjectID: ObjectID] = [:]
+}

@@ -1,0 +1,217 @@
+import CSQLite
+
+/// Writes one root save's operations inside the writer's open transaction,
+/// resolving keys that already belong to another row with the merge policy
+/// (`INSERT … ON CONFLICT … DO UPDATE` for inserts).
+struct SQLiteCommitter {
+    let connection: SQLiteConnection
+    let model: ManagedObjectModel
+    let storeIdentifier: String
+    let policy: MergePolicy
+    private(set) var result = StoreCommitResult()
+    private let entities: [String: EntityDescription]
+
+    init(connection: SQLiteConnection, model: ManagedObjectModel, storeIdentifier: String, policy: MergePolicy) {
+        self.connection = connection
+        self.model = model
+        self.storeIdentifier = storeIdentifier
+        self.policy = policy
+        self.entities = model.entitiesByName
+    }
+
+    private func objectID(_ entity: String, _ key: Int64) -> ObjectID {
+        ObjectID(entityName: entity, primaryKey: key, storeIdentifier: storeIdentifier)
+    }
+
+    mutating func apply(_ operation: StoreChangeSet.Operation) throws {
+        guard let entity = entities[operation.entity] else { throw StoreError.unknownEntity(operation.entity) }
+        switch operation.row.kind {
+        case .inserted: try insert(operation, entity)
+        case .updated: try update(operation, entity)
+        case .deleted: try delete(operation, entity)
+        }
+    }
+
+    private mutating func insert(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws {
+        let names = ["_pk"] + entity.attributes.map(\.name)
+        var sql = "INSERT INTO \(quoteIdentifier(entity.name)) (\(names.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+        let keyed = !entity.uniquenessConstraint.isEmpty
+        if keyed && policy != .error {
+            sql += " ON CONFLICT (\(entity.uniquenessConstraint.map(quoteIdentifier).joined(separator: ", "))) DO "
+            sql += conflictAction(entity: entity, mask: operation.row.mask)
+            sql += " RETURNING \"_pk\""
+        }
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        try statement.bind(.integer(operation.primaryKey), at: 1)
+        for (index, value) in operation.row.values.enumerated() {
+            try statement.bind(value, at: Int32(index + 2))
+        }
+        let incoming = objectID(entity.name, operation.primaryKey)
+        do {
+            if keyed && policy != .error {
+                if try statement.step() {
+                    let survivor = statement.int64(0)
+                    statement.reset()
+                    if survivor == operation.primaryKey {
+                        result.inserted.insert(incoming)
+                    } else {
+                        let id = objectID(entity.name, survivor)
+                        result.merged[incoming] = id
+                        noteUpdate(id, attributes: updatedNames(entity, operation.row.mask))
+                    }
+                } else {
+                    // DO NOTHING (rollback policy): the existing row stays as it was.
+                    statement.reset()
+                    let key = entity.uniquenessConstraint.compactMap { name in
+                        entity.attributes.firstIndex { $0.name == name }.map { operation.row.values[$0] }
+                    }
+                    if let existing = try existingPrimaryKey(entity, key: key) {
+                        result.merged[incoming] = objectID(entity.name, existing)
+                    }
+                }
+            } else {
+                try statement.run()
+                result.inserted.insert(incoming)
+            }
+        } catch let error as SQLiteError where error.isConstraintViolation && keyed {
+            statement.reset()
+            throw try conflictError(entity, values: operation.row.values, incoming: incoming)
+        }
+    }
+
+    /// The `DO …` part of an insert's conflict clause for the policy.
+    private func conflictAction(entity: EntityDescription, mask: AttributeMask) -> String {
+        let keySet = Set(entity.uniquenessConstraint)
+        let candidates = entity.attributes.enumerated().filter { !keySet.contains($0.element.name) }
+        let assignments: [String]
+        switch policy {
+        case .error, .rollback:
+            return "NOTHING"
+        case .mergeByPropertyObjectTrump:
+            assignments = candidates.filter { mask.contains($0.offset) }.map {
+                let column = quoteIdentifier($0.element.name)
+                return "\(column) = excluded.\(column)"
+            }
+        case .overwrite:
+            assignments = candidates.map {
+                let column = quoteIdentifier($0.element.name)
+                return "\(column) = excluded.\(column)"
+            }
+        case .mergeByPropertyStoreTrump:
+            assignments = candidates.filter { mask.contains($0.offset) }.map {
+                let column = quoteIdentifier($0.element.name)
+                return "\(column) = coalesce(\(quoteIdentifier(entity.name)).\(column), excluded.\(column))"
+            }
+        }
+        if assignments.isEmpty {
+            let first = quoteIdentifier(entity.uniquenessConstraint[0])
+            return "UPDATE SET \(first) = excluded.\(first)"
+        }
+        return "UPDATE SET " + assignments.joined(separator: ", ")
+    }
+
+    private func updatedNames(_ entity: EntityDescription, _ mask: AttributeMask) -> Set<String> {
+        switch policy {
+        case .overwrite: Set(entity.attributes.map(\.name))
+        case .rollback: []
+        default: Set(mask.indices(below: entity.attributes.count).map { entity.attributes[$0].name })
+        }
+    }
+
+    private mutating func noteUpdate(_ id: ObjectID, attributes: Set<String>) {
+        if result.inserted.contains(id) { return }
+        result.updated[id, default: []].formUnion(attributes)
+    }
+
+    private mutating func update(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws {
+        let indices = operation.row.mask.indices(below: entity.attributes.count)
+        guard !indices.isEmpty else { return }
+        let assignments = indices.map { "\(quoteIdentifier(entity.attributes[$0].name)) = ?" }.joined(separator: ", ")
+        let sql = "UPDATE \(quoteIdentifier(entity.name)) SET \(assignments) WHERE \"_pk\" = ?"
+        let id = objectID(entity.name, operation.primaryKey)
+        do {
+            try connection.run(sql, indices.map { operation.row.values[$0] } + [.integer(operation.primaryKey)])
+            if connection.changes > 0 {
+                noteUpdate(id, attributes: Set(indices.map { entity.attributes[$0].name }))
+            }
+        } catch {
+            guard error.isConstraintViolation, !entity.uniquenessConstraint.isEmpty else { throw error }
+            try resolveKeyChange(operation, entity, indices: indices)
+        }
+    }
+
+    /// An update gave an object a key another row has: the two become one, by the policy.
+    private mutating func resolveKeyChange(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, indices: [Int]) throws {
+        let incoming = objectID(entity.name, operation.primaryKey)
+        guard let current = try connection.query(
+            "SELECT \(entity.attributes.map { quoteIdentifier($0.name) }.joined(separator: ", ")) FROM \(quoteIdentifier(entity.name)) WHERE \"_pk\" = ?",
+            [.integer(operation.primaryKey)]).first else { return }
+        var values = current
+        for index in indices { values[index] = operation.row.values[index] }
+        if policy == .error { throw try conflictError(entity, values: values, incoming: incoming) }
+        if policy == .rollback { return }
+        let key = entity.uniquenessConstraint.compactMap { name in entity.attributes.firstIndex { $0.name == name }.map { values[$0] } }
+        guard let existing = try existingPrimaryKey(entity, key: key) else { return }
+        let existingValues = try connection.query(
+            "SELECT \(entity.attributes.map { quoteIdentifier($0.name) }.joined(separator: ", ")) FROM \(quoteIdentifier(entity.name)) WHERE \"_pk\" = ?",
+            [.integer(existing)]).first ?? values
+        var merged = existingValues
+        for index in entity.attributes.indices {
+            switch policy {
+            case .overwrite: merged[index] = values[index]
+            case .mergeByPropertyObjectTrump: if indices.contains(index) { merged[index] = values[index] }
+            case .mergeByPropertyStoreTrump: if merged[index].isNull { merged[index] = values[index] }
+            case .error, .rollback: break
+            }
+        }
+        try connection.run("DELETE FROM \(quoteIdentifier(entity.name)) WHERE \"_pk\" = ?", [.integer(operation.primaryKey)])
+        let assignments = entity.attributes.map { "\(quoteIdentifier($0.name)) = ?" }.joined(separator: ", ")
+        try connection.run("UPDATE \(quoteIdentifier(entity.name)) SET \(assignments) WHERE \"_pk\" = ?", merged + [.integer(existing)])
+        let survivor = objectID(entity.name, existing)
+        result.deleted.insert(incoming)
+        result.merged[incoming] = survivor
+        noteUpdate(survivor, attributes: Set(entity.attributes.indices.filter { merged[$0] != existingValues[$0] }.map { entity.attributes[$0].name }))
+    }
+
+    private mutating func delete(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws {
+        try connection.run("DELETE FROM \(quoteIdentifier(entity.name)) WHERE \"_pk\" = ?", [.integer(operation.primaryKey)])
+        if connection.changes > 0 {
+            let id = objectID(entity.name, operation.primaryKey)
+            result.updated.removeValue(forKey: id)
+            if result.inserted.remove(id) == nil { result.deleted.insert(id) }
+        }
+    }
+
+    private func existingPrimaryKey(_ entity: EntityDescription, key: [StoreValue]) throws -> Int64? {
+        let condition = entity.uniquenessConstraint.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
+        let rows = try connection.query("SELECT \"_pk\" FROM \(quoteIdentifier(entity.name)) WHERE \(condition)", key)
+        if case .integer(let pk)? = rows.first?.first { return pk }
+        return nil
+    }
+
+    private func conflictError(_ entity: EntityDescription, values: [StoreValue], incoming: ObjectID) throws -> StoreError {
+        var keyText: [String: String] = [:]
+        var key: [StoreValue] = []
+        for name in entity.uniquenessConstraint {
+            guard let index = entity.attributes.firstIndex(where: { $0.name == name }) else { continue }
+            key.append(values[index])
+            keyText[name] = describe(values[index])
+        }
+        var objects = [incoming]
+        if let existing = try existingPrimaryKey(entity, key: key) {
+            objects.append(objectID(entity.name, existing))
+        }
+        return .constraintConflict(entity: entity.name, key: keyText, objects: objects)
+    }
+}
+
+/// A short text for a value in an error message.
+func describe(_ value: StoreValue) -> String {
+    switch value {
+    case .null: "nil"
+    case .integer(let int): String(int)
+    case .real(let double): String(double)
+    case .text(let string): "\"\(string)\""
+    }
+}

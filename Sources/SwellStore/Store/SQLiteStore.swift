@@ -1,0 +1,273 @@
+import CSQLite
+import Foundation
+
+/// The SQLite persistent store: one ordinary SQLite file in WAL mode, one
+/// table per entity.
+///
+/// One writer connection commits root saves; reads use their own connections
+/// (a small pool), each in a read transaction, so they see a consistent
+/// snapshot and never wait for a commit in progress.
+///
+/// `@unchecked Sendable`: every connection is used only while holding the
+/// lock that guards it (`writerLock` for the writer, `poolLock` for handing out
+/// readers, which are then owned by one caller until returned).
+final class SQLiteStore: PersistentStore, @unchecked Sendable {
+    let url: URL
+    private(set) var identifier: String = ""
+    private var model = ManagedObjectModel(entities: [])
+
+    private let writerLock = NSLock()
+    private var writer: SQLiteConnection?
+    private let poolLock = NSLock()
+    private var readers: [SQLiteConnection] = []
+
+    /// Called during a commit with the number of operations written so far
+    /// (0 right after the transaction began, then every `commitObserverInterval`).
+    /// For tests that act at a known moment inside a save.
+    private let observerLock = NSLock()
+    private var _commitObserver: (@Sendable (Int) -> Void)?
+    var commitObserverInterval = 1000
+    var commitObserver: (@Sendable (Int) -> Void)? {
+        get { observerLock.withLock { _commitObserver } }
+        set { observerLock.withLock { _commitObserver = newValue } }
+    }
+
+    init(url: URL) {
+        self.url = url
+    }
+
+    var path: String { url.path }
+
+    // MARK: Loading
+
+    func load(model: ManagedObjectModel) throws(StoreError) -> [String: Int64] {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        do {
+            try prepareDirectory()
+            let connection: SQLiteConnection
+            do {
+                connection = try SQLiteConnection(path: path)
+            } catch {
+                throw StoreError(error, path: path)
+            }
+            do {
+                try configureWriter(connection)
+                let identifier = try SQLiteSchema(connection: connection).migrate(to: model)
+                var maxKeys: [String: Int64] = [:]
+                for entity in model.entities {
+                    let rows = try connection.query("SELECT max(\"_pk\") FROM \(quoteIdentifier(entity.name))")
+                    if case .integer(let max)? = rows.first?.first { maxKeys[entity.name] = max } else { maxKeys[entity.name] = 0 }
+                }
+                self.identifier = identifier
+                self.model = model
+                self.writer = connection
+                return maxKeys
+            } catch let error as SQLiteError {
+                throw StoreError(error, path: path)
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw StoreError.notAStore(path: path, reason: "\(error)")
+            }
+        }
+    }
+
+    private func prepareDirectory() throws(StoreError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw .notAStore(path: path, reason: "it is a directory")
+        }
+        let directory = url.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .notAStore(path: path, reason: "cannot create the directory \(directory.path): \(error.localizedDescription)")
+        }
+    }
+
+    private func configureWriter(_ connection: SQLiteConnection) throws {
+        // Reading the schema first tells a non-database file apart before WAL is requested.
+        _ = try connection.query("PRAGMA schema_version")
+        let mode = try connection.query("PRAGMA journal_mode=WAL")
+        guard case .text(let name)? = mode.first?.first, name.lowercased() == "wal" else {
+            throw StoreError.notAStore(path: path, reason: "cannot switch the store to WAL mode (read-only file system?)")
+        }
+        try connection.execute("PRAGMA synchronous=FULL")
+    }
+
+    // MARK: Reading
+
+    func read<T>(_ body: (any StoreReader) throws -> T) throws -> T {
+        let connection = try checkOutReader()
+        defer { checkIn(connection) }
+        do {
+            try connection.execute("BEGIN DEFERRED")
+        } catch {
+            throw StoreError(error, path: path)
+        }
+        defer { try? connection.execute("COMMIT") }
+        return try body(SQLiteStoreReader(connection: connection, model: model, path: path))
+    }
+
+    private func checkOutReader() throws(StoreError) -> SQLiteConnection {
+        if let connection = poolLock.withLock({ readers.popLast() }) {
+            return connection
+        }
+        guard writerLock.withLock({ writer != nil }) else { throw .noPersistentStore }
+        do {
+            let connection = try SQLiteConnection(path: path, mode: .readWrite)
+            try connection.execute("PRAGMA query_only=1")
+            return connection
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    private func checkIn(_ connection: SQLiteConnection) {
+        poolLock.withLock {
+            if readers.count < 4 { readers.append(connection) }
+        }
+    }
+
+    // MARK: Committing
+
+    func commit(_ changes: StoreChangeSet) throws(StoreError) -> StoreCommitResult {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        do {
+            guard let writer else { throw .noPersistentStore }
+            let observer = commitObserver
+            let interval = max(1, commitObserverInterval)
+            do {
+                try writer.execute("BEGIN IMMEDIATE")
+            } catch {
+                throw StoreError(error, path: path)
+            }
+            do {
+                observer?(0)
+                var committer = SQLiteCommitter(connection: writer, model: model, storeIdentifier: identifier,
+                                                 policy: changes.mergePolicy)
+                for (index, operation) in changes.operations.enumerated() {
+                    try committer.apply(operation)
+                    if let observer, (index + 1) % interval == 0 { observer(index + 1) }
+                }
+                try writer.execute("COMMIT")
+                return committer.result
+            } catch {
+                try? writer.execute("ROLLBACK")
+                if let error = error as? StoreError { throw error }
+                if let error = error as? SQLiteError { throw StoreError(error, path: path) }
+                throw StoreError.sqlite(code: 1, message: "\(error)", sql: nil)
+            }
+        }
+    }
+}
+
+/// Reads from one connection inside its read transaction.
+struct SQLiteStoreReader: StoreReader {
+    let connection: SQLiteConnection
+    let model: ManagedObjectModel
+    let path: String
+
+    private func columns(_ entity: EntityDescription) -> String {
+        (["_pk"] + entity.attributes.map(\.name)).map(quoteIdentifier).joined(separator: ", ")
+    }
+
+    private func whereClause(_ query: StoreQuery) -> (String, [StoreValue]) {
+        guard let predicate = query.predicate else { return ("", []) }
+        let (clause, arguments) = predicate.sql()
+        return (" WHERE (\(clause))", arguments)
+    }
+
+    func rows(_ query: StoreQuery) throws -> [StoreRow] {
+        let entity = query.entity
+        var (sql, arguments) = whereClause(query)
+        sql = "SELECT \(columns(entity)) FROM \(quoteIdentifier(entity.name))" + sql
+        var order = query.sort.map { "\(quoteIdentifier(entity.attributes[$0.attribute].name)) \($0.ascending ? "ASC" : "DESC")" }
+        order.append("\"_pk\" ASC")
+        sql += " ORDER BY " + order.joined(separator: ", ")
+        if let limit = query.limit {
+            sql += " LIMIT ? OFFSET ?"
+            arguments += [.integer(Int64(limit)), .integer(Int64(query.offset))]
+        } else if query.offset > 0 {
+            sql += " LIMIT -1 OFFSET ?"
+            arguments.append(.integer(Int64(query.offset)))
+        }
+        return try wrap {
+            let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            try statement.bind(arguments)
+            var rows: [StoreRow] = []
+            let count = Int32(entity.attributes.count)
+            while try statement.step() {
+                var values: [StoreValue] = []
+                values.reserveCapacity(Int(count))
+                for index in 0..<count { values.append(statement.column(index + 1)) }
+                rows.append(StoreRow(primaryKey: statement.int64(0), values: values))
+            }
+            return rows
+        }
+    }
+
+    func count(_ query: StoreQuery) throws -> Int {
+        let (clause, arguments) = whereClause(query)
+        let sql = "SELECT count(*) FROM \(quoteIdentifier(query.entity.name))" + clause
+        return try wrap {
+            if case .integer(let count)? = try connection.query(sql, arguments).first?.first { return Int(count) }
+            return 0
+        }
+    }
+
+    func rows(primaryKeys: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
+        var result: [Int64: [StoreValue]] = [:]
+        let sql = "SELECT \(columns(entity)) FROM \(quoteIdentifier(entity.name)) WHERE \"_pk\" = ?"
+        try wrap {
+            let statement = try connection.statement(sql)
+            let count = Int32(entity.attributes.count)
+            for key in primaryKeys {
+                statement.reset()
+                try statement.bind(.integer(key), at: 1)
+                if try statement.step() {
+                    result[key] = (0..<count).map { statement.column($0 + 1) }
+                }
+            }
+            statement.reset()
+        }
+        return result
+    }
+
+    func countMatching(primaryKeys: [Int64], query: StoreQuery) throws -> Int {
+        guard !primaryKeys.isEmpty else { return 0 }
+        var (clause, arguments) = whereClause(query)
+        clause = clause.isEmpty ? " WHERE \"_pk\" = ?" : clause + " AND \"_pk\" = ?"
+        let sql = "SELECT count(*) FROM \(quoteIdentifier(query.entity.name))" + clause
+        var total = 0
+        try wrap {
+            for key in primaryKeys {
+                if case .integer(let count)? = try connection.query(sql, arguments + [.integer(key)]).first?.first {
+                    total += Int(count)
+                }
+            }
+        }
+        return total
+    }
+
+    func primaryKey(forKey key: [StoreValue], entity: EntityDescription) throws -> Int64? {
+        guard !entity.uniquenessConstraint.isEmpty else { return nil }
+        let condition = entity.uniquenessConstraint.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
+        let sql = "SELECT \"_pk\" FROM \(quoteIdentifier(entity.name)) WHERE \(condition)"
+        return try wrap {
+            if case .integer(let pk)? = try connection.query(sql, key).first?.first { return pk }
+            return nil
+        }
+    }
+
+    private func wrap<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
+        }
+    }
+}

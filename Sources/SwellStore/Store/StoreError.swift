@@ -1,0 +1,70 @@
+import Foundation
+
+/// Why a store operation failed, with what a user needs to act on it.
+public enum StoreError: Error, Sendable, CustomStringConvertible {
+    /// SQLite refused a statement: its extended result code, message and SQL (arguments are never included).
+    case sqlite(code: Int32, message: String, sql: String?)
+    /// The file at `path` is not a Swell store (not SQLite, corrupt, a directory, unreadable).
+    case notAStore(path: String, reason: String)
+    /// The store could not be written because the disk is full.
+    case diskFull(path: String)
+    /// The store was made with a model this one cannot be migrated from automatically.
+    case migrationFailed(entity: String, attribute: String?, reason: String)
+    /// The coordinator has no persistent store yet (call `addPersistentStore(at:)` or `loadPersistentStores()`).
+    case noPersistentStore
+    /// No entity of that name in the model.
+    case unknownEntity(String)
+    /// No attribute of that name in the entity.
+    case unknownAttribute(entity: String, attribute: String)
+    /// A value does not fit its attribute's type.
+    case typeMismatch(entity: String, attribute: String, expected: AttributeType, value: String)
+    /// A required attribute has no value at save time.
+    case missingRequiredValue(object: ObjectID, attribute: String)
+    /// Two objects have the same key and the merge policy is `.error`.
+    case constraintConflict(entity: String, key: [String: String], objects: [ObjectID])
+    /// No object with that ID exists (it was deleted, merged into another, or never saved where this context can see it).
+    case objectNotFound(ObjectID)
+    /// A predicate did not parse or does not fit the entity.
+    case invalidPredicate(PredicateError)
+    /// A sort key is not an attribute of the entity.
+    case invalidSortKey(entity: String, key: String)
+    /// Seeding a store failed; nothing was left half-copied at the store's path.
+    case seedFailed(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .sqlite(let code, let message, let sql):
+            if let sql { return "SQLite error \(code): \(message) (in: \(sql))" }
+            return "SQLite error \(code): \(message)"
+        case .notAStore(let path, let reason): return "\(path) is not a usable Swell store: \(reason)"
+        case .diskFull(let path): return "the disk holding \(path) is full; the save was rolled back"
+        case .migrationFailed(let entity, let attribute?, let reason):
+            return "cannot migrate \(entity).\(attribute): \(reason)"
+        case .migrationFailed(let entity, nil, let reason): return "cannot migrate \(entity): \(reason)"
+        case .noPersistentStore: return "the coordinator has no persistent store: add one before using its contexts"
+        case .unknownEntity(let name): return "no entity named '\(name)' in the model"
+        case .unknownAttribute(let entity, let attribute): return "\(entity) has no attribute '\(attribute)'"
+        case .typeMismatch(let entity, let attribute, let expected, let value):
+            return "\(entity).\(attribute) expects a value of type \(expected.rawValue), got \(value)"
+        case .missingRequiredValue(let object, let attribute):
+            return "\(object.entityName).\(attribute) is required but has no value (object \(object))"
+        case .constraintConflict(let entity, let key, let objects):
+            let keyText = key.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+            return "uniqueness conflict on \(entity) (\(keyText)) between objects \(objects.map(\.description).joined(separator: " and ")); the merge policy is .error"
+        case .objectNotFound(let id): return "no object with ID \(id)"
+        case .invalidPredicate(let error): return error.description
+        case .invalidSortKey(let entity, let key): return "cannot sort \(entity) by '\(key)': not an attribute"
+        case .seedFailed(let path, let reason): return "could not seed the store at \(path): \(reason)"
+        }
+    }
+
+    init(_ error: SQLiteError, path: String) {
+        if error.isDiskFull {
+            self = .diskFull(path: path)
+        } else if error.isNotAStore {
+            self = .notAStore(path: path, reason: error.message)
+        } else {
+            self = .sqlite(code: error.code, message: error.message, sql: error.sql)
+        }
+    }
+}
