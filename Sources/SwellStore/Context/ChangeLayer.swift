@@ -123,6 +123,11 @@ struct ChangeLayer: Sendable {
         return nextSequence
     }
 
+    /// Changes one entity's rows in place (no copy of its dictionaries).
+    mutating func modify<R, E: Error>(_ entity: String, _ body: (inout EntityChanges) throws(E) -> R) throws(E) -> R {
+        try body(&entities[entity, default: EntityChanges()])
+    }
+
     func row(_ id: ObjectID) -> PendingRow? {
         entities[id.entityName]?.rows[id.primaryKey]
     }

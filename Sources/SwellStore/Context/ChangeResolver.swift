@@ -49,7 +49,8 @@ struct ChangeResolver {
     }
 
     private mutating func apply(_ row: PendingRow, key primaryKey: Int64, entity: EntityDescription) throws {
-        var entityChanges = target.entities[entity.name, default: EntityChanges()]
+        // Taken out of the layer while it changes, so that changing it copies nothing.
+        var entityChanges = target.entities.removeValue(forKey: entity.name) ?? EntityChanges()
         defer { target.entities[entity.name] = entityChanges }
         let incoming = id(entity.name, primaryKey)
         let count = entity.attributes.count

@@ -212,6 +212,7 @@ extension ManagedObjectContext {
             weak.object?.managedObjectContext = nil
         }
         registry.removeAll()
+        strongRegistry.removeAll()
         retained.removeAll()
     }
 }

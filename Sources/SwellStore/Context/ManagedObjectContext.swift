@@ -57,6 +57,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     private struct Settings {
+        var retainsRegisteredObjects = false
         var name: String?
         var mergePolicy: MergePolicy = .error
         var automaticallyMergesChangesFromParent = false
@@ -68,6 +69,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     private var registrySweepThreshold = 1024
     /// Objects with unsaved changes: the context keeps these alive until they are saved or rolled back.
     var retained: [ObjectID: ManagedObject] = [:]
+    /// Every registered object, when `retainsRegisteredObjects` is set.
+    var strongRegistry: [ObjectID: ManagedObject] = [:]
     /// Fetched results controllers observing this context.
     var changeObservers: [WeakObserver] = []
 
@@ -81,6 +84,13 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     // MARK: Configuration
+
+    /// Whether the context keeps every registered object alive (until `reset()`),
+    /// not only those with unsaved changes. Default false.
+    public var retainsRegisteredObjects: Bool {
+        get { settings.withLock { $0.retainsRegisteredObjects } }
+        set { settings.withLock { $0.retainsRegisteredObjects = newValue } }
+    }
 
     /// A name for messages and debugging.
     public var name: String? {
@@ -214,6 +224,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     func register(_ object: ManagedObject) {
         object.managedObjectContext = self
         registry[object.objectID] = WeakObject(object)
+        if retainsRegisteredObjects { strongRegistry[object.objectID] = object }
         if registry.count > registrySweepThreshold {
             registry = registry.filter { $0.value.object != nil }
             registrySweepThreshold = max(1024, registry.count * 2)
@@ -222,6 +233,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     func unregister(_ object: ManagedObject) {
         if registry[object.objectID]?.object === object { registry.removeValue(forKey: object.objectID) }
+        if strongRegistry[object.objectID] === object { strongRegistry.removeValue(forKey: object.objectID) }
         retained.removeValue(forKey: object.objectID)
     }
 
@@ -242,8 +254,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         retained[object.objectID] = object
         level.withLock { level in
             let sequence = level.pending.takeSequence()
-            level.pending.entities[object.entity.name, default: EntityChanges()].rows[object.objectID.primaryKey] =
-                PendingRow(kind: .inserted, values: object.snapshot, mask: .empty, sequence: sequence)
+            level.pending.modify(object.entity.name) { changes in
+                changes.rows[object.objectID.primaryKey] = PendingRow(kind: .inserted, values: object.snapshot, mask: .empty, sequence: sequence)
+            }
         }
     }
 
@@ -253,16 +266,17 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         guard object.managedObjectContext === self else { return }
         let id = object.objectID
         let wasInserted = level.withLock { level -> Bool in
-            var changes = level.pending.entities[id.entityName, default: EntityChanges()]
-            defer { level.pending.entities[id.entityName] = changes }
-            if changes.rows[id.primaryKey]?.kind == .inserted {
-                changes.removeRow(id.primaryKey)
-                return true
+            let newSequence = level.pending.takeSequence()
+            return level.pending.modify(id.entityName) { changes in
+                if changes.rows[id.primaryKey]?.kind == .inserted {
+                    changes.removeRow(id.primaryKey)
+                    return true
+                }
+                let sequence = changes.rows[id.primaryKey]?.sequence ?? newSequence
+                changes.rows[id.primaryKey] = PendingRow(kind: .deleted, values: [], mask: .empty, sequence: sequence)
+                changes.setKey(nil, for: id.primaryKey)
+                return false
             }
-            let sequence = changes.rows[id.primaryKey]?.sequence ?? level.pending.takeSequence()
-            changes.rows[id.primaryKey] = PendingRow(kind: .deleted, values: [], mask: .empty, sequence: sequence)
-            changes.setKey(nil, for: id.primaryKey)
-            return false
         }
         if wasInserted {
             unregister(object)
@@ -278,15 +292,15 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         let keyIndices = entity.uniquenessConstraint.compactMap { object.attributeIndex[$0] }
         let snapshot = object.loadedSnapshot()
         let changed = level.withLock { level -> Bool in
-            var changes = level.pending.entities[entity.name, default: EntityChanges()]
-            defer { level.pending.entities[entity.name] = changes }
+            let newSequence = level.pending.takeSequence()
+            return level.pending.modify(entity.name) { changes -> Bool in
             var row: PendingRow
             if let existing = changes.rows[id.primaryKey] {
                 row = existing
                 if row.kind == .deleted { return false }
             } else {
                 if snapshot[index] == value { return false }
-                row = PendingRow(kind: .updated, values: snapshot, mask: .empty, sequence: level.pending.takeSequence())
+                row = PendingRow(kind: .updated, values: snapshot, mask: .empty, sequence: newSequence)
             }
             row.values[index] = value
             row.mask.insert(index)
@@ -300,6 +314,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
                 changes.setKey(key.contains(where: \.isNull) ? nil : key, for: id.primaryKey)
             }
             return true
+            }
         }
         if changed { retained[id] = object }
     }

@@ -14,7 +14,8 @@ struct SQLiteSchema {
 
     /// Migrates inside one transaction; returns the store's UUID.
     func migrate(to model: ManagedObjectModel) throws -> String {
-        try connection.transaction {
+        if let identifier = try unchangedStoreIdentifier(for: model) { return identifier }
+        return try connection.transaction {
             try connection.execute("CREATE TABLE IF NOT EXISTS swell_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             let identifier: String
             if case .text(let existing)? = try connection.query("SELECT value FROM swell_metadata WHERE key = 'store_uuid'").first?.first {
@@ -42,6 +43,19 @@ struct SQLiteSchema {
             try connection.run("INSERT OR REPLACE INTO swell_metadata (key, value) VALUES ('format_version', '1')")
             connection.clearStatementCache()
             return identifier
+        }
+    }
+
+    /// The store's UUID when it already has exactly this model: opening it then
+    /// needs no write lock (a reader opens a store while a writer commits).
+    private func unchangedStoreIdentifier(for model: ManagedObjectModel) throws -> String? {
+        try connection.transaction("DEFERRED") { () throws -> String? in
+            let exists = try connection.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'swell_metadata'")
+            guard exists.first?.first == .integer(1),
+                  case .text(let identifier)? = try connection.query("SELECT value FROM swell_metadata WHERE key = 'store_uuid'").first?.first,
+                  let stored = try storedModel() else { return nil }
+            let storedEntities = stored.entitiesByName
+            return model.entities.allSatisfy({ storedEntities[$0.name] == $0 }) ? identifier : nil
         }
     }
 

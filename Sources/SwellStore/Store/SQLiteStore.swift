@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Synchronization
 
 /// The SQLite persistent store: one ordinary SQLite file in WAL mode, one
 /// table per entity.
@@ -19,6 +20,8 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
     private let writerLock = NSLock()
     private var writer: SQLiteConnection?
     private let poolLock = NSLock()
+    /// Set once the store is loaded; read without the writer's lock so reads never wait for a commit.
+    private let isLoaded = Atomic<Bool>(false)
     private var readers: [SQLiteConnection] = []
 
     /// Called during a commit with the number of operations written so far
@@ -62,6 +65,7 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
                 self.identifier = identifier
                 self.model = model
                 self.writer = connection
+                isLoaded.store(true, ordering: .releasing)
                 return maxKeys
             } catch let error as SQLiteError {
                 throw StoreError(error, path: path)
@@ -77,6 +81,11 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw .notAStore(path: path, reason: "it is a directory")
+        }
+        if !FileManager.default.fileExists(atPath: path) {
+            // A -wal or -shm without its main file belongs to no store (a crash
+            // while one was being replaced): SQLite must not replay it into a new one.
+            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
         let directory = url.deletingLastPathComponent()
         do {
@@ -114,7 +123,7 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
         if let connection = poolLock.withLock({ readers.popLast() }) {
             return connection
         }
-        guard writerLock.withLock({ writer != nil }) else { throw .noPersistentStore }
+        guard isLoaded.load(ordering: .acquiring) else { throw .noPersistentStore }
         do {
             let connection = try SQLiteConnection(path: path, mode: .readWrite)
             try connection.execute("PRAGMA query_only=1")

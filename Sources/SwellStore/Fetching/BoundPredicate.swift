@@ -1,0 +1,529 @@
+/// A predicate typed against an entity: compiled to SQL for the store, or
+/// evaluated in memory on unsaved values, with the same result either way.
+///
+/// Every test yields true or false, never SQL's unknown: a comparison with a
+/// null attribute is false, except `== NIL`, `!= NIL` and `IN` a list holding
+/// `NIL`. So `NOT`, `AND` and `OR` are two-valued logic in both evaluations.
+struct BoundPredicate: Sendable {
+    /// The entity the predicate reads.
+    let entity: EntityDescription
+    private let root: Node
+
+    /// Types `expression` against `entity`; `format` is for errors.
+    init(expression: PredicateExpression, entity: EntityDescription, format: String) throws(PredicateError) {
+        var binder = PredicateBinder(entity: entity, format: format)
+        self.root = try binder.bind(expression)
+        self.entity = entity
+    }
+
+    /// SQL boolean expression for a WHERE clause; columns quoted as "name";
+    /// `?` placeholders, arguments in order.
+    func sql() -> (clause: String, arguments: [StoreValue]) {
+        var arguments: [StoreValue] = []
+        let clause = root.sql(&arguments)
+        return (clause, arguments)
+    }
+
+    /// In-memory evaluation on a row whose values are indexed like `entity.attributes`.
+    func evaluate(_ row: [StoreValue]) -> Bool {
+        root.evaluate(row)
+    }
+
+    /// Attribute names the predicate reads.
+    var attributeNames: Set<String> {
+        var names = Set<String>()
+        root.collectAttributeNames(into: &names)
+        return names
+    }
+}
+
+extension BoundPredicate {
+    /// A bound predicate's tree.
+    fileprivate indirect enum Node: Sendable {
+        case constant(Bool)
+        case test(Test)
+        case not(Node)
+        case and([Node])
+        case or([Node])
+
+        func sql(_ arguments: inout [StoreValue]) -> String {
+            switch self {
+            case .constant(let value): return value ? "1" : "0"
+            case .test(let test): return test.sql(&arguments)
+            // Every node's SQL is parenthesised or a function call, so NOT needs no parentheses of its own.
+            case .not(let operand): return "NOT \(operand.sql(&arguments))"
+            case .and(let terms): return Self.join(terms.map { $0.sql(&arguments) }, by: "AND")
+            case .or(let terms): return Self.join(terms.map { $0.sql(&arguments) }, by: "OR")
+            }
+        }
+
+        /// How many terms of an AND or OR chain go in one flat `(a OR b OR …)` group.
+        private static let chainGroupSize = 64
+
+        /// Joins terms in flat groups of at most `chainGroupSize`, grouping the
+        /// groups the same way: SQLite parses a flat chain into a tree as deep
+        /// as the chain is long and refuses trees deeper than 1,000, while each
+        /// level of parentheses costs its parser (whose stack holds 100 entries)
+        /// a few entries.
+        private static func join(_ terms: [String], by keyword: String) -> String {
+            if terms.count <= chainGroupSize { return "(" + terms.joined(separator: " \(keyword) ") + ")" }
+            let groups = stride(from: 0, to: terms.count, by: chainGroupSize).map { start in
+                join(Array(terms[start..<min(start + chainGroupSize, terms.count)]), by: keyword)
+            }
+            return join(groups, by: keyword)
+        }
+
+        func evaluate(_ row: [StoreValue]) -> Bool {
+            switch self {
+            case .constant(let value): value
+            case .test(let test): test.evaluate(row)
+            case .not(let operand): !operand.evaluate(row)
+            case .and(let terms): terms.allSatisfy { $0.evaluate(row) }
+            case .or(let terms): terms.contains { $0.evaluate(row) }
+            }
+        }
+
+        func collectAttributeNames(into names: inout Set<String>) {
+            switch self {
+            case .constant: break
+            case .test(let test): names.insert(test.attribute)
+            case .not(let operand): operand.collectAttributeNames(into: &names)
+            case .and(let terms), .or(let terms):
+                for term in terms { term.collectAttributeNames(into: &names) }
+            }
+        }
+    }
+
+    /// `==`, `!=`, `<`, `<=`, `>`, `>=` on two non-null values.
+    fileprivate enum Ordering: Sendable {
+        case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual
+
+        var sql: String {
+            switch self {
+            case .equal: "="
+            case .notEqual: "<>"
+            case .less: "<"
+            case .lessOrEqual: "<="
+            case .greater: ">"
+            case .greaterOrEqual: ">="
+            }
+        }
+
+        /// Whether the ordering holds for a `PredicateValueOrder.compare` result.
+        func holds(_ order: Int) -> Bool {
+            switch self {
+            case .equal: order == 0
+            case .notEqual: order != 0
+            case .less: order < 0
+            case .lessOrEqual: order <= 0
+            case .greater: order > 0
+            case .greaterOrEqual: order >= 0
+            }
+        }
+    }
+
+    /// One test of one attribute. Values of `compare`, `oneOf` and `between`
+    /// are already folded when there are options; the attribute is folded at
+    /// evaluation (`swell_fold` in SQL).
+    fileprivate struct Test: Sendable {
+        enum Kind: Sendable {
+            /// `== NIL` (true) or `!= NIL` (false).
+            case isNull(Bool)
+            case compare(Ordering, StoreValue, PredicateStringOptions)
+            case oneOf([StoreValue], includesNull: Bool, PredicateStringOptions)
+            case between(StoreValue, StoreValue, PredicateStringOptions)
+            case string(PredicateFunctions.StringOperation, String, PredicateStringOptions)
+            case like(String, PredicateStringOptions)
+        }
+
+        let attribute: String
+        /// The attribute's index in a row.
+        let column: Int
+        let kind: Kind
+
+        func evaluate(_ row: [StoreValue]) -> Bool {
+            let value = column < row.count ? row[column] : .null
+            switch kind {
+            case .isNull(let wantsNull):
+                return value.isNull == wantsNull
+            case .compare(let ordering, let operand, let options):
+                guard let value = Self.prepared(value, options) else { return false }
+                return ordering.holds(PredicateValueOrder.compare(value, operand))
+            case .oneOf(let values, let includesNull, let options):
+                if value.isNull { return includesNull }
+                guard let value = Self.prepared(value, options) else { return false }
+                return values.contains { PredicateValueOrder.compare(value, $0) == 0 }
+            case .between(let low, let high, let options):
+                guard let value = Self.prepared(value, options) else { return false }
+                return PredicateValueOrder.compare(value, low) >= 0 && PredicateValueOrder.compare(value, high) <= 0
+            case .string(let operation, let operand, let options):
+                guard case .text(let text) = value else { return false }
+                return PredicateFunctions.stringOperation(operation, text, operand, options)
+            case .like(let pattern, let options):
+                guard case .text(let text) = value else { return false }
+                return PredicateFunctions.like(text, pattern, options)
+            }
+        }
+
+        /// The attribute's value ready to compare: folded when there are
+        /// options; nil (the test is false) when it is null, or not text but
+        /// must be folded, as `swell_fold` gives NULL then.
+        private static func prepared(_ value: StoreValue, _ options: PredicateStringOptions) -> StoreValue? {
+            if value.isNull { return nil }
+            if options.isEmpty { return value }
+            guard case .text(let text) = value else { return nil }
+            return .text(PredicateFunctions.fold(text, options))
+        }
+
+        func sql(_ arguments: inout [StoreValue]) -> String {
+            let column = quoteIdentifier(attribute)
+            /// `test` on the (folded) column, false when the column is null.
+            func guarded(_ options: PredicateStringOptions, _ test: (String) -> String) -> String {
+                if options.isEmpty { return "(\(column) IS NOT NULL AND \(test(column)))" }
+                return "COALESCE(\(test("swell_fold(\(column), \(options.rawValue))")), 0)"
+            }
+            switch kind {
+            case .isNull(let wantsNull):
+                return wantsNull ? "(\(column) IS NULL)" : "(\(column) IS NOT NULL)"
+            case .compare(let ordering, let operand, let options):
+                arguments.append(operand)
+                return guarded(options) { "\($0) \(ordering.sql) ?" }
+            case .oneOf(let values, let includesNull, let options):
+                arguments.append(contentsOf: values)
+                let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
+                let inList = values.isEmpty ? "0" : guarded(options) { "\($0) IN (\(placeholders))" }
+                return includesNull ? "(\(column) IS NULL OR \(inList))" : inList
+            case .between(let low, let high, let options):
+                arguments.append(contentsOf: [low, high])
+                return guarded(options) { "\($0) BETWEEN ? AND ?" }
+            case .string(let operation, let operand, let options):
+                arguments.append(.text(operand))
+                return "COALESCE(swell_strop(\(operation.rawValue), \(column), ?, \(options.rawValue)), 0)"
+            case .like(let pattern, let options):
+                arguments.append(.text(pattern))
+                return "COALESCE(swell_like(\(column), ?, \(options.rawValue)), 0)"
+            }
+        }
+    }
+}
+
+/// Types a parsed predicate against an entity.
+private struct PredicateBinder {
+    let entity: EntityDescription
+    let format: String
+    private let columns: [String: Int]
+
+    init(entity: EntityDescription, format: String) {
+        self.entity = entity
+        self.format = format
+        var columns: [String: Int] = [:]
+        for (index, attribute) in entity.attributes.enumerated() where columns[attribute.name] == nil {
+            columns[attribute.name] = index
+        }
+        self.columns = columns
+    }
+
+    private func error(_ message: String, at offset: Int) -> PredicateError {
+        PredicateError(message: message, offset: offset, format: format)
+    }
+
+    mutating func bind(_ expression: PredicateExpression) throws(PredicateError) -> BoundPredicate.Node {
+        switch expression {
+        case .constant(let value):
+            return .constant(value)
+        case .not(let operand):
+            // NOT NOT x is x (the logic is two-valued); fewer levels keep the SQL shallow.
+            let bound = try bind(operand)
+            if case .not(let inner) = bound { return inner }
+            return .not(bound)
+        case .and(let terms):
+            var bound: [BoundPredicate.Node] = []
+            for term in terms {
+                // (a AND b) AND c is one chain.
+                switch try bind(term) {
+                case .and(let inner): bound.append(contentsOf: inner)
+                case let other: bound.append(other)
+                }
+            }
+            return .and(bound)
+        case .or(let terms):
+            var bound: [BoundPredicate.Node] = []
+            for term in terms {
+                switch try bind(term) {
+                case .or(let inner): bound.append(contentsOf: inner)
+                case let other: bound.append(other)
+                }
+            }
+            return .or(bound)
+        case .comparison(let comparison):
+            return .test(try bind(comparison))
+        }
+    }
+
+    private func bind(_ comparison: PredicateComparison) throws(PredicateError) -> BoundPredicate.Test {
+        guard let column = columns[comparison.attribute] else {
+            throw error("unknown attribute '\(comparison.attribute)' of \(entity.name)", at: comparison.attributeOffset)
+        }
+        let attribute = entity.attributes[column]
+        let options = comparison.options
+        let comparator = comparison.comparator
+        if !options.isEmpty, attribute.type != .string {
+            throw error(
+                "\(options.spelling) applies only to string attributes, but '\(attribute.name)' of \(entity.name) is \(attribute.type.phrase)",
+                at: comparison.comparatorOffset)
+        }
+        func test(_ kind: BoundPredicate.Test.Kind) -> BoundPredicate.Test {
+            BoundPredicate.Test(attribute: attribute.name, column: column, kind: kind)
+        }
+
+        switch (comparator, comparison.rightSide) {
+        case (.in, .list(let elements, _)):
+            var values: [StoreValue] = []
+            var includesNull = false
+            for element in elements {
+                let value = try storeValue(element, for: attribute, options: options)
+                if value.isNull { includesNull = true } else { values.append(value) }
+            }
+            return test(.oneOf(values, includesNull: includesNull, options))
+        case (.between, .list(let elements, let offset)):
+            guard elements.count == 2 else {
+                throw error("BETWEEN needs exactly two values {low, high}, found \(elements.count)", at: offset)
+            }
+            var bounds: [StoreValue] = []
+            for element in elements {
+                let value = try storeValue(element, for: attribute, options: options)
+                if value.isNull { throw error("BETWEEN cannot take NIL as a bound", at: element.offset) }
+                bounds.append(value)
+            }
+            return test(.between(bounds[0], bounds[1], options))
+        case (.in, .value(let operand)), (.between, .value(let operand)):
+            throw error(
+                "\(comparator.spelling) needs a list {…} or an array argument, found \(operand.value.phrase)",
+                at: operand.offset)
+        case (_, .list(_, let offset)):
+            throw error("a list can only be used with IN or BETWEEN, not \(comparator.spelling)", at: offset)
+        case (.beginsWith, .value(let operand)), (.endsWith, .value(let operand)), (.contains, .value(let operand)),
+            (.like, .value(let operand)):
+            guard attribute.type == .string else {
+                throw error(
+                    "\(comparator.spelling) needs a string attribute, but '\(attribute.name)' of \(entity.name) is \(attribute.type.phrase)",
+                    at: comparison.comparatorOffset)
+            }
+            guard case .string(let string) = operand.value else {
+                throw error("\(comparator.spelling) needs a string, found \(operand.value.phrase)", at: operand.offset)
+            }
+            switch comparator {
+            case .beginsWith: return test(.string(.beginsWith, string, options))
+            case .endsWith: return test(.string(.endsWith, string, options))
+            case .contains: return test(.string(.contains, string, options))
+            default: return test(.like(string, options))
+            }
+        case (_, .value(let operand)):
+            let value = try storeValue(operand, for: attribute, options: options)
+            let ordering: BoundPredicate.Ordering
+            switch comparator {
+            case .equal: ordering = .equal
+            case .notEqual: ordering = .notEqual
+            case .less: ordering = .less
+            case .lessOrEqual: ordering = .lessOrEqual
+            case .greater: ordering = .greater
+            default: ordering = .greaterOrEqual
+            }
+            if value.isNull {
+                switch ordering {
+                case .equal: return test(.isNull(true))
+                case .notEqual: return test(.isNull(false))
+                default: throw error("NIL can only be compared with == or !=", at: operand.offset)
+                }
+            }
+            return test(.compare(ordering, value, options))
+        }
+    }
+
+    /// The store's representation of a literal compared with `attribute`
+    /// (folded for the options), `.null` for NIL.
+    private func storeValue(
+        _ operand: PredicateOperand, for attribute: AttributeDescription, options: PredicateStringOptions
+    ) throws(PredicateError) -> StoreValue {
+        let converted: StoreValue?
+        switch (attribute.type, operand.value) {
+        case (_, .null): converted = .null
+        case (_, .list): throw error("a list cannot contain a list", at: operand.offset)
+        case (_, .double(let double)) where double.isNaN, (_, .date(let double)) where double.isNaN:
+            throw error("NaN cannot be compared with '\(attribute.name)'", at: operand.offset)
+        case (.string, .string(let string)): converted = .text(PredicateFunctions.fold(string, options))
+        case (.integer, .integer(let int)), (.double, .integer(let int)), (.date, .integer(let int)):
+            converted = .integer(int)
+        case (.integer, .double(let double)), (.double, .double(let double)), (.date, .double(let double)),
+            (.date, .date(let double)):
+            converted = .real(double)
+        case (.boolean, .bool(let bool)): converted = .integer(bool ? 1 : 0)
+        case (.boolean, .integer(let int)) where int == 0 || int == 1: converted = .integer(int)
+        case (.date, .string(let string)):
+            guard let seconds = ISO8601Literal.seconds(from: string) else {
+                throw error(
+                    "'\(string)' is not an ISO-8601 date (like 2024-05-01T06:30:00Z or 2024-05-01) for date attribute '\(attribute.name)' of \(entity.name)",
+                    at: operand.offset)
+            }
+            converted = .real(seconds)
+        default: converted = nil
+        }
+        guard let converted else {
+            throw error(
+                "attribute '\(attribute.name)' of \(entity.name) is \(attribute.type.phrase): expected \(attribute.type.expectedLiteral), found \(operand.value.phrase)",
+                at: operand.offset)
+        }
+        return converted
+    }
+}
+
+extension AttributeType {
+    /// The type with its article, for error messages.
+    fileprivate var phrase: String {
+        switch self {
+        case .string: "a string"
+        case .integer: "an integer"
+        case .double: "a double"
+        case .boolean: "a boolean"
+        case .date: "a date"
+        }
+    }
+
+    /// The literals an attribute of this type compares with, for error messages.
+    fileprivate var expectedLiteral: String {
+        switch self {
+        case .string: "a quoted string"
+        case .integer, .double: "a number"
+        case .boolean: "TRUE, FALSE, YES, NO, 0 or 1"
+        case .date: "an ISO-8601 date string, Unix seconds or a Date"
+        }
+    }
+}
+
+/// Orders values exactly as SQLite compares them: as `StoreValue.compare`,
+/// except that an integer and a double compare exactly (SQLite does not round
+/// the integer to a double, so 2^53 + 1 > 2^53 as a double).
+enum PredicateValueOrder {
+    /// -1, 0 or 1.
+    static func compare(_ lhs: StoreValue, _ rhs: StoreValue) -> Int {
+        switch (lhs, rhs) {
+        case (.integer(let int), .real(let double)): compare(int, double)
+        case (.real(let double), .integer(let int)): -compare(int, double)
+        default: StoreValue.compare(lhs, rhs)
+        }
+    }
+
+    /// Compares an integer with a (non-NaN) double without rounding either.
+    static func compare(_ int: Int64, _ double: Double) -> Int {
+        // 2^63 is exact as a double; every Int64 is below it and at or above -2^63.
+        if double >= 9_223_372_036_854_775_808.0 { return -1 }
+        if double < -9_223_372_036_854_775_808.0 { return 1 }
+        let whole = double.rounded(.towardZero)
+        let truncated = Int64(whole)
+        if int != truncated { return int < truncated ? -1 : 1 }
+        let fraction = double - whole
+        return fraction > 0 ? -1 : (fraction < 0 ? 1 : 0)
+    }
+}
+
+/// Reads the ISO-8601 dates predicates compare date attributes with:
+/// `2024-05-01T06:30:00Z`, with optional fractional seconds, a zone `Z`,
+/// `+02:00`, `+0200` or `+02` (none means UTC), or a plain `2024-05-01`
+/// (midnight UTC).
+enum ISO8601Literal {
+    /// Unix seconds, or nil when `string` is not such a date.
+    static func seconds(from string: String) -> Double? {
+        var scanner = Scanner(Array(string.utf8))
+        guard let year = scanner.digits(4), scanner.skip("-"),
+            let month = scanner.digits(2), scanner.skip("-"),
+            let day = scanner.digits(2),
+            (1...12).contains(month), (1...daysInMonth(year: year, month: month)).contains(day)
+        else { return nil }
+        var seconds = Double(daysFromCivil(year: year, month: month, day: day) * 86_400)
+        if scanner.isAtEnd { return seconds }
+        guard scanner.skip("T") || scanner.skip("t") || scanner.skip(" "),
+            let hour = scanner.digits(2), scanner.skip(":"), let minute = scanner.digits(2),
+            hour < 24, minute < 60
+        else { return nil }
+        var second = 0
+        var fraction = 0.0
+        if scanner.skip(":") {
+            guard let value = scanner.digits(2), value < 60 else { return nil }
+            second = value
+            if scanner.skip(".") || scanner.skip(",") {
+                guard let digits = scanner.digitRun(), let value = Double("0." + digits) else { return nil }
+                fraction = value
+            }
+        }
+        var offset = 0
+        if scanner.skip("Z") || scanner.skip("z") {
+            offset = 0
+        } else if !scanner.isAtEnd {
+            let sign: Int
+            if scanner.skip("+") { sign = 1 } else if scanner.skip("-") { sign = -1 } else { return nil }
+            guard let offsetHours = scanner.digits(2), offsetHours < 24 else { return nil }
+            var offsetMinutes = 0
+            if !scanner.isAtEnd {
+                _ = scanner.skip(":")
+                guard let value = scanner.digits(2), value < 60 else { return nil }
+                offsetMinutes = value
+            }
+            offset = sign * (offsetHours * 3600 + offsetMinutes * 60)
+        }
+        guard scanner.isAtEnd else { return nil }
+        seconds += Double(hour * 3600 + minute * 60 + second - offset)
+        return seconds + fraction
+    }
+
+    private struct Scanner {
+        let bytes: [UInt8]
+        var index = 0
+
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+        var isAtEnd: Bool { index == bytes.count }
+
+        mutating func skip(_ character: Unicode.Scalar) -> Bool {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: character) else { return false }
+            index += 1
+            return true
+        }
+
+        /// Exactly `count` ASCII digits as a number.
+        mutating func digits(_ count: Int) -> Int? {
+            guard index + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[index..<index + count] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            index += count
+            return value
+        }
+
+        /// One or more ASCII digits, as written.
+        mutating func digitRun() -> String? {
+            let start = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            return index > start ? String(decoding: bytes[start..<index], as: UTF8.self) : nil
+        }
+    }
+
+    private static func daysInMonth(year: Int, month: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+}

@@ -1,0 +1,177 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import SwellStore
+
+/// Statements 12–16: fetch requests, unsaved state, no waiting for the writer, counts, batches.
+@Suite struct FetchingTests {
+    let directory = TemporaryDirectory()
+
+    private func seed(_ container: PersistentContainer) async throws {
+        let writer = container.writerContext
+        try await writer.perform {
+            let spots = ["Ocean Beach", "Pacifica", "Mavericks", "Bolinas beach", "Linda Mar", "Stinson BEACH"]
+            for id in 1...30 {
+                insertEntry(writer, id: id, location: spots[id % spots.count], rating: id % 5 == 0 ? nil : id % 5,
+                            date: Date(timeIntervalSince1970: 1_700_000_000 + Double(id) * 3600))
+            }
+            try writer.save()
+        }
+    }
+
+    private func ids(_ context: ManagedObjectContext, _ request: FetchRequest) throws -> [Int] {
+        try context.performAndWait { try context.fetch(request).map { $0["id"] as! Int } }
+    }
+
+    @Test func aRequestFiltersSortsLimitsAndOffsets() async throws {
+        let container = try makeContainer(directory)
+        try await seed(container)
+        var request = FetchRequest(entityName: "JournalEntry")
+        request.predicate = FetchPredicate(format: "rating >= %@ AND location CONTAINS[c] %@", 3, "beach")
+        request.sortDescriptors = [FetchSortDescriptor(key: "rating", ascending: false), FetchSortDescriptor(key: "id")]
+        let all = try ids(container.viewContext, request)
+        #expect(all == [9, 24, 29, 3, 18, 23])
+        request.fetchOffset = 1
+        request.fetchLimit = 2
+        #expect(try ids(container.viewContext, request) == [24, 29])
+    }
+
+    @Test func aFetchSeesTheContextsAndEveryAncestorsUnsavedState() async throws {
+        let container = try makeContainer(directory)
+        try await seed(container)
+        let view = container.viewContext
+        // Unsaved in the view context: a new entry, a changed rating, a deletion.
+        try await view.perform {
+            insertEntry(view, id: 100, location: "New beach", rating: 5)
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.predicate = FetchPredicate(format: "id IN %@", [1, 2])
+            let objects = try view.fetch(request)
+            for object in objects where object["id"] as? Int == 1 { object["rating"] = 5 }
+            for object in objects where object["id"] as? Int == 2 { view.delete(object) }
+        }
+        let worker = container.newBackgroundContext()
+        var request = FetchRequest(entityName: "JournalEntry")
+        request.predicate = FetchPredicate(format: "rating == 5")
+        request.sortDescriptors = [FetchSortDescriptor(key: "id", ascending: false)]
+        #expect(try ids(worker, request) == [100, 1])
+        var all = FetchRequest(entityName: "JournalEntry")
+        all.sortDescriptors = [FetchSortDescriptor(key: "id")]
+        let seen = try ids(worker, all)
+        #expect(!seen.contains(2))
+        #expect(seen.count == 30)
+        // The worker's own unsaved changes on top, sorted on unsaved values.
+        let sorted = try worker.performAndWait { () throws -> [Int] in
+            var byRating = FetchRequest(entityName: "JournalEntry")
+            byRating.predicate = FetchPredicate(format: "rating != NIL")
+            byRating.sortDescriptors = [FetchSortDescriptor(key: "rating", ascending: false), FetchSortDescriptor(key: "id")]
+            byRating.fetchLimit = 3
+            let first = try worker.fetch(byRating)
+            first[0]["rating"] = 0
+            return try worker.fetch(byRating).map { $0["id"] as! Int }
+        }
+        #expect(sorted == [100, 4, 9])
+    }
+
+    @Test func aFetchNeverWaitsForTheWritersSaveInProgress() async throws {
+        let container = try makeContainer(directory)
+        try await seed(container)
+        let writer = container.writerContext
+        let store = try #require(container.persistentStoreCoordinator.sqliteStore)
+        let inTransaction = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        store.commitObserverInterval = 1_000_000
+        store.commitObserver = { written in
+            guard written == 0 else { return }
+            inTransaction.signal()
+            _ = release.wait(timeout: .now() + 20)
+        }
+        let view = container.viewContext
+        try await view.perform {
+            insertEntry(view, id: 200)
+            try view.save()
+        }
+        enqueue(writer) { try? writer.save() }
+        #expect(inTransaction.wait(timeout: .now() + 10) == .success)
+        // The writer is inside its transaction and waits: readers go on, and see the in-flight change.
+        let worker = container.newBackgroundContext()
+        let seen = try await worker.perform { try worker.count(for: FetchRequest(entityName: "JournalEntry")) }
+        let observer = try makeRootContext(at: container.storeURL)
+        let onDisk = try count(observer)
+        release.signal()
+        store.commitObserver = nil
+        #expect(seen == 31)
+        #expect(onDisk == 30)
+        _ = await writer.perform(schedule: .enqueued) { true }
+        #expect(try count(observer) == 31)
+    }
+
+    @Test func countEqualsTheNumberOfObjectsTheFetchReturns() async throws {
+        let container = try makeContainer(directory)
+        try await seed(container)
+        let view = container.viewContext
+        try await view.perform {
+            insertEntry(view, id: 500, location: "Ocean Beach", rating: 4)
+            let some = try view.fetch(FetchRequest(entityName: "JournalEntry")).prefix(3)
+            view.delete(some.first!)
+            some.last!["rating"] = 4
+            for format in ["rating == 4", "location BEGINSWITH 'O'", "rating == NIL", "id > 10 AND id < 20"] {
+                for (limit, offset) in [(0, 0), (2, 0), (0, 3), (4, 2), (100, 100)] {
+                    var request = FetchRequest(entityName: "JournalEntry")
+                    request.predicate = FetchPredicate(format: format)
+                    request.fetchLimit = limit
+                    request.fetchOffset = offset
+                    #expect(try view.count(for: request) == view.fetch(request).count, "\(format) limit \(limit) offset \(offset)")
+                }
+            }
+        }
+    }
+
+    @Test func aBatchedFetchHoldsAboutOneBatchOfValuesAtATime() async throws {
+        let container = try makeContainer(directory)
+        let writer = container.writerContext
+        try await writer.perform {
+            for index in 0..<20_000 {
+                let note = writer.insertNewObject(forEntityName: "Note")
+                note["text"] = "note \(index)"
+            }
+            try writer.save()
+        }
+        let worker = container.newBackgroundContext()
+        let (maxLoaded, total, texts) = try await worker.perform { () throws -> (Int, Int, Int) in
+            var request = FetchRequest(entityName: "Note")
+            request.fetchBatchSize = 500
+            let notes = try worker.fetch(request)
+            var maxLoaded = 0
+            var texts = 0
+            for (index, note) in notes.enumerated() {
+                if note["text"] is String { texts += 1 }
+                if index % 1_000 == 0 {
+                    maxLoaded = max(maxLoaded, notes.filter { !$0.isFault }.count)
+                }
+            }
+            return (maxLoaded, notes.count, texts)
+        }
+        #expect(total == 20_000)
+        #expect(texts == 20_000)
+        #expect(maxLoaded <= 1_000)
+    }
+
+    @Test func badRequestsThrowClearErrors() async throws {
+        let container = try makeContainer(directory)
+        let view = container.viewContext
+        try await view.perform {
+            #expect(throws: StoreError.self) { try view.fetch(FetchRequest(entityName: "Nope")) }
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.predicate = FetchPredicate(format: "ratng == 1")
+            do {
+                _ = try view.fetch(request)
+                Issue.record("an unknown attribute must fail")
+            } catch let StoreError.invalidPredicate(error) {
+                #expect(error.message.contains("ratng"))
+            }
+            var sorted = FetchRequest(entityName: "JournalEntry")
+            sorted.sortDescriptors = [FetchSortDescriptor(key: "nope")]
+            #expect(throws: StoreError.self) { try view.fetch(sorted) }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+@testable import SwellStore
+
+/// Statement 24: lightweight migration, and clear errors for what cannot be inferred.
+@Suite struct MigrationTests {
+    let directory = TemporaryDirectory()
+
+    private func store(with model: ManagedObjectModel, rows: Int) async throws -> URL {
+        let url = directory.file("migrate.sqlite")
+        let container = PersistentContainer(name: "migrate", managedObjectModel: model, storeURL: url)
+        try container.loadPersistentStores()
+        try await container.writerContext.perform {
+            for id in 0..<rows { insertEntry(container.writerContext, id: id) }
+            try container.writerContext.save()
+        }
+        return url
+    }
+
+    private func model(_ change: (inout EntityDescription) -> Void) -> ManagedObjectModel {
+        var entity = journalEntity
+        change(&entity)
+        return ManagedObjectModel(entities: [entity, noteEntity])
+    }
+
+    private func migrationError(_ url: URL, _ model: ManagedObjectModel) -> (entity: String, attribute: String?)? {
+        do {
+            try PersistentStoreCoordinator(managedObjectModel: model).addPersistentStore(at: url)
+            return nil
+        } catch StoreError.migrationFailed(let entity, let attribute, _) {
+            return (entity, attribute)
+        } catch {
+            return ("unexpected \(error)", nil)
+        }
+    }
+
+    @Test func anAddedAttributeGetsAColumnAndKeepsTheRows() async throws {
+        let url = try await store(with: journalModel, rows: 3)
+        let grown = model { $0.attributes.append(AttributeDescription(name: "spotName", type: .string, isOptional: true)) }
+        let context = try makeRootContext(at: url, model: grown)
+        try context.performAndWait {
+            let entries = try context.fetch(FetchRequest(entityName: "JournalEntry"))
+            #expect(entries.count == 3)
+            #expect(entries[0]["spotName"] == nil)
+            entries[0]["spotName"] = "Linda Mar"
+            try context.save()
+        }
+        #expect(try count(try makeRootContext(at: url, model: grown), "JournalEntry", "spotName == 'Linda Mar'") == 1)
+    }
+
+    @Test func aNewEntityGetsATable() async throws {
+        let url = try await store(with: journalModel, rows: 1)
+        var grown = journalModel
+        grown.entities.append(EntityDescription(name: "Spot", attributes: [AttributeDescription(name: "name", type: .string)],
+                                                uniquenessConstraint: ["name"]))
+        #expect(try count(try makeRootContext(at: url, model: grown), "Spot") == 0)
+    }
+
+    @Test func aTypeChangeFailsNamingTheEntityAndAttribute() async throws {
+        let url = try await store(with: journalModel, rows: 1)
+        let changed = model { $0.attributes[6] = AttributeDescription(name: "rating", type: .string, isOptional: true) }
+        let error = migrationError(url, changed)
+        #expect(error?.entity == "JournalEntry")
+        #expect(error?.attribute == "rating")
+    }
+
+    @Test func aNewRequiredAttributeOnANonEmptyTableFails() async throws {
+        let url = try await store(with: journalModel, rows: 1)
+        let changed = model { $0.attributes.append(AttributeDescription(name: "spotName", type: .string)) }
+        let error = migrationError(url, changed)
+        #expect(error?.entity == "JournalEntry")
+        #expect(error?.attribute == "spotName")
+    }
+
+    @Test func aNewRequiredAttributeOnAnEmptyTableIsAdded() async throws {
+        let url = try await store(with: journalModel, rows: 0)
+        let changed = model { $0.attributes.append(AttributeDescription(name: "spotName", type: .string)) }
+        #expect(migrationError(url, changed) == nil)
+    }
+
+    @Test func aChangedKeyOnANonEmptyTableFails() async throws {
+        let url = try await store(with: journalModel, rows: 2)
+        let changed = model { $0.uniquenessConstraint = ["id", "date"] }
+        let error = migrationError(url, changed)
+        #expect(error?.entity == "JournalEntry")
+        #expect(error?.attribute != nil)
+    }
+
+    @Test func aFileThatIsNotAStoreFailsClearly() throws {
+        let url = directory.file("not-a-store.sqlite")
+        try Data("this is not sqlite, just text that is long enough to have a header".utf8).write(to: url)
+        #expect {
+            try PersistentStoreCoordinator(managedObjectModel: journalModel).addPersistentStore(at: url)
+        } throws: { error in
+            guard case StoreError.notAStore(let path, _) = error else { return false }
+            return path == url.path
+        }
+        let folder = directory.file("folder.sqlite")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        #expect(throws: StoreError.self) {
+            try PersistentStoreCoordinator(managedObjectModel: journalModel).addPersistentStore(at: folder)
+        }
+    }
+
+    @Test func anUnusableModelIsRejected() throws {
+        let bad = ManagedObjectModel(entities: [EntityDescription(name: "swell_things", attributes: [AttributeDescription(name: "a", type: .string)])])
+        #expect(throws: ModelError.self) {
+            try PersistentStoreCoordinator(managedObjectModel: bad).addPersistentStore(at: directory.file("bad.sqlite"))
+        }
+        let badKey = ManagedObjectModel(entities: [EntityDescription(name: "Thing", attributes: [AttributeDescription(name: "a", type: .string)],
+                                                                     uniquenessConstraint: ["b"])])
+        #expect(throws: ModelError.unknownKeyAttribute(entity: "Thing", attribute: "b")) {
+            try PersistentStoreCoordinator(managedObjectModel: badKey).addPersistentStore(at: directory.file("bad2.sqlite"))
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+@testable import SwellStore
+
+/// The SurfJournal model: journal entries keyed by `id`.
+let journalEntity = EntityDescription(
+    name: "JournalEntry",
+    attributes: [
+        AttributeDescription(name: "id", type: .integer),
+        AttributeDescription(name: "date", type: .date),
+        AttributeDescription(name: "height", type: .string, isOptional: true),
+        AttributeDescription(name: "period", type: .string, isOptional: true),
+        AttributeDescription(name: "wind", type: .string, isOptional: true),
+        AttributeDescription(name: "location", type: .string, isOptional: true),
+        AttributeDescription(name: "rating", type: .integer, isOptional: true),
+    ],
+    uniquenessConstraint: ["id"]
+)
+
+/// An entity without a key, for inserts that never merge.
+let noteEntity = EntityDescription(
+    name: "Note",
+    attributes: [
+        AttributeDescription(name: "text", type: .string),
+        AttributeDescription(name: "score", type: .double, isOptional: true),
+        AttributeDescription(name: "pinned", type: .boolean, isOptional: true),
+    ]
+)
+
+let journalModel = ManagedObjectModel(entities: [journalEntity, noteEntity])
+
+/// A fresh temporary folder for one test, removed when the value goes.
+final class TemporaryDirectory: Sendable {
+    let url: URL
+
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("swell-tests-\(UUID().uuidString)", isDirectory: true)
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+}
+
+/// A loaded container on a fresh store file.
+func makeContainer(_ directory: TemporaryDirectory, name: String = "journal",
+                   model: ManagedObjectModel = journalModel) throws -> PersistentContainer {
+    let container = PersistentContainer(name: name, managedObjectModel: model, storeURL: directory.file("\(name).sqlite"))
+    try container.loadPersistentStores()
+    return container
+}
+
+/// A root context on its own coordinator over an existing store file (a second "process").
+func makeRootContext(at url: URL, model: ManagedObjectModel = journalModel) throws -> ManagedObjectContext {
+    let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+    try coordinator.addPersistentStore(at: url)
+    let context = ManagedObjectContext(concurrencyType: .privateQueue)
+    context.persistentStoreCoordinator = coordinator
+    return context
+}
+
+/// Inserts a journal entry with the given values.
+@discardableResult
+func insertEntry(_ context: ManagedObjectContext, id: Int, location: String? = nil, rating: Int? = nil,
+                 date: Date = Date(timeIntervalSince1970: 1_700_000_000)) -> ManagedObject {
+    let entry = context.insertNewObject(forEntityName: "JournalEntry")
+    entry["id"] = id
+    entry["date"] = date
+    if let location { entry["location"] = location }
+    if let rating { entry["rating"] = rating }
+    return entry
+}
+
+/// Enqueues a block on a context from async code (where the bare call would pick the async `perform`).
+func enqueue(_ context: ManagedObjectContext, _ block: @escaping @Sendable () -> Void) {
+    context.perform(block)
+}
+
+/// Starts a background task from async code (where the bare call would pick the async overload).
+func startBackgroundTask(_ container: PersistentContainer, _ block: @escaping @Sendable (ManagedObjectContext) -> Void) {
+    container.performBackgroundTask(block)
+}
+
+/// Rows of the entity in the store file, read through a separate connection.
+func storedRowCount(_ url: URL, entity: String = "JournalEntry") throws -> Int {
+    let connection = try SQLiteConnection(path: url.path, mode: .readOnly)
+    guard case .integer(let count)? = try connection.query("SELECT count(*) FROM \"\(entity)\"").first?.first else { return -1 }
+    return Int(count)
+}
+
+/// Counts a context's objects matching a format, on its queue.
+func count(_ context: ManagedObjectContext, _ entity: String = "JournalEntry", _ format: String? = nil,
+           _ arguments: Any?...) throws -> Int {
+    var request = FetchRequest(entityName: entity)
+    if let format { request.predicate = FetchPredicate(format: format, argumentArray: arguments) }
+    return try context.performAndWait { try context.count(for: request) }
+}
+
+/// Collects did-save notifications of one context.
+final class SaveRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _changes: [ContextDidSaveChanges] = []
+    private var token: NSObjectProtocol?
+
+    init(_ context: ManagedObjectContext) {
+        token = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didSaveNotification, object: context, queue: nil) { [weak self] note in
+            guard let self, let changes = ContextDidSaveChanges(notification: note) else { return }
+            lock.withLock { _changes.append(changes) }
+        }
+    }
+
+    deinit {
+        if let token { NotificationCenter.default.removeObserver(token) }
+    }
+
+    var changes: [ContextDidSaveChanges] { lock.withLock { _changes } }
+}
