@@ -82,7 +82,7 @@ private func expectMatches(
 }
 
 /// The error binding `format` to `journal` throws, or nil.
-private func bindError(_ format: String, _ arguments: Any?...) -> SwellStore.PredicateError? {
+private func bindError(_ format: String, _ arguments: Any?...) -> FetchPredicateError? {
     do {
         _ = try FetchPredicate(format: format, argumentArray: arguments).bind(to: journal)
         return nil
@@ -118,7 +118,7 @@ private func bindError(_ format: String, _ arguments: Any?...) -> SwellStore.Pre
     [8, 10, 15, 7, 7, 7, 0, 11, 0, 12, 12, 0, 8, 10, 10, 12, 10, 10, 0]
 ))
 func syntaxErrorsReportTheirOffset(format: String, offset: Int) {
-    #expect(throws: SwellStore.PredicateError.self) { try FetchPredicate.parse(format: format) }
+    #expect(throws: FetchPredicateError.self) { try FetchPredicate.parse(format: format) }
     let error = bindError(format)
     #expect(error?.offset == offset, "\(error?.description ?? "no error")")
     #expect(error?.format == format)
@@ -182,8 +182,8 @@ func syntaxErrorsReportTheirOffset(format: String, offset: Int) {
 @Test func initNeverTrapsAndParseThrows() {
     let predicate = FetchPredicate(format: "rating >= (")
     #expect(predicate.description == "rating >= (")
-    #expect(throws: SwellStore.PredicateError.self) { try predicate.validate(against: journal) }
-    #expect(throws: SwellStore.PredicateError.self) { try FetchPredicate.parse(format: "rating >= (") }
+    #expect(throws: FetchPredicateError.self) { try predicate.validate(against: journal) }
+    #expect(throws: FetchPredicateError.self) { try FetchPredicate.parse(format: "rating >= (") }
     #expect(throws: Never.self) { try FetchPredicate.parse(format: "rating >= %@", arguments: [3]) }
 }
 
@@ -249,7 +249,7 @@ func typeMismatchesAreReportedAtTheirOffset(format: String, offset: Int) {
 
 @Test func unsupportedArgumentIsAnErrorNotATrap() {
     let predicate = FetchPredicate(format: "rating == 1 AND name == %@", URL(fileURLWithPath: "/tmp"))
-    #expect(throws: SwellStore.PredicateError.self) { try predicate.validate(against: journal) }
+    #expect(throws: FetchPredicateError.self) { try predicate.validate(against: journal) }
     #expect(bindError("name == %@", URL(fileURLWithPath: "/tmp"))?.offset == 8)
     #expect(bindError("rating == %@", UInt64.max)?.offset == 10)
     #expect(bindError("height == %@", Double.nan)?.offset == 10)

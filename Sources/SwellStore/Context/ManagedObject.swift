@@ -36,8 +36,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         guard let known = coordinator.entitiesByName[entity.name], let indices = coordinator.attributeIndices[entity.name] else {
             preconditionFailure("SwellStore: the model has no entity named '\(entity.name)'")
         }
-        let id = ObjectID(entityName: known.name, primaryKey: coordinator.allocatePrimaryKey(for: known.name),
-                          storeIdentifier: coordinator.storeIdentifier)
+        let id = ObjectID(entityName: known.name, primaryKey: context.nextPrimaryKey(for: known.name, from: coordinator),
+                          storeIdentifier: context.storeIdentifier(of: coordinator))
         self.init(id: id, entity: known, attributeIndex: indices, snapshot: Array(repeating: .null, count: known.attributes.count))
         context.insert(self)
     }

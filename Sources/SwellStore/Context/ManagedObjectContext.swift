@@ -54,6 +54,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         var parent: ManagedObjectContext?
         var coordinator: PersistentStoreCoordinator?
         var children: [WeakContext] = []
+        /// The coordinator at the root of the chain, once looked up (hot paths ask often).
+        var rootCoordinator: PersistentStoreCoordinator?
     }
 
     private struct Settings {
@@ -71,6 +73,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     var retained: [ObjectID: ManagedObject] = [:]
     /// Every registered object, when `retainsRegisteredObjects` is set.
     var strongRegistry: [ObjectID: ManagedObject] = [:]
+    /// Primary keys taken from the coordinator and not used yet, by entity.
+    private var reservedKeys: [String: Range<Int64>] = [:]
+    private var cachedStoreIdentifier: String?
     /// Fetched results controllers observing this context.
     var changeObservers: [WeakObserver] = []
 
@@ -118,6 +123,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         set {
             links.withLock {
                 $0.coordinator = newValue
+                $0.rootCoordinator = newValue
                 if newValue != nil { $0.parent = nil }
             }
             newValue?.register(root: self)
@@ -130,6 +136,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         set {
             links.withLock {
                 $0.parent = newValue
+                $0.rootCoordinator = nil
                 if newValue != nil { $0.coordinator = nil }
             }
             newValue?.addChild(self)
@@ -138,9 +145,13 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// The coordinator at the root of this context's chain.
     var coordinator: PersistentStoreCoordinator? {
+        if let cached = links.withLock({ $0.rootCoordinator }) { return cached }
         var context: ManagedObjectContext? = self
         while let current = context {
-            if let coordinator = current.persistentStoreCoordinator { return coordinator }
+            if let coordinator = current.persistentStoreCoordinator {
+                links.withLock { $0.rootCoordinator = coordinator }
+                return coordinator
+            }
             context = current.parent
         }
         return nil
@@ -317,6 +328,25 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             }
         }
         if changed { retained[id] = object }
+    }
+
+    /// The next primary key for a new object, from a block reserved at the coordinator.
+    func nextPrimaryKey(for entity: String, from coordinator: PersistentStoreCoordinator) -> Int64 {
+        if let range = reservedKeys[entity], !range.isEmpty {
+            reservedKeys[entity] = range.dropFirst()
+            return range.lowerBound
+        }
+        let range = coordinator.allocatePrimaryKeys(for: entity, count: 256)
+        reservedKeys[entity] = range.dropFirst()
+        return range.lowerBound
+    }
+
+    /// The store's identifier, looked up once.
+    func storeIdentifier(of coordinator: PersistentStoreCoordinator) -> String {
+        if let cachedStoreIdentifier { return cachedStoreIdentifier }
+        let identifier = coordinator.storeIdentifier
+        if coordinator.storeURL != nil { cachedStoreIdentifier = identifier }
+        return identifier
     }
 
     func recordInvalidValue(_ error: StoreError) {

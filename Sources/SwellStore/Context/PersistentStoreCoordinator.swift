@@ -68,12 +68,13 @@ public final class PersistentStoreCoordinator: Sendable {
 
     var storeIdentifier: String { state.withLock { $0.store?.identifier ?? "unloaded" } }
 
-    /// A new primary key for an object of `entity`: IDs are permanent from insert.
-    func allocatePrimaryKey(for entity: String) -> Int64 {
+    /// New primary keys for objects of `entity`: IDs are permanent from insert.
+    /// Contexts take them in blocks, so inserts on many queues do not contend here.
+    func allocatePrimaryKeys(for entity: String, count: Int64) -> Range<Int64> {
         state.withLock { state in
             let key = state.nextPrimaryKey[entity, default: 1]
-            state.nextPrimaryKey[entity] = key + 1
-            return key
+            state.nextPrimaryKey[entity] = key + count
+            return key..<(key + count)
         }
     }
 

@@ -10,7 +10,7 @@ struct BoundPredicate: Sendable {
     private let root: Node
 
     /// Types `expression` against `entity`; `format` is for errors.
-    init(expression: PredicateExpression, entity: EntityDescription, format: String) throws(PredicateError) {
+    init(expression: PredicateExpression, entity: EntityDescription, format: String) throws(FetchPredicateError) {
         var binder = PredicateBinder(entity: entity, format: format)
         self.root = try binder.bind(expression)
         self.entity = entity
@@ -109,7 +109,7 @@ extension BoundPredicate {
             }
         }
 
-        /// Whether the ordering holds for a `PredicateValueOrder.compare` result.
+        /// Whether the ordering holds for a `StoreValue.compare` result.
         func holds(_ order: Int) -> Bool {
             switch self {
             case .equal: order == 0
@@ -148,14 +148,14 @@ extension BoundPredicate {
                 return value.isNull == wantsNull
             case .compare(let ordering, let operand, let options):
                 guard let value = Self.prepared(value, options) else { return false }
-                return ordering.holds(PredicateValueOrder.compare(value, operand))
+                return ordering.holds(StoreValue.compare(value, operand))
             case .oneOf(let values, let includesNull, let options):
                 if value.isNull { return includesNull }
                 guard let value = Self.prepared(value, options) else { return false }
-                return values.contains { PredicateValueOrder.compare(value, $0) == 0 }
+                return values.contains { StoreValue.compare(value, $0) == 0 }
             case .between(let low, let high, let options):
                 guard let value = Self.prepared(value, options) else { return false }
-                return PredicateValueOrder.compare(value, low) >= 0 && PredicateValueOrder.compare(value, high) <= 0
+                return StoreValue.compare(value, low) >= 0 && StoreValue.compare(value, high) <= 0
             case .string(let operation, let operand, let options):
                 guard case .text(let text) = value else { return false }
                 return PredicateFunctions.stringOperation(operation, text, operand, options)
@@ -223,11 +223,11 @@ private struct PredicateBinder {
         self.columns = columns
     }
 
-    private func error(_ message: String, at offset: Int) -> PredicateError {
-        PredicateError(message: message, offset: offset, format: format)
+    private func error(_ message: String, at offset: Int) -> FetchPredicateError {
+        FetchPredicateError(message: message, offset: offset, format: format)
     }
 
-    mutating func bind(_ expression: PredicateExpression) throws(PredicateError) -> BoundPredicate.Node {
+    mutating func bind(_ expression: PredicateExpression) throws(FetchPredicateError) -> BoundPredicate.Node {
         switch expression {
         case .constant(let value):
             return .constant(value)
@@ -260,7 +260,7 @@ private struct PredicateBinder {
         }
     }
 
-    private func bind(_ comparison: PredicateComparison) throws(PredicateError) -> BoundPredicate.Test {
+    private func bind(_ comparison: PredicateComparison) throws(FetchPredicateError) -> BoundPredicate.Test {
         guard let column = columns[comparison.attribute] else {
             throw error("unknown attribute '\(comparison.attribute)' of \(entity.name)", at: comparison.attributeOffset)
         }
@@ -344,7 +344,7 @@ private struct PredicateBinder {
     /// (folded for the options), `.null` for NIL.
     private func storeValue(
         _ operand: PredicateOperand, for attribute: AttributeDescription, options: PredicateStringOptions
-    ) throws(PredicateError) -> StoreValue {
+    ) throws(FetchPredicateError) -> StoreValue {
         let converted: StoreValue?
         switch (attribute.type, operand.value) {
         case (_, .null): converted = .null
@@ -397,32 +397,6 @@ extension AttributeType {
         case .boolean: "TRUE, FALSE, YES, NO, 0 or 1"
         case .date: "an ISO-8601 date string, Unix seconds or a Date"
         }
-    }
-}
-
-/// Orders values exactly as SQLite compares them: as `StoreValue.compare`,
-/// except that an integer and a double compare exactly (SQLite does not round
-/// the integer to a double, so 2^53 + 1 > 2^53 as a double).
-enum PredicateValueOrder {
-    /// -1, 0 or 1.
-    static func compare(_ lhs: StoreValue, _ rhs: StoreValue) -> Int {
-        switch (lhs, rhs) {
-        case (.integer(let int), .real(let double)): compare(int, double)
-        case (.real(let double), .integer(let int)): -compare(int, double)
-        default: StoreValue.compare(lhs, rhs)
-        }
-    }
-
-    /// Compares an integer with a (non-NaN) double without rounding either.
-    static func compare(_ int: Int64, _ double: Double) -> Int {
-        // 2^63 is exact as a double; every Int64 is below it and at or above -2^63.
-        if double >= 9_223_372_036_854_775_808.0 { return -1 }
-        if double < -9_223_372_036_854_775_808.0 { return 1 }
-        let whole = double.rounded(.towardZero)
-        let truncated = Int64(whole)
-        if int != truncated { return int < truncated ? -1 : 1 }
-        let fraction = double - whole
-        return fraction > 0 ? -1 : (fraction < 0 ? 1 : 0)
     }
 }
 

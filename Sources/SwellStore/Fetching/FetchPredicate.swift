@@ -23,7 +23,7 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     /// The arguments for the format's placeholders, converted when the predicate was created.
     let arguments: [PredicateValue]
     /// The parsed format, or why it could not be parsed.
-    private let parsed: Result<PredicateExpression, PredicateError>
+    private let parsed: Result<PredicateExpression, FetchPredicateError>
 
     /// Creates a predicate from a format and the arguments for its `%@`
     /// placeholders, in order: `String`, any integer type, `Double`, `Float`,
@@ -50,7 +50,7 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
 
     /// Creates a predicate, throwing when the format is malformed or an
     /// argument cannot be used (attributes are checked by `validate(against:)`).
-    public static func parse(format: String, arguments: [Any?] = []) throws(PredicateError) -> FetchPredicate {
+    public static func parse(format: String, arguments: [Any?] = []) throws(FetchPredicateError) -> FetchPredicate {
         let predicate = FetchPredicate(format: format, argumentArray: arguments)
         if case .failure(let error) = predicate.parsed { throw error }
         return predicate
@@ -62,13 +62,13 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     /// Checks the syntax, and that every attribute exists in `entity` and is
     /// compared with values of its type.
     ///
-    /// - Throws: `PredicateError` with the offset of the problem in the format.
-    public func validate(against entity: EntityDescription) throws(PredicateError) {
+    /// - Throws: `FetchPredicateError` with the offset of the problem in the format.
+    public func validate(against entity: EntityDescription) throws(FetchPredicateError) {
         _ = try bind(to: entity)
     }
 
     /// The predicate typed against `entity`, ready to compile to SQL or evaluate in memory.
-    func bind(to entity: EntityDescription) throws(PredicateError) -> BoundPredicate {
+    func bind(to entity: EntityDescription) throws(FetchPredicateError) -> BoundPredicate {
         switch parsed {
         case .success(let expression): try BoundPredicate(expression: expression, entity: entity, format: format)
         case .failure(let error): throw error
@@ -89,7 +89,7 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
 
 /// Why a predicate cannot be used: a syntax error, an unknown attribute, a
 /// value of the wrong type, or an unusable argument, with where it is.
-public struct PredicateError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct FetchPredicateError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong, e.g. "unknown attribute 'ratng' of JournalEntry".
     public let message: String
     /// The 0-based offset, in `Character`s, in the format where the problem is.

@@ -125,7 +125,7 @@ struct PredicateParser {
     private var depth = 0
 
     /// Parses `format` with `arguments` for its placeholders.
-    static func parse(format: String, arguments: [PredicateValue]) throws(PredicateError) -> PredicateExpression {
+    static func parse(format: String, arguments: [PredicateValue]) throws(FetchPredicateError) -> PredicateExpression {
         var tokenizer = PredicateTokenizer(format: format)
         var parser = PredicateParser(
             format: format, characterCount: format.count, tokens: try tokenizer.tokens(), arguments: arguments)
@@ -145,11 +145,11 @@ struct PredicateParser {
         if position < tokens.count - 1 { position += 1 }
     }
 
-    private func error(_ message: String, at offset: Int) -> PredicateError {
-        PredicateError(message: message, offset: offset, format: format)
+    private func error(_ message: String, at offset: Int) -> FetchPredicateError {
+        FetchPredicateError(message: message, offset: offset, format: format)
     }
 
-    private mutating func parsePredicate() throws(PredicateError) -> PredicateExpression {
+    private mutating func parsePredicate() throws(FetchPredicateError) -> PredicateExpression {
         if current.kind == .end { throw error("the predicate is empty", at: 0) }
         let expression = try parseOr()
         guard current.kind == .end else {
@@ -163,7 +163,7 @@ struct PredicateParser {
         return expression
     }
 
-    private mutating func parseOr() throws(PredicateError) -> PredicateExpression {
+    private mutating func parseOr() throws(FetchPredicateError) -> PredicateExpression {
         var terms = [try parseAnd()]
         while current.isKeyword("OR") || current.kind == .symbol("||") {
             advance()
@@ -172,7 +172,7 @@ struct PredicateParser {
         return terms.count == 1 ? terms[0] : .or(terms)
     }
 
-    private mutating func parseAnd() throws(PredicateError) -> PredicateExpression {
+    private mutating func parseAnd() throws(FetchPredicateError) -> PredicateExpression {
         var terms = [try parseNot()]
         while current.isKeyword("AND") || current.kind == .symbol("&&") {
             advance()
@@ -181,7 +181,7 @@ struct PredicateParser {
         return terms.count == 1 ? terms[0] : .and(terms)
     }
 
-    private mutating func parseNot() throws(PredicateError) -> PredicateExpression {
+    private mutating func parseNot() throws(FetchPredicateError) -> PredicateExpression {
         guard current.isKeyword("NOT") || current.kind == .symbol("!") else { return try parsePrimary() }
         try enterNesting()
         advance()
@@ -190,14 +190,14 @@ struct PredicateParser {
         return .not(operand)
     }
 
-    private mutating func enterNesting() throws(PredicateError) {
+    private mutating func enterNesting() throws(FetchPredicateError) {
         depth += 1
         guard depth <= Self.maximumDepth else {
             throw error("the predicate nests parentheses or NOT more than \(Self.maximumDepth) deep", at: current.offset)
         }
     }
 
-    private mutating func parsePrimary() throws(PredicateError) -> PredicateExpression {
+    private mutating func parsePrimary() throws(FetchPredicateError) -> PredicateExpression {
         if current.kind == .symbol("(") {
             let open = current.offset
             try enterNesting()
@@ -233,7 +233,7 @@ struct PredicateParser {
         case list([PredicateOperand], offset: Int)
     }
 
-    private mutating func parseComparison() throws(PredicateError) -> PredicateExpression {
+    private mutating func parseComparison() throws(FetchPredicateError) -> PredicateExpression {
         let left = try parseSide(expecting: "an attribute name")
         let comparatorOffset = current.offset
         let comparator = try parseComparator(after: left)
@@ -273,7 +273,7 @@ struct PredicateParser {
                 comparatorOffset: comparatorOffset, options: options, rightSide: rightSide))
     }
 
-    private mutating func parseComparator(after left: Side) throws(PredicateError) -> PredicateComparator {
+    private mutating func parseComparator(after left: Side) throws(FetchPredicateError) -> PredicateComparator {
         let token = current
         let comparator: PredicateComparator
         switch token.kind {
@@ -315,7 +315,7 @@ struct PredicateParser {
         }
     }
 
-    private mutating func parseSide(expecting expected: String) throws(PredicateError) -> Side {
+    private mutating func parseSide(expecting expected: String) throws(FetchPredicateError) -> Side {
         let token = current
         switch token.kind {
         case .identifier(let name, escaped: false):
@@ -349,7 +349,7 @@ struct PredicateParser {
         }
     }
 
-    private mutating func parseList() throws(PredicateError) -> Side {
+    private mutating func parseList() throws(FetchPredicateError) -> Side {
         let open = current.offset
         advance()
         var elements: [PredicateOperand] = []
@@ -378,7 +378,7 @@ struct PredicateParser {
     }
 
     /// A literal or a `%@` argument.
-    private mutating func parseValue(expecting expected: String) throws(PredicateError) -> PredicateOperand {
+    private mutating func parseValue(expecting expected: String) throws(FetchPredicateError) -> PredicateOperand {
         let token = current
         let value: PredicateValue
         switch token.kind {
@@ -405,7 +405,7 @@ struct PredicateParser {
         return PredicateOperand(value: value, offset: token.offset)
     }
 
-    private mutating func takeArgument(at offset: Int) throws(PredicateError) -> PredicateValue {
+    private mutating func takeArgument(at offset: Int) throws(FetchPredicateError) -> PredicateValue {
         guard argumentsUsed < arguments.count else {
             throw error("missing argument: the predicate has more placeholders than the \(arguments.count) arguments given", at: offset)
         }
@@ -477,8 +477,8 @@ struct PredicateTokenizer {
         self.characters = Array(format)
     }
 
-    private func error(_ message: String, at offset: Int) -> PredicateError {
-        PredicateError(message: message, offset: offset, format: format)
+    private func error(_ message: String, at offset: Int) -> FetchPredicateError {
+        FetchPredicateError(message: message, offset: offset, format: format)
     }
 
     private func peek(_ ahead: Int = 0) -> Character? {
@@ -486,7 +486,7 @@ struct PredicateTokenizer {
     }
 
     /// All tokens, ending with `.end`.
-    mutating func tokens() throws(PredicateError) -> [PredicateToken] {
+    mutating func tokens() throws(FetchPredicateError) -> [PredicateToken] {
         var tokens: [PredicateToken] = []
         while true {
             while let character = peek(), character.isWhitespace { index += 1 }
@@ -535,7 +535,7 @@ struct PredicateTokenizer {
         return String(characters[start..<index])
     }
 
-    private mutating func readString() throws(PredicateError) -> String {
+    private mutating func readString() throws(FetchPredicateError) -> String {
         let start = index
         let quote = characters[index]
         index += 1
@@ -561,7 +561,7 @@ struct PredicateTokenizer {
         throw error("unterminated string: no closing \(quote)", at: start)
     }
 
-    private mutating func readNumber() throws(PredicateError) -> PredicateValue {
+    private mutating func readNumber() throws(FetchPredicateError) -> PredicateValue {
         let start = index
         if peek() == "-" { index += 1 }
         skipDigits()
@@ -590,7 +590,7 @@ struct PredicateTokenizer {
         while peek()?.isASCIINumber == true { index += 1 }
     }
 
-    private mutating func readModifier() throws(PredicateError) -> PredicateStringOptions {
+    private mutating func readModifier() throws(FetchPredicateError) -> PredicateStringOptions {
         let start = index
         index += 1
         var options: PredicateStringOptions = []

@@ -91,6 +91,10 @@ public enum StoreValue: Sendable, Hashable, Codable {
             return a < b ? -1 : (a > b ? 1 : 0)
         case (.text(let a), .text(let b)):
             return compareUTF8(a, b)
+        case (.integer(let int), .real(let double)) where !double.isNaN:
+            return compareExactly(int, double)
+        case (.real(let double), .integer(let int)) where !double.isNaN:
+            return -compareExactly(int, double)
         default:
             break
         }
@@ -100,6 +104,19 @@ public enum StoreValue: Sendable, Hashable, Codable {
             return a < b ? -1 : (a > b ? 1 : 0)
         }
         return 0
+    }
+
+    /// Compares an integer with a double without rounding either, as SQLite
+    /// does (2^53 + 1 is greater than the double 2^53).
+    static func compareExactly(_ int: Int64, _ double: Double) -> Int {
+        // 2^63 is exact as a double; every Int64 is below it and at or above -2^63.
+        if double >= 9_223_372_036_854_775_808.0 { return -1 }
+        if double < -9_223_372_036_854_775_808.0 { return 1 }
+        let whole = double.rounded(.towardZero)
+        let truncated = Int64(whole)
+        if int != truncated { return int < truncated ? -1 : 1 }
+        let fraction = double - whole
+        return fraction > 0 ? -1 : (fraction < 0 ? 1 : 0)
     }
 
     /// Compares two strings by their UTF-8 bytes, as SQLite's BINARY collation does.

@@ -228,20 +228,25 @@ struct SQLiteStoreReader: StoreReader {
         }
     }
 
+    /// A JSON array of keys, for `IN (SELECT value FROM json_each(?))`: one statement for any number of keys.
+    private func keyList(_ keys: [Int64]) -> StoreValue {
+        .text("[" + keys.map(String.init).joined(separator: ",") + "]")
+    }
+
     func rows(primaryKeys: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
         var result: [Int64: [StoreValue]] = [:]
-        let sql = "SELECT \(columns(entity)) FROM \(quoteIdentifier(entity.name)) WHERE \"_pk\" = ?"
+        guard !primaryKeys.isEmpty else { return result }
+        let single = primaryKeys.count == 1
+        let condition = single ? "\"_pk\" = ?" : "\"_pk\" IN (SELECT value FROM json_each(?))"
+        let sql = "SELECT \(columns(entity)) FROM \(quoteIdentifier(entity.name)) WHERE \(condition)"
         try wrap {
             let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            try statement.bind(single ? .integer(primaryKeys[0]) : keyList(primaryKeys), at: 1)
             let count = Int32(entity.attributes.count)
-            for key in primaryKeys {
-                statement.reset()
-                try statement.bind(.integer(key), at: 1)
-                if try statement.step() {
-                    result[key] = (0..<count).map { statement.column($0 + 1) }
-                }
+            while try statement.step() {
+                result[statement.int64(0)] = (0..<count).map { statement.column($0 + 1) }
             }
-            statement.reset()
         }
         return result
     }
@@ -249,17 +254,14 @@ struct SQLiteStoreReader: StoreReader {
     func countMatching(primaryKeys: [Int64], query: StoreQuery) throws -> Int {
         guard !primaryKeys.isEmpty else { return 0 }
         var (clause, arguments) = whereClause(query)
-        clause = clause.isEmpty ? " WHERE \"_pk\" = ?" : clause + " AND \"_pk\" = ?"
+        let condition = "\"_pk\" IN (SELECT value FROM json_each(?))"
+        clause = clause.isEmpty ? " WHERE " + condition : clause + " AND " + condition
+        arguments.append(keyList(primaryKeys))
         let sql = "SELECT count(*) FROM \(quoteIdentifier(query.entity.name))" + clause
-        var total = 0
-        try wrap {
-            for key in primaryKeys {
-                if case .integer(let count)? = try connection.query(sql, arguments + [.integer(key)]).first?.first {
-                    total += Int(count)
-                }
-            }
+        return try wrap {
+            if case .integer(let count)? = try connection.query(sql, arguments).first?.first { return Int(count) }
+            return 0
         }
-        return total
     }
 
     func primaryKey(forKey key: [StoreValue], entity: EntityDescription) throws -> Int64? {

@@ -25,7 +25,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// No object with that ID exists (it was deleted, merged into another, or never saved where this context can see it).
     case objectNotFound(ObjectID)
     /// A predicate did not parse or does not fit the entity.
-    case invalidPredicate(PredicateError)
+    case invalidPredicate(FetchPredicateError)
     /// A sort key is not an attribute of the entity.
     case invalidSortKey(entity: String, key: String)
     /// Seeding a store failed; nothing was left half-copied at the store's path.
