@@ -72,7 +72,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         let attribute = entity.attributes[index]
         guard let converted = StoreValue(swiftValue: value, for: attribute.type) else {
             context.recordInvalidValue(.typeMismatch(entity: entity.name, attribute: key, expected: attribute.type,
-                                                     value: String(describing: type(of: value!))))
+                                                     value: value.map { "a value of type \(type(of: $0))" } ?? "nil"))
             return
         }
         context.recordChange(of: self, attribute: index, to: converted)

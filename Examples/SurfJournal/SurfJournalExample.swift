@@ -1,0 +1,148 @@
+// The SurfJournal flow (Apple's Core Data concurrency sample) on SwellStore:
+// import the bundled journal pages on a background context, edit in a child
+// context and discard, edit and save, add and cancel, then export a CSV on a
+// background context while the view context is in use.
+//
+// Run from the package root: `swift run surf-journal` (writes .swell/surf-journal-example.sqlite
+// and out/surf-journal-example.csv).
+import Foundation
+import SwellStore
+
+let model = ManagedObjectModel(entities: [
+    EntityDescription(
+        name: "JournalEntry",
+        attributes: [
+            AttributeDescription(name: "id", type: .integer),
+            AttributeDescription(name: "date", type: .date),
+            AttributeDescription(name: "height", type: .string, isOptional: true),
+            AttributeDescription(name: "period", type: .string, isOptional: true),
+            AttributeDescription(name: "wind", type: .string, isOptional: true),
+            AttributeDescription(name: "location", type: .string, isOptional: true),
+            AttributeDescription(name: "rating", type: .integer, isOptional: true),
+            AttributeDescription(name: "spotName", type: .string, isOptional: true),
+        ],
+        uniquenessConstraint: ["id"]),
+])
+
+/// One journal entry as it arrives in the bundled pages.
+struct Entry: Decodable, Sendable {
+    struct Spot: Decodable, Sendable { let name: String }
+    let id: Int
+    let date: Date
+    let height, period, wind, location: String?
+    let rating: Int?
+    let spot: Spot?
+}
+
+struct Page: Decodable { let data: [Entry]; let next: String? }
+
+/// Reads every bundled page, following `next`.
+func loadPages(from first: URL) throws -> [Entry] {
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601
+    var entries: [Entry] = []
+    var url: URL? = first
+    while let current = url {
+        let page = try decoder.decode(Page.self, from: Data(contentsOf: current))
+        entries += page.data
+        url = page.next.map { current.deletingLastPathComponent().appendingPathComponent($0) }
+    }
+    return entries
+}
+
+func csvField(_ value: Any?) -> String {
+    guard let value else { return "" }
+    let text = value is Date ? ISO8601DateFormatter().string(from: value as! Date) : "\(value)"
+    return text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" })
+        ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+}
+
+@main
+struct SurfJournalExample {
+    static func main() async throws {
+        let storeURL = URL(fileURLWithPath: ".swell/surf-journal-example.sqlite")
+        let container = PersistentContainer(name: "SurfJournal", managedObjectModel: model, storeURL: storeURL)
+        try container.loadPersistentStores()
+        container.viewContext.mergePolicy = .mergeByPropertyObjectTrump  // re-running the import updates rows
+
+        // 1. Import on a background context (a child of the view context), then save to disk off the main queue.
+        let entries = try loadPages(from: URL(fileURLWithPath: "fixtures/surf-journal/page-0001.json"))
+        let imported = try await container.performBackgroundTask { context throws -> Int in
+            for entry in entries {
+                let object = context.insertNewObject(forEntityName: "JournalEntry")
+                object["id"] = entry.id
+                object["date"] = entry.date
+                object["height"] = entry.height
+                object["period"] = entry.period
+                object["wind"] = entry.wind
+                object["location"] = entry.location
+                object["rating"] = entry.rating
+                object["spotName"] = entry.spot?.name
+            }
+            try context.save()
+            return entries.count
+        }
+        try await container.saveToDisk()
+        print("imported \(imported) journal entries into \(storeURL.path)")
+
+        let view = container.viewContext
+        var firstRequest = FetchRequest(entityName: "JournalEntry")
+        firstRequest.sortDescriptors = [FetchSortDescriptor(key: "id")]
+        firstRequest.fetchLimit = 1
+        let request = firstRequest
+        let firstID = try await view.perform { try view.fetch(request)[0].objectID }
+
+        // 2. Edit in a child context, then discard: the view context never sees it.
+        let scratchpad = ManagedObjectContext(concurrencyType: .mainQueue)
+        scratchpad.parent = view
+        await scratchpad.perform { scratchpad.object(with: firstID)["rating"] = 1 }
+        let ratingAfterDiscard = await view.perform { view.object(with: firstID)["rating"] as? Int }
+        print("after a discarded edit, entry 1 is rated \(ratingAfterDiscard.map(String.init) ?? "-")")
+
+        // 3. Edit in a child context and save: the change moves into the view context, then to disk.
+        let editor = ManagedObjectContext(concurrencyType: .mainQueue)
+        editor.parent = view
+        try await editor.perform {
+            editor.object(with: firstID)["rating"] = 5
+            try editor.save()
+        }
+        try await container.saveToDisk()
+        let ratingAfterSave = await view.perform { view.object(with: firstID)["rating"] as? Int }
+        print("after a saved edit, entry 1 is rated \(ratingAfterSave.map(String.init) ?? "-")")
+
+        // 4. Add in a child context and cancel: nothing reaches the view context.
+        let adder = ManagedObjectContext(concurrencyType: .mainQueue)
+        adder.parent = view
+        await adder.perform {
+            let entry = adder.insertNewObject(forEntityName: "JournalEntry")
+            entry["id"] = 999
+            entry["date"] = Date()
+        }
+        let count = try await view.perform { try view.count(for: FetchRequest(entityName: "JournalEntry")) }
+        print("after a cancelled add, the journal holds \(count) entries")
+
+        // 5. Export on a background context while the view context stays in use.
+        let exporter = container.newBackgroundContext()
+        async let exported: Int = exporter.perform { () throws -> Int in
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.sortDescriptors = [FetchSortDescriptor(key: "date"), FetchSortDescriptor(key: "id")]
+            request.fetchBatchSize = 500
+            let columns = ["id", "date", "height", "period", "wind", "location", "rating", "spotName"]
+            var csv = columns.joined(separator: ",") + "\n"
+            let objects = try exporter.fetch(request)
+            for object in objects {
+                csv += columns.map { csvField(object[$0]) }.joined(separator: ",") + "\n"
+            }
+            try FileManager.default.createDirectory(atPath: "out", withIntermediateDirectories: true)
+            try csv.write(toFile: "out/surf-journal-example.csv", atomically: true, encoding: .utf8)
+            return objects.count
+        }
+        let highlyRated = try await view.perform { () throws -> Int in
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.predicate = FetchPredicate(format: "rating >= %@", 4)
+            return try view.count(for: request)
+        }
+        print("\(highlyRated) entries are rated 4 or 5")
+        print("exported \(try await exported) entries to out/surf-journal-example.csv")
+    }
+}
