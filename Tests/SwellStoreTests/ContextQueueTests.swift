@@ -148,3 +148,19 @@ import Testing
         #expect(try count(second) == 4)
     }
 }
+
+/// Nested `performAndWait` from the main queue into a private child and back into the main context.
+@Suite struct NestedPerformTests {
+    @Test @MainActor func aPrivateChildSavesIntoTheMainContextInsidePerformAndWaitFromTheMainQueue() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory)
+        let view = container.viewContext
+        let child = container.newBackgroundContext()
+        let seen = try child.performAndWait { () throws -> Int in
+            insertEntry(child, id: 1)
+            try child.save()
+            return try view.performAndWait { try view.count(for: FetchRequest(entityName: "JournalEntry")) }
+        }
+        #expect(seen == 1)
+    }
+}

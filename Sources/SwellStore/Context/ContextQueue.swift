@@ -27,7 +27,7 @@ final class ContextQueue: Sendable {
         }
     }
 
-    private static var currentThread: UInt { UInt(bitPattern: Int(bitPattern: UInt(pthread_self()))) }
+    static var currentThread: UInt { UInt(pthread_self()) }
 
     /// Whether the caller is running on this context's queue.
     var isCurrent: Bool {
@@ -43,6 +43,11 @@ final class ContextQueue: Sendable {
     /// Runs `block` on the queue and waits; runs it at once when already on the queue.
     func sync<T, E: Error>(_ block: () throws(E) -> T) throws(E) -> T {
         if isCurrent { return try block() }
+        // A thread on the main queue that waits here still owns the main queue:
+        // a main-queue context used inside this block must run at once, not deadlock.
+        let holdsMain = MainQueueMarker.isOnMainQueue
+        let previousHolder = holdsMain ? MainQueueMarker.holder.exchange(Self.currentThread, ordering: .acquiringAndReleasing) : 0
+        defer { if holdsMain { MainQueueMarker.holder.store(previousHolder, ordering: .releasing) } }
         let result: Result<T, E> = dispatchQueue.sync {
             self.run { () -> Result<T, E> in
                 do throws(E) { return .success(try block()) } catch { return .failure(error) }
@@ -67,7 +72,13 @@ enum MainQueueMarker {
         return key
     }()
 
+    /// A thread that owns the main queue while it waits in a private context's `performAndWait`.
+    static let holder = Atomic<UInt>(0)
+
     static func install() { _ = key }
 
-    static var isOnMainQueue: Bool { DispatchQueue.getSpecific(key: key) == true }
+    /// Whether the caller runs on the main queue, or owns it while waiting in a `performAndWait`.
+    static var isOnMainQueue: Bool {
+        DispatchQueue.getSpecific(key: key) == true || holder.load(ordering: .acquiring) == ContextQueue.currentThread
+    }
 }
