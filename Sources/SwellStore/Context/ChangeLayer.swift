@@ -100,6 +100,17 @@ struct EntityChanges: Sendable {
         }
     }
 
+    /// Marks a row deleted at this level; a row inserted at this level just goes.
+    mutating func markDeleted(_ primaryKey: Int64, sequence newSequence: @autoclosure () -> UInt64) {
+        if rows[primaryKey]?.kind == .inserted {
+            removeRow(primaryKey)
+            return
+        }
+        let sequence = rows[primaryKey]?.sequence ?? newSequence()
+        rows[primaryKey] = PendingRow(kind: .deleted, values: [], mask: .empty, sequence: sequence)
+        setKey(nil, for: primaryKey)
+    }
+
     mutating func removeRow(_ primaryKey: Int64) {
         rows.removeValue(forKey: primaryKey)
         setKey(nil, for: primaryKey)

@@ -62,13 +62,7 @@ struct ChangeResolver {
         }()
 
         if row.kind == .deleted {
-            if entityChanges.rows[primaryKey]?.kind == .inserted {
-                entityChanges.removeRow(primaryKey)
-            } else {
-                let sequence = entityChanges.rows[primaryKey]?.sequence ?? target.takeSequence()
-                entityChanges.rows[primaryKey] = PendingRow(kind: .deleted, values: [], mask: .empty, sequence: sequence)
-                entityChanges.setKey(nil, for: primaryKey)
-            }
+            entityChanges.markDeleted(primaryKey, sequence: target.takeSequence())
             changes.deleted.insert(incoming)
             changes.updated.removeValue(forKey: incoming)
             return
@@ -155,13 +149,7 @@ struct ChangeResolver {
         }
         if row.kind == .updated {
             // An existing object took another's key: it is merged into that one and goes.
-            if entityChanges.rows[primaryKey]?.kind == .inserted {
-                entityChanges.removeRow(primaryKey)
-            } else {
-                let sequence = entityChanges.rows[primaryKey]?.sequence ?? target.takeSequence()
-                entityChanges.rows[primaryKey] = PendingRow(kind: .deleted, values: [], mask: .empty, sequence: sequence)
-                entityChanges.setKey(nil, for: primaryKey)
-            }
+            entityChanges.markDeleted(primaryKey, sequence: target.takeSequence())
             changes.deleted.insert(incoming)
         }
         changes.merged[incoming] = survivor

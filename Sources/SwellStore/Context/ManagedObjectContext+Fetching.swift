@@ -48,6 +48,17 @@ enum ComposedRow {
         return .partial(values, mask)
     }
 
+    /// Every row any of the levels changed, composed.
+    static func overlay(_ layers: [EntityChanges], attributeCount: Int) -> [Int64: ComposedRow] {
+        var overlay: [Int64: ComposedRow] = [:]
+        for layer in layers {
+            for key in layer.rows.keys where overlay[key] == nil {
+                overlay[key] = compose(key, layers, attributeCount: attributeCount)
+            }
+        }
+        return overlay
+    }
+
     /// The full values, filling what the levels did not set from `base` (the store's row).
     func values(base: [StoreValue]?) -> [StoreValue]? {
         switch self {
@@ -96,13 +107,7 @@ extension ManagedObjectContext {
         let plan = try makePlan(request)
         let layers = layerChain(entity: plan.entity.name, includeSelf: true)
         let store = try storeOrThrow()
-        let count = plan.entity.attributes.count
-        var overlay: [Int64: ComposedRow] = [:]
-        for layer in layers {
-            for key in layer.rows.keys where overlay[key] == nil {
-                overlay[key] = ComposedRow.compose(key, layers, attributeCount: count)
-            }
-        }
+        let overlay = ComposedRow.overlay(layers, attributeCount: plan.entity.attributes.count)
         var query = plan.storeQuery
         query.limit = nil
         query.offset = 0
@@ -176,13 +181,7 @@ extension ManagedObjectContext {
         if layers.isEmpty {
             return try store.read { try $0.rows(plan.storeQuery) }
         }
-        let count = plan.entity.attributes.count
-        var overlay: [Int64: ComposedRow] = [:]
-        for layer in layers {
-            for key in layer.rows.keys where overlay[key] == nil {
-                overlay[key] = ComposedRow.compose(key, layers, attributeCount: count)
-            }
-        }
+        let overlay = ComposedRow.overlay(layers, attributeCount: plan.entity.attributes.count)
         var query = plan.storeQuery
         if let limit = plan.limit { query.limit = plan.offset + limit + overlay.count }
         query.offset = 0

@@ -279,14 +279,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         let wasInserted = level.withLock { level -> Bool in
             let newSequence = level.pending.takeSequence()
             return level.pending.modify(id.entityName) { changes in
-                if changes.rows[id.primaryKey]?.kind == .inserted {
-                    changes.removeRow(id.primaryKey)
-                    return true
-                }
-                let sequence = changes.rows[id.primaryKey]?.sequence ?? newSequence
-                changes.rows[id.primaryKey] = PendingRow(kind: .deleted, values: [], mask: .empty, sequence: sequence)
-                changes.setKey(nil, for: id.primaryKey)
-                return false
+                let wasInserted = changes.rows[id.primaryKey]?.kind == .inserted
+                changes.markDeleted(id.primaryKey, sequence: newSequence)
+                return wasInserted
             }
         }
         if wasInserted {
