@@ -6,11 +6,14 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "SwellStore", targets: ["SwellStore"]),
+        .library(name: "SwellPipeline", targets: ["SwellPipeline"]),
         .executable(name: "swell", targets: ["swell"]),
         .executable(name: "surf-journal", targets: ["SurfJournalExample"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -32,12 +35,36 @@ let package = Package(
             name: "SwellStore",
             dependencies: ["CSQLite"]
         ),
+        .target(
+            name: "SwellJSON"
+        ),
+        .target(
+            name: "SwellHTTP",
+            dependencies: ["CCurl"]
+        ),
+        .target(
+            name: "SwellCSV",
+            dependencies: ["CZlib"]
+        ),
+        .target(
+            name: "SwellPipeline",
+            dependencies: [
+                "SwellStore", "SwellJSON", "SwellHTTP", "SwellCSV",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "swell",
             dependencies: [
-                "SwellStore",
+                "SwellPipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .target(
+            name: "SwellTestSupport",
+            path: "Tests/SwellTestSupport"
         ),
         .executableTarget(
             name: "SurfJournalExample",
@@ -47,6 +74,22 @@ let package = Package(
         .testTarget(
             name: "SwellStoreTests",
             dependencies: ["SwellStore"]
+        ),
+        .testTarget(
+            name: "SwellJSONTests",
+            dependencies: ["SwellJSON"]
+        ),
+        .testTarget(
+            name: "SwellHTTPTests",
+            dependencies: ["SwellHTTP", "SwellTestSupport"]
+        ),
+        .testTarget(
+            name: "SwellCSVTests",
+            dependencies: ["SwellCSV"]
+        ),
+        .testTarget(
+            name: "SwellPipelineTests",
+            dependencies: ["SwellPipeline", "SwellTestSupport", "swell"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,1 @@
+// The SwellCSV module; see its types.

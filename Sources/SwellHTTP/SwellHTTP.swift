@@ -1,0 +1,1 @@
+// The SwellHTTP module; see its types.

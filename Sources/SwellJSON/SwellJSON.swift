@@ -1,0 +1,1 @@
+// The SwellJSON module; see its types.

@@ -1,0 +1,1 @@
+// The SwellPipeline module; see its types.
