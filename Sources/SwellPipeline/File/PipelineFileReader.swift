@@ -1,0 +1,445 @@
+import Foundation
+import SwellStore
+import Yams
+
+/// Walks the YAML tree of a pipeline file, checking every key and value.
+struct PipelineFileReader {
+    let path: String
+    let environment: [String: String]
+    private(set) var secrets: Set<String> = []
+
+    init(path: String, environment: [String: String]) {
+        self.path = path
+        self.environment = environment
+    }
+
+    // MARK: Errors and positions
+
+    func error(_ node: Node?, _ message: String, offset: Int = 0) -> PipelineFileError {
+        let mark = node?.mark
+        return PipelineFileError(path: path, line: mark?.line ?? 1, column: (mark?.column ?? 1) + offset, message: message)
+    }
+
+    /// The pairs of a mapping, refusing unknown and repeated keys.
+    func keyedMapping(_ node: Node, _ what: String, allowed: Set<String>, required: [String] = []) throws(PipelineFileError) -> [String: Node] {
+        guard case .mapping(let mapping) = node else { throw error(node, "\(what) must be a mapping") }
+        var result: [String: Node] = [:]
+        for (keyNode, value) in mapping {
+            guard case .scalar(let key) = keyNode else { throw error(keyNode, "\(what): keys must be plain names") }
+            guard allowed.contains(key.string) else {
+                let known = allowed.sorted().joined(separator: ", ")
+                throw error(keyNode, "unknown key '\(key.string)' in \(what) (known keys: \(known))")
+            }
+            guard result[key.string] == nil else { throw error(keyNode, "key '\(key.string)' appears twice in \(what)") }
+            result[key.string] = value
+        }
+        for key in required where result[key] == nil {
+            throw error(node, "\(what) needs '\(key)'")
+        }
+        return result
+    }
+
+    func string(_ node: Node, _ what: String) throws(PipelineFileError) -> String {
+        guard case .scalar(let scalar) = node else { throw error(node, "\(what) must be a string") }
+        return scalar.string
+    }
+
+    func integer(_ node: Node, _ what: String, in range: ClosedRange<Int>? = nil) throws(PipelineFileError) -> Int {
+        guard case .scalar(let scalar) = node, scalar.style == .plain, let value = Int(scalar.string) else {
+            throw error(node, "\(what) must be a whole number")
+        }
+        if let range, !range.contains(value) { throw error(node, "\(what) must be between \(range.lowerBound) and \(range.upperBound)") }
+        return value
+    }
+
+    func number(_ node: Node, _ what: String) throws(PipelineFileError) -> Double {
+        guard case .scalar(let scalar) = node, scalar.style == .plain, let value = Double(scalar.string), value.isFinite, value > 0 else {
+            throw error(node, "\(what) must be a positive number")
+        }
+        return value
+    }
+
+    func boolean(_ node: Node, _ what: String) throws(PipelineFileError) -> Bool {
+        guard case .scalar(let scalar) = node, scalar.style == .plain else { throw error(node, "\(what) must be true or false") }
+        switch scalar.string.lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default: throw error(node, "\(what) must be true or false")
+        }
+    }
+
+    func dotPath(_ node: Node, _ what: String) throws(PipelineFileError) -> [String] {
+        let text = try string(node, what)
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard !text.isEmpty, parts.allSatisfy({ !$0.isEmpty }) else { throw error(node, "\(what) must be a dot path like 'data' or 'meta.next'") }
+        return parts
+    }
+
+    static func isName(_ text: String, pattern: (Unicode.Scalar, Bool) -> Bool) -> Bool {
+        guard !text.isEmpty else { return false }
+        return text.unicodeScalars.enumerated().allSatisfy { pattern($0.element, $0.offset == 0) }
+    }
+
+    static func isPipelineName(_ text: String) -> Bool {
+        isName(text) { c, _ in (c >= "a" && c <= "z") || (c >= "0" && c <= "9") || c == "_" || c == "-" }
+    }
+
+    static func isIdentifier(_ text: String) -> Bool {
+        isName(text) { c, first in
+            (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || c == "_" || (!first && c >= "0" && c <= "9")
+        }
+    }
+
+    // MARK: Interpolation
+
+    /// Replaces `${VAR}` and `${VAR:-default}`; values from the environment become secrets.
+    mutating func interpolate(_ node: Node, _ what: String) throws(PipelineFileError) -> String {
+        let text = try string(node, what)
+        var result = ""
+        var rest = Substring(text)
+        while let start = rest.range(of: "${") {
+            result += rest[..<start.lowerBound]
+            guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
+                throw error(node, "unclosed '${' in \(what)")
+            }
+            let body = rest[start.upperBound..<end]
+            let (name, fallback): (Substring, Substring?) = {
+                if let dash = body.range(of: ":-") { return (body[..<dash.lowerBound], body[dash.upperBound...]) }
+                return (body, nil)
+            }()
+            guard Self.isIdentifier(String(name)) else { throw error(node, "'${\(body)}' in \(what) is not a variable reference") }
+            if let value = environment[String(name)], !(value.isEmpty && fallback != nil) {
+                if !value.isEmpty { secrets.insert(value) }
+                result += value
+            } else if let fallback {
+                result += fallback
+            } else {
+                throw error(node, "environment variable \(name) (used in \(what)) is not set and has no default")
+            }
+            rest = rest[rest.index(after: end)...]
+        }
+        return result + rest
+    }
+
+    // MARK: The file
+
+    mutating func read(_ root: Node) throws(PipelineFileError) -> PipelineFile {
+        let top = try keyedMapping(root, "the pipeline file", allowed: ["version", "name", "store", "entities", "sources", "exports"],
+                              required: ["version", "name", "entities"])
+        let versionNode = top["version"]!
+        guard try integer(versionNode, "version") == 1 else { throw error(versionNode, "version must be 1 (the only version)") }
+        let nameNode = top["name"]!
+        let name = try string(nameNode, "name")
+        guard Self.isPipelineName(name) else { throw error(nameNode, "name '\(name)' must match [a-z0-9_-]+") }
+        let store = try top["store"].map { node throws(PipelineFileError) in try interpolate(node, "store") } ?? ".swell/\(name).sqlite"
+        guard !store.isEmpty else { throw error(top["store"], "store must not be empty") }
+
+        let entities = try readEntities(top["entities"]!)
+        var sources: [SourceSpec] = []
+        if let node = top["sources"] {
+            guard case .sequence(let sequence) = node else { throw error(node, "sources must be a list") }
+            for item in sequence {
+                let source = try readSource(item, pipeline: name, entities: entities)
+                if sources.contains(where: { $0.name == source.name }) {
+                    throw error(item, "two sources are named '\(source.name)'")
+                }
+                sources.append(source)
+            }
+        }
+        var exports: [ExportSpec] = []
+        if let node = top["exports"] {
+            guard case .sequence(let sequence) = node else { throw error(node, "exports must be a list") }
+            for item in sequence {
+                let export = try readExport(item, entities: entities)
+                if exports.contains(where: { $0.name == export.name }) {
+                    throw error(item, "two exports are named '\(export.name)'")
+                }
+                exports.append(export)
+            }
+        }
+        return PipelineFile(path: path, name: name, store: store, entities: entities, sources: sources, exports: exports, secrets: secrets)
+    }
+
+    private func readEntities(_ node: Node) throws(PipelineFileError) -> [PipelineEntity] {
+        guard case .mapping(let mapping) = node, !mapping.isEmpty else { throw error(node, "entities must be a mapping of at least one entity") }
+        var entities: [PipelineEntity] = []
+        for (keyNode, value) in mapping {
+            let name = try string(keyNode, "an entity name")
+            guard Self.isIdentifier(name), !name.hasPrefix("_"), !name.lowercased().hasPrefix("swell_"), !name.lowercased().hasPrefix("sqlite_") else {
+                throw error(keyNode, "entity name '\(name)' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_', 'swell_' or 'sqlite_'")
+            }
+            guard !entities.contains(where: { $0.name.lowercased() == name.lowercased() }) else { throw error(keyNode, "entity '\(name)' is defined twice") }
+            let fields = try keyedMapping(value, "entity \(name)", allowed: ["key", "attributes"], required: ["key", "attributes"])
+            guard case .mapping(let attributeNodes) = fields["attributes"]!, !attributeNodes.isEmpty else {
+                throw error(fields["attributes"], "attributes of \(name) must be a mapping of attribute: type")
+            }
+            var attributes: [AttributeDescription] = []
+            for (attributeKey, typeNode) in attributeNodes {
+                let attribute = try string(attributeKey, "an attribute name")
+                guard Self.isIdentifier(attribute), !attribute.hasPrefix("_"), !attribute.lowercased().hasPrefix("swell_") else {
+                    throw error(attributeKey, "attribute name '\(attribute)' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_' or 'swell_'")
+                }
+                guard !attributes.contains(where: { $0.name.lowercased() == attribute.lowercased() }) else {
+                    throw error(attributeKey, "attribute '\(name).\(attribute)' is defined twice")
+                }
+                var typeName = try string(typeNode, "the type of \(name).\(attribute)")
+                let optional = typeName.hasSuffix("?")
+                if optional { typeName.removeLast() }
+                guard let type = AttributeType(rawValue: typeName) else {
+                    throw error(typeNode, "unknown type '\(typeName)' for \(name).\(attribute) (string, integer, double, boolean, date; a trailing ? makes it optional)")
+                }
+                attributes.append(AttributeDescription(name: attribute, type: type, isOptional: optional))
+            }
+            let keyNode = fields["key"]!
+            var key: [String] = []
+            switch keyNode {
+            case .sequence(let sequence):
+                for item in sequence { key.append(try string(item, "a key attribute")) }
+            case .scalar(let scalar):
+                key = [scalar.string]
+            default:
+                throw error(keyNode, "key must be a list of attribute names")
+            }
+            guard !key.isEmpty else { throw error(keyNode, "key of \(name) must name at least one attribute") }
+            for attribute in key where !attributes.contains(where: { $0.name == attribute }) {
+                throw error(keyNode, "key of \(name) names '\(attribute)', which is not one of its attributes")
+            }
+            guard Set(key).count == key.count else { throw error(keyNode, "key of \(name) names an attribute twice") }
+            entities.append(PipelineEntity(name: name, key: key, attributes: attributes))
+        }
+        return entities
+    }
+
+    private func dateFormat(_ node: Node, _ what: String) throws(PipelineFileError) -> DateFormat {
+        let text = try string(node, what)
+        switch text {
+        case "iso8601": return .iso8601
+        case "unix": return .unix
+        case "unix_ms": return .unixMilliseconds
+        default:
+            try checkDatePattern(text, node: node, what: what)
+            return .pattern(text)
+        }
+    }
+
+    /// A date pattern uses only LDML field letters; quoted text is literal.
+    func checkDatePattern(_ pattern: String, node: Node, what: String) throws(PipelineFileError) {
+        let letters = Set("GyYuUrQqMLlwWdDFgEecabBhHKkjJCmsSAzZOvVXx")
+        var quoted = false
+        var sawField = false
+        for (offset, character) in pattern.enumerated() {
+            if character == "'" { quoted.toggle(); continue }
+            guard !quoted, character.isLetter, character.isASCII else { continue }
+            guard letters.contains(character) else {
+                throw error(node, "\(what): '\(character)' at position \(offset + 1) of \"\(pattern)\" is not a date pattern letter (like yyyy-MM-dd HH:mm)")
+            }
+            sawField = true
+        }
+        guard !quoted else { throw error(node, "\(what): unclosed quote in date pattern \"\(pattern)\"") }
+        guard sawField else { throw error(node, "\(what): \"\(pattern)\" is not a date format (iso8601, unix, unix_ms, or a pattern like yyyy-MM-dd)") }
+    }
+
+    private mutating func readSource(_ node: Node, pipeline: String, entities: [PipelineEntity]) throws(PipelineFileError) -> SourceSpec {
+        let keys = try keyedMapping(node, "a source", allowed: ["name", "entity", "url", "format", "records", "headers", "paginate", "fields", "dates",
+                                                             "mode", "on_error", "rejects", "timeout", "retries", "max_bytes", "incremental"],
+                               required: ["name", "entity", "url"])
+        let name = try string(keys["name"]!, "a source's name")
+        guard !name.isEmpty else { throw error(keys["name"], "a source's name must not be empty") }
+        let entityName = try string(keys["entity"]!, "entity of source \(name)")
+        guard let entity = entities.first(where: { $0.name == entityName }) else {
+            throw error(keys["entity"], "source \(name) names entity '\(entityName)', which is not defined")
+        }
+        let url = try interpolate(keys["url"]!, "url of source \(name)")
+        guard !url.isEmpty else { throw error(keys["url"], "url of source \(name) is empty") }
+        var isNDJSON = false
+        if let format = keys["format"] {
+            switch try string(format, "format") {
+            case "json": isNDJSON = false
+            case "ndjson": isNDJSON = true
+            case let other: throw error(format, "format '\(other)' of source \(name) must be json or ndjson")
+            }
+        }
+        let records = try keys["records"].map { node throws(PipelineFileError) in try dotPath(node, "records of source \(name)") }
+        var headers: [(name: String, value: String)] = []
+        if let node = keys["headers"] {
+            guard case .mapping(let mapping) = node else { throw error(node, "headers of source \(name) must be a mapping") }
+            for (headerKey, headerValue) in mapping {
+                let header = try string(headerKey, "a header name")
+                guard !header.isEmpty, header.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != ":" }) else {
+                    throw error(headerKey, "'\(header)' is not a header name")
+                }
+                headers.append((header, try interpolate(headerValue, "header \(header) of source \(name)")))
+            }
+        }
+        let pagination = try keys["paginate"].map { node throws(PipelineFileError) in try readPagination(node, source: name) }
+        let dates = try keys["dates"].map { node throws(PipelineFileError) in try dateFormat(node, "dates of source \(name)") } ?? .iso8601
+        var fields: [String: FieldSpec] = [:]
+        for attribute in entity.attributes { fields[attribute.name] = FieldSpec(path: [attribute.name], dateFormat: nil) }
+        if let node = keys["fields"] {
+            guard case .mapping(let mapping) = node else { throw error(node, "fields of source \(name) must be a mapping of attribute: path") }
+            for (fieldKey, value) in mapping {
+                let attribute = try string(fieldKey, "a field name")
+                guard let description = entity.attributes.first(where: { $0.name == attribute }) else {
+                    throw error(fieldKey, "fields of source \(name) names '\(attribute)', which is not an attribute of \(entity.name)")
+                }
+                if case .mapping = value {
+                    let field = try keyedMapping(value, "field \(attribute)", allowed: ["path", "format"], required: ["path"])
+                    let format = try field["format"].map { node throws(PipelineFileError) in try dateFormat(node, "format of field \(attribute)") }
+                    if format != nil && description.type != .date {
+                        throw error(field["format"], "field \(attribute) has a date format but is of type \(description.type.rawValue)")
+                    }
+                    fields[attribute] = FieldSpec(path: try dotPath(field["path"]!, "path of field \(attribute)"), dateFormat: format)
+                } else {
+                    fields[attribute] = FieldSpec(path: try dotPath(value, "path of field \(attribute)"), dateFormat: nil)
+                }
+            }
+        }
+        var mode = SyncMode.upsert
+        if let node = keys["mode"] {
+            guard let value = SyncMode(rawValue: try string(node, "mode")) else { throw error(node, "mode of source \(name) must be upsert, append or replace") }
+            mode = value
+        }
+        var onError = ErrorPolicy.fail
+        if let node = keys["on_error"] {
+            guard let value = ErrorPolicy(rawValue: try string(node, "on_error")) else { throw error(node, "on_error of source \(name) must be fail or skip") }
+            onError = value
+        }
+        let rejects = try keys["rejects"].map { node throws(PipelineFileError) in try string(node, "rejects") } ?? "rejects/\(pipeline)-\(name).ndjson"
+        let timeout = try keys["timeout"].map { node throws(PipelineFileError) in try number(node, "timeout of source \(name)") } ?? 30
+        let retries = try keys["retries"].map { node throws(PipelineFileError) in try integer(node, "retries of source \(name)", in: 0...100) } ?? 3
+        let maxBytes = try keys["max_bytes"].map { node throws(PipelineFileError) in Int64(try integer(node, "max_bytes of source \(name)", in: 1...Int.max)) }
+        var incremental: IncrementalSpec?
+        if let node = keys["incremental"] {
+            let spec = try keyedMapping(node, "incremental of source \(name)", allowed: ["cursor", "param"], required: ["cursor", "param"])
+            let cursor = try string(spec["cursor"]!, "incremental cursor")
+            guard entity.attributes.contains(where: { $0.name == cursor }) else {
+                throw error(spec["cursor"], "incremental cursor '\(cursor)' is not an attribute of \(entity.name)")
+            }
+            let parameter = try string(spec["param"]!, "incremental param")
+            guard !parameter.isEmpty else { throw error(spec["param"], "incremental param must not be empty") }
+            incremental = IncrementalSpec(cursor: cursor, parameter: parameter)
+        }
+        return SourceSpec(name: name, entity: entity.name, url: url, isNDJSON: isNDJSON, records: records, headers: headers,
+                          pagination: pagination, fields: fields, dates: dates, mode: mode, onError: onError, rejects: rejects,
+                          timeout: timeout, retries: retries, maxBytes: maxBytes, incremental: incremental)
+    }
+
+    private func readPagination(_ node: Node, source: String) throws(PipelineFileError) -> Pagination {
+        let keys = try keyedMapping(node, "paginate of source \(source)", allowed: ["next", "link_header", "param", "start", "cursor"])
+        if let next = keys["next"] {
+            guard keys.count == 1 else { throw error(node, "paginate of source \(source): 'next' stands alone") }
+            return .next(path: try dotPath(next, "paginate.next"))
+        }
+        if let link = keys["link_header"] {
+            guard keys.count == 1 else { throw error(node, "paginate of source \(source): 'link_header' stands alone") }
+            guard try boolean(link, "paginate.link_header") else { throw error(link, "paginate.link_header must be true when given") }
+            return .linkHeader
+        }
+        if let cursor = keys["cursor"] {
+            guard let param = keys["param"], keys["start"] == nil else {
+                throw error(node, "paginate of source \(source): 'cursor' needs 'param' (the query parameter that carries it) and no 'start'")
+            }
+            return .cursor(path: try dotPath(cursor, "paginate.cursor"), parameter: try string(param, "paginate.param"))
+        }
+        if let param = keys["param"] {
+            let start = try keys["start"].map { node throws(PipelineFileError) in try integer(node, "paginate.start") } ?? 1
+            return .page(parameter: try string(param, "paginate.param"), start: start)
+        }
+        throw error(node, "paginate of source \(source) needs one of: next, link_header, param (with start), cursor (with param)")
+    }
+
+    private func readExport(_ node: Node, entities: [PipelineEntity]) throws(PipelineFileError) -> ExportSpec {
+        let keys = try keyedMapping(node, "an export", allowed: ["name", "entity", "path", "columns", "where", "sort", "header", "gzip_level", "escape_formulas"],
+                               required: ["name", "entity", "path", "columns"])
+        let name = try string(keys["name"]!, "an export's name")
+        guard !name.isEmpty else { throw error(keys["name"], "an export's name must not be empty") }
+        let entityName = try string(keys["entity"]!, "entity of export \(name)")
+        guard let entity = entities.first(where: { $0.name == entityName }) else {
+            throw error(keys["entity"], "export \(name) names entity '\(entityName)', which is not defined")
+        }
+        let path = try string(keys["path"]!, "path of export \(name)")
+        guard !path.isEmpty else { throw error(keys["path"], "path of export \(name) is empty") }
+        guard case .sequence(let columnNodes) = keys["columns"]!, !columnNodes.isEmpty else {
+            throw error(keys["columns"], "columns of export \(name) must be a list of attribute names or {name, value, format}")
+        }
+        var columns: [ExportColumn] = []
+        for columnNode in columnNodes {
+            let column: ExportColumn
+            if case .mapping = columnNode {
+                let spec = try keyedMapping(columnNode, "a column of export \(name)", allowed: ["name", "value", "format"], required: ["value"])
+                let attribute = try string(spec["value"]!, "a column's value")
+                let title = try spec["name"].map { node throws(PipelineFileError) in try string(node, "a column's name") } ?? attribute
+                let format = try spec["format"].map { node throws(PipelineFileError) in try string(node, "a column's format") }
+                guard let description = entity.attributes.first(where: { $0.name == attribute }) else {
+                    throw error(spec["value"], "column value '\(attribute)' of export \(name) is not an attribute of \(entity.name)")
+                }
+                if let format {
+                    guard description.type == .date else {
+                        throw error(spec["format"], "column \(title) of export \(name) has a format but \(attribute) is of type \(description.type.rawValue)")
+                    }
+                    try checkDatePattern(format, node: spec["format"]!, what: "format of column \(title)")
+                }
+                column = ExportColumn(name: title, attribute: attribute, format: format)
+            } else {
+                let attribute = try string(columnNode, "a column")
+                guard entity.attributes.contains(where: { $0.name == attribute }) else {
+                    throw error(columnNode, "column '\(attribute)' of export \(name) is not an attribute of \(entity.name)")
+                }
+                column = ExportColumn(name: attribute, attribute: attribute, format: nil)
+            }
+            columns.append(column)
+        }
+        var predicate: String?
+        if let whereNode = keys["where"] {
+            let format = try string(whereNode, "where of export \(name)")
+            do {
+                try FetchPredicate.parse(format: format).validate(against: entity.description)
+            } catch {
+                throw self.error(whereNode, "where of export \(name): \(error.message) (at character \(error.column) of the predicate)",
+                                 offset: Self.columnOffset(of: whereNode, error.offset))
+            }
+            predicate = format
+        }
+        var sort: [(attribute: String, ascending: Bool)] = []
+        if let sortNode = keys["sort"] {
+            let items: [Node]
+            switch sortNode {
+            case .sequence(let sequence): items = Array(sequence)
+            case .scalar: items = [sortNode]
+            default: throw error(sortNode, "sort of export \(name) must be a list like [date desc, location]")
+            }
+            for item in items {
+                let parts = try string(item, "a sort key").split(separator: " ", omittingEmptySubsequences: true)
+                guard (1...2).contains(parts.count) else { throw error(item, "a sort key is 'attribute' or 'attribute asc|desc'") }
+                let attribute = String(parts[0])
+                guard entity.attributes.contains(where: { $0.name == attribute }) else {
+                    throw error(item, "sort key '\(attribute)' of export \(name) is not an attribute of \(entity.name)")
+                }
+                var ascending = true
+                if parts.count == 2 {
+                    switch parts[1].lowercased() {
+                    case "asc": ascending = true
+                    case "desc": ascending = false
+                    default: throw error(item, "sort direction '\(parts[1])' must be asc or desc")
+                    }
+                }
+                sort.append((attribute, ascending))
+            }
+        }
+        let header = try keys["header"].map { node throws(PipelineFileError) in try boolean(node, "header") } ?? true
+        let gzipLevel = try keys["gzip_level"].map { node throws(PipelineFileError) in try integer(node, "gzip_level", in: 1...9) } ?? 6
+        let escapeFormulas = try keys["escape_formulas"].map { node throws(PipelineFileError) in try boolean(node, "escape_formulas") } ?? false
+        return ExportSpec(name: name, entity: entity.name, path: path, columns: columns, predicate: predicate, sort: sort,
+                          header: header, gzipLevel: gzipLevel, escapeFormulas: escapeFormulas)
+    }
+
+    /// Where a predicate's character offset lands in the file: plain scalars start at their mark, quoted ones one later.
+    private static func columnOffset(of node: Node, _ offset: Int) -> Int {
+        guard case .scalar(let scalar) = node else { return 0 }
+        switch scalar.style {
+        case .singleQuoted, .doubleQuoted: return offset + 1
+        case .plain: return offset
+        default: return 0
+        }
+    }
+}

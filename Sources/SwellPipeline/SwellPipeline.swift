@@ -1,1 +1,0 @@
-// The SwellPipeline module; see its types.

@@ -1,0 +1,194 @@
+import Foundation
+import Testing
+@testable import SwellPipeline
+import SwellStore
+
+/// The pipeline file contract: every key loads, every malformed file fails naming file, line and column.
+@Suite struct PipelineFileTests {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    let minimal = """
+    version: 1
+    name: demo
+    entities:
+      Item:
+        key: [id]
+        attributes:
+          id: integer
+          title: string?
+    """
+
+    private func load(_ text: String, environment: [String: String] = [:]) throws(PipelineFileError) -> PipelineFile {
+        try PipelineFileLoader(environment: environment).load(text: text, path: "demo.yml")
+    }
+
+    private func failure(_ text: String, environment: [String: String] = [:]) -> PipelineFileError? {
+        do {
+            _ = try load(text, environment: environment)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func theBundledPipelinesLoad() throws {
+        let folder = Self.repositoryRoot.appendingPathComponent("pipelines")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".yml") }
+        #expect(!files.isEmpty)
+        for file in files {
+            let pipeline = try PipelineFileLoader(environment: [:]).load(path: folder.appendingPathComponent(file).path)
+            #expect(!pipeline.entities.isEmpty, "\(file)")
+        }
+    }
+
+    @Test func everyKeyOfTheContractLoads() throws {
+        let text = """
+        version: 1
+        name: surf-journal
+        store: ${STORE_DIR:-.swell}/surf.sqlite
+        entities:
+          JournalEntry:
+            key: [id]
+            attributes:
+              id: integer
+              date: date
+              height: string?
+              rating: integer?
+              spotName: string?
+              score: double?
+              good: boolean?
+        sources:
+          - name: journal
+            entity: JournalEntry
+            url: ${SURF_API_URL:-fixtures/surf-journal/page-0001.json}
+            format: json
+            records: data
+            headers:
+              Authorization: Bearer ${SURF_API_TOKEN}
+            paginate:
+              next: next
+            fields:
+              spotName: spot.name
+              date: { path: when, format: unix }
+            dates: "yyyy-MM-dd HH:mm"
+            mode: replace
+            on_error: skip
+            rejects: out/journal.rejects.ndjson
+            timeout: 12.5
+            retries: 4
+            max_bytes: 1073741824
+            incremental:
+              cursor: date
+              param: since
+          - { name: links, entity: JournalEntry, url: "http://x/a", format: ndjson, paginate: { link_header: true } }
+          - { name: pages, entity: JournalEntry, url: "http://x/a", paginate: { param: page, start: 0 } }
+          - { name: cursors, entity: JournalEntry, url: "http://x/a", paginate: { cursor: meta.next_cursor, param: cursor } }
+        exports:
+          - name: journal-csv
+            entity: JournalEntry
+            path: out/surf-journal.csv.gz
+            columns:
+              - date
+              - { name: Height, value: height }
+              - { name: Day, value: date, format: "yyyy-MM-dd" }
+              - rating
+            where: "rating >= 3 AND spotName CONTAINS[c] 'beach'"
+            sort: [date desc, spotName]
+            header: false
+            gzip_level: 9
+            escape_formulas: true
+        """
+        let pipeline = try load(text, environment: ["SURF_API_TOKEN": "s3cret-token"])
+        #expect(pipeline.store == ".swell/surf.sqlite")
+        let source = pipeline.sources[0]
+        #expect(source.url == "fixtures/surf-journal/page-0001.json")
+        #expect(source.headers.map(\.value) == ["Bearer s3cret-token"])
+        #expect(pipeline.secrets == ["s3cret-token"])
+        #expect(source.records == ["data"])
+        #expect(source.pagination == .next(path: ["next"]))
+        #expect(source.fields["spotName"] == FieldSpec(path: ["spot", "name"], dateFormat: nil))
+        #expect(source.fields["date"] == FieldSpec(path: ["when"], dateFormat: .unix))
+        #expect(source.fields["height"] == FieldSpec(path: ["height"], dateFormat: nil))
+        #expect(source.dates == .pattern("yyyy-MM-dd HH:mm"))
+        #expect(source.mode == .replace && source.onError == .skip)
+        #expect(source.rejects == "out/journal.rejects.ndjson")
+        #expect(source.timeout == 12.5 && source.retries == 4 && source.maxBytes == 1_073_741_824)
+        #expect(source.incremental == IncrementalSpec(cursor: "date", parameter: "since"))
+        #expect(pipeline.sources[1].isNDJSON && pipeline.sources[1].pagination == .linkHeader)
+        #expect(pipeline.sources[2].pagination == .page(parameter: "page", start: 0))
+        #expect(pipeline.sources[3].pagination == .cursor(path: ["meta", "next_cursor"], parameter: "cursor"))
+        let export = pipeline.exports[0]
+        #expect(export.isGzip && !export.header && export.gzipLevel == 9 && export.escapeFormulas)
+        #expect(export.columns == [ExportColumn(name: "date", attribute: "date", format: nil),
+                                   ExportColumn(name: "Height", attribute: "height", format: nil),
+                                   ExportColumn(name: "Day", attribute: "date", format: "yyyy-MM-dd"),
+                                   ExportColumn(name: "rating", attribute: "rating", format: nil)])
+        #expect(export.sort.map(\.attribute) == ["date", "spotName"])
+        #expect(export.sort.map(\.ascending) == [false, true])
+        let entity = try #require(pipeline.entity(named: "JournalEntry"))
+        #expect(entity.attributes.first { $0.name == "height" }?.isOptional == true)
+        #expect(entity.attributes.first { $0.name == "good" }?.type == .boolean)
+    }
+
+    @Test func defaultsFollowTheContract() throws {
+        let pipeline = try load(minimal + "\nsources:\n  - { name: items, entity: Item, url: items.json }\n")
+        #expect(pipeline.store == ".swell/demo.sqlite")
+        let source = pipeline.sources[0]
+        #expect(!source.isNDJSON && source.records == nil && source.pagination == nil)
+        #expect(source.mode == .upsert && source.onError == .fail && source.dates == .iso8601)
+        #expect(source.rejects == "rejects/demo-items.ndjson")
+        #expect(source.timeout == 30 && source.maxBytes == nil)
+    }
+
+    @Test(arguments: [
+        ("version: 1\nname: demo\nentities:\n  Item:\n    key: [id]\n    attributes: { id: integer }\ncolour: blue\n", 7, "unknown key 'colour'"),
+        ("version: 2\nname: demo\nentities: {}\n", 1, "version must be 1"),
+        ("version: 1\nname: Demo!\nentities:\n  Item: { key: [id], attributes: { id: integer } }\n", 2, "must match [a-z0-9_-]+"),
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: int } }\n", 4, "unknown type 'int'"),
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [nope], attributes: { id: integer } }\n", 4, "names 'nope'"),
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nsources:\n  - { name: a, entity: Other, url: x }\n", 6, "'Other', which is not defined"),
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nsources:\n  - { name: a, entity: Item, url: x, fields: { title: t } }\n", 6, "not an attribute"),
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nsources:\n  - { name: a, entity: Item, url: x }\n  - { name: a, entity: Item, url: y }\n", 7, "two sources are named 'a'"),
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nsources:\n  - { name: a, entity: Item, url: x, retries: many }\n", 6, "retries of source a must be a whole number"),
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nsources:\n  - { name: a, entity: Item, url: x, dates: \"yyyy-MM-dd QQQQ ii\" }\n", 6, "not a date pattern letter"),
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nsources:\n  - { name: a, entity: Item, url: x, paginate: {} }\n", 6, "needs one of"),
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nexports:\n  - { name: e, entity: Item, path: o.csv, columns: [id, title] }\n", 6, "column 'title'"),
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nexports:\n  - { name: e, entity: Item, path: o.csv, columns: [id], sort: [id sideways] }\n", 6, "must be asc or desc"),
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nexports:\n  - { name: e, entity: Item, path: o.csv, columns: [id] }\n  - { name: e, entity: Item, path: p.csv, columns: [id] }\n", 7, "two exports are named 'e'"),
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nexports:\n  - { name: e, entity: Item, path: o.csv, columns: [id], gzip_level: 11 }\n", 6, "between 1 and 9"),
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer, id: string } }\n", 4, "twice"),
+    ] as [(String, Int, String)])
+    func malformedFilesNameTheLine(text: String, line: Int, message: String) {
+        let error = failure(text)
+        #expect(error?.line == line, "\(String(describing: error))")
+        #expect(error?.message.contains(message) == true, "\(String(describing: error))")
+        #expect(error?.path == "demo.yml")
+        #expect((error?.column ?? 0) >= 1)
+    }
+
+    @Test func yamlSyntaxErrorsGiveLineAndColumn() {
+        let error = failure("version: 1\nname: demo\nentities:\n  Item: [unclosed\n")
+        #expect(error != nil)
+        #expect(error?.message.contains("YAML") == true)
+        #expect((error?.line ?? 0) >= 4)
+        #expect((error?.column ?? 0) >= 1)
+    }
+
+    @Test func aBadPredicateNamesItsColumnInTheFile() {
+        let text = minimal + "\nexports:\n  - name: e\n    entity: Item\n    path: o.csv\n    columns: [id]\n    where: id >= 3 AND titel == 'x'\n"
+        let error = failure(text)
+        #expect(error?.line == 14)
+        #expect(error?.column == 24)
+        #expect(error?.message.contains("titel") == true)
+    }
+
+    @Test func aMissingEnvironmentVariableIsNamed() {
+        let text = minimal + "\nsources:\n  - { name: items, entity: Item, url: \"${API_BASE}/items\" }\n"
+        let error = failure(text)
+        #expect(error?.message.contains("API_BASE") == true)
+        #expect(error?.line == 10)
+        let loaded = try? load(text, environment: ["API_BASE": "https://example.test"])
+        #expect(loaded?.sources[0].url == "https://example.test/items")
+        #expect(loaded?.secrets == ["https://example.test"])
+    }
+}
