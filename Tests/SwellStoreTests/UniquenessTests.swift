@@ -52,6 +52,34 @@ import Testing
         #expect(try entries(container.viewContext).map(\.1) == ["incoming"])
     }
 
+    @Test func aBatchOfUpsertsTellsInsertedUpdatedAndUnchangedApart() async throws {
+        let container = try makeContainer(directory)
+        container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
+        let seed = container.newBackgroundContext()
+        try await seed.perform {
+            insertEntry(seed, id: 1, location: "same", rating: 1)
+            insertEntry(seed, id: 2, location: "old", rating: 1)
+            try seed.save()
+        }
+        try await container.saveToDisk()
+        let child = container.newBackgroundContext()
+        let recorder = SaveRecorder(child)
+        try await child.perform {
+            insertEntry(child, id: 1, location: "same", rating: 1)
+            insertEntry(child, id: 2, location: "new", rating: 1)
+            insertEntry(child, id: 3, location: "added", rating: 1)
+            try child.save()
+        }
+        let changes = try #require(recorder.changes.first)
+        #expect(changes.inserted.count == 1)
+        #expect(changes.updated.count == 1)
+        #expect(changes.updated.values.first == ["location"])
+        #expect(changes.unchanged.count == 1)
+        #expect(changes.merged.count == 2)
+        try await container.saveToDisk()
+        #expect(try entries(container.viewContext).map(\.1) == ["same", "new", "added"])
+    }
+
     @Test func errorPolicyFailsTheSaveNamingTheObjectsAndTheKey() async throws {
         let container = try makeContainer(directory)
         try await saveFromChild(container, id: 9, location: "a", rating: nil)

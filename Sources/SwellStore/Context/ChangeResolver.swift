@@ -17,6 +17,8 @@ struct ChangeResolver {
     private(set) var changes = ContextDidSaveChanges()
     private var conflicts: [StoreError] = []
     private var farther: [String: [EntityChanges]] = [:]
+    /// The store's primary keys for the incoming inserts' keys, looked up once per save (entities absent: not prefetched).
+    private var storeKeys: [String: [[StoreValue]: Int64]] = [:]
 
     init(target: ChangeLayer, policy: MergePolicy, entities: [String: EntityDescription], storeIdentifier: String,
          store: any PersistentStore, fartherLayers: @escaping (String) -> [EntityChanges]) {
@@ -41,6 +43,7 @@ struct ChangeResolver {
 
     /// Applies every row of `layer` in the order it was first changed.
     mutating func apply(_ layer: ChangeLayer) throws {
+        try prefetchStoreKeys(layer)
         for (entityName, key, row) in layer.orderedRows() {
             guard let entity = entities[entityName] else { throw StoreError.unknownEntity(entityName) }
             try apply(row, key: key, entity: entity)
@@ -154,7 +157,12 @@ struct ChangeResolver {
         }
         changes.merged[incoming] = survivor
         if !changes.inserted.contains(survivor) {
-            changes.updated[survivor, default: []].formUnion(mask.indices(below: count).map { entity.attributes[$0].name })
+            if mask.isEmpty {
+                if changes.updated[survivor] == nil { changes.unchanged.insert(survivor) }
+            } else {
+                changes.unchanged.remove(survivor)
+                changes.updated[survivor, default: []].formUnion(mask.indices(below: count).map { entity.attributes[$0].name })
+            }
         }
     }
 
@@ -201,10 +209,30 @@ struct ChangeResolver {
                 return candidate
             }
         }
-        if let candidate = try store.read({ try $0.primaryKey(forKey: key, entity: entity) }), candidate != primaryKey,
-           !shadowed(candidate, above: levels.count) {
+        let stored: Int64?
+        if let prefetched = storeKeys[entity.name] {
+            stored = prefetched[key]
+        } else {
+            stored = try store.read { try $0.primaryKey(forKey: key, entity: entity) }
+        }
+        if let candidate = stored, candidate != primaryKey, !shadowed(candidate, above: levels.count) {
             return candidate
         }
         return nil
+    }
+
+    /// Looks up, in one read, which keys of the incoming inserts the store already has.
+    private mutating func prefetchStoreKeys(_ layer: ChangeLayer) throws {
+        for (entityName, changes) in layer.entities {
+            guard let entity = entities[entityName], !entity.uniquenessConstraint.isEmpty else { continue }
+            let keyIndices = entity.uniquenessConstraint.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
+            var keys: [[StoreValue]] = []
+            for row in changes.rows.values where row.kind == .inserted {
+                let key = keyIndices.map { row.values[$0] }
+                if !key.contains(where: \.isNull) { keys.append(key) }
+            }
+            guard keys.count > 1 else { continue }
+            storeKeys[entityName] = try store.read { try $0.primaryKeys(forKeys: keys, entity: entity) }
+        }
     }
 }

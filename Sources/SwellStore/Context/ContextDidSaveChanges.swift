@@ -12,6 +12,8 @@ public struct ContextDidSaveChanges: Sendable, Equatable {
     public var deleted: Set<ObjectID> = []
     /// New objects that became an existing object with the same key: incoming → survivor.
     public var merged: [ObjectID: ObjectID] = [:]
+    /// Existing objects that new objects with their key were merged into without changing any value.
+    public var unchanged: Set<ObjectID> = []
 
     public init() {}
 

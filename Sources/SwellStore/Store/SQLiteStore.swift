@@ -264,6 +264,44 @@ struct SQLiteStoreReader: StoreReader {
         }
     }
 
+    func primaryKeys(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: Int64] {
+        var result: [[StoreValue]: Int64] = [:]
+        guard entity.uniquenessConstraint.count == 1, let column = entity.uniquenessConstraint.first,
+              let index = entity.attributes.firstIndex(where: { $0.name == column }) else {
+            for key in keys { if let pk = try primaryKey(forKey: key, entity: entity) { result[key] = pk } }
+            return result
+        }
+        let type = entity.attributes[index].type
+        let values = keys.compactMap(\.first)
+        let json: String
+        do {
+            let items: [Any] = values.map { value -> Any in
+                switch value {
+                case .integer(let int): return int
+                case .real(let double): return double
+                case .text(let text): return text
+                case .null: return NSNull()
+                }
+            }
+            json = String(decoding: try JSONSerialization.data(withJSONObject: items), as: UTF8.self)
+        } catch {
+            for key in keys { if let pk = try primaryKey(forKey: key, entity: entity) { result[key] = pk } }
+            return result
+        }
+        let sql = "SELECT \"_pk\", \(quoteIdentifier(column)) FROM \(quoteIdentifier(entity.name)) WHERE \(quoteIdentifier(column)) IN (SELECT value FROM json_each(?))"
+        try wrap {
+            let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            try statement.bind(.text(json), at: 1)
+            while try statement.step() {
+                var value = statement.column(1)
+                if type == .double || type == .date, case .integer(let int) = value { value = .real(Double(int)) }
+                result[[value]] = statement.int64(0)
+            }
+        }
+        return result
+    }
+
     func primaryKey(forKey key: [StoreValue], entity: EntityDescription) throws -> Int64? {
         guard !entity.uniquenessConstraint.isEmpty else { return nil }
         let condition = entity.uniquenessConstraint.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
