@@ -17,8 +17,8 @@ extension ManagedObjectContext {
         let invalid = level.withLock { $0.invalidValues }
         if let first = invalid.first { throw first }
         guard let coordinator else { throw StoreError.noPersistentStore }
-        let snapshot = level.withLock { $0.pending }
-        guard !snapshot.isEmpty else { return }
+        let (snapshot, hasMetadata) = level.withLock { ($0.pending, !$0.metadata.isEmpty) }
+        guard !snapshot.isEmpty || hasMetadata else { return }
         try validateRequiredValues(snapshot, coordinator: coordinator)
         let changes: ContextDidSaveChanges
         if let parent {
@@ -63,6 +63,8 @@ extension ManagedObjectContext {
                 try resolver.apply(own.pending)
                 target.pending = resolver.target
                 own.pending = ChangeLayer()
+                target.metadata.merge(own.metadata) { _, new in new }
+                own.metadata.removeAll()
                 return resolver.changes
             }
         }
@@ -79,22 +81,25 @@ extension ManagedObjectContext {
     /// readers) while they are committed; new changes from children keep arriving.
     private func saveToStore(coordinator: PersistentStoreCoordinator) throws -> ContextDidSaveChanges {
         let store = try coordinator.store
-        let inFlight = level.withLock { level -> ChangeLayer in
+        let (inFlight, metadata) = level.withLock { level -> (ChangeLayer, [String: String?]) in
             let pending = level.pending
+            let metadata = level.metadata
             level.inFlight = pending
             level.pending = ChangeLayer()
-            return pending
+            level.metadata.removeAll()
+            return (pending, metadata)
         }
         let operations = inFlight.orderedRows().map {
             StoreChangeSet.Operation(entity: $0.entity, primaryKey: $0.primaryKey, row: $0.row)
         }
         let result: StoreCommitResult
         do {
-            result = try store.commit(StoreChangeSet(operations: operations, mergePolicy: mergePolicy))
+            result = try store.commit(StoreChangeSet(operations: operations, metadata: metadata, mergePolicy: mergePolicy))
         } catch {
             level.withLock { level in
                 level.pending = Self.restore(inFlight, under: level.pending)
                 level.inFlight = nil
+                level.metadata.merge(metadata) { newer, _ in newer }
             }
             throw error
         }
@@ -186,6 +191,7 @@ extension ManagedObjectContext {
             let pending = level.pending
             level.pending = ChangeLayer()
             level.invalidValues.removeAll()
+            level.metadata.removeAll()
             return pending
         }
         for (entity, changes) in discarded.entities {
@@ -207,6 +213,7 @@ extension ManagedObjectContext {
         level.withLock { level in
             level.pending = ChangeLayer()
             level.invalidValues.removeAll()
+            level.metadata.removeAll()
         }
         for weak in registry.values {
             weak.object?.managedObjectContext = nil

@@ -48,6 +48,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         var inFlight: ChangeLayer?
         /// Values set with the wrong type or on unknown attributes since the last save.
         var invalidValues: [StoreError] = []
+        /// Store metadata set here (or saved into here) and not yet saved: key → value (nil removes).
+        var metadata: [String: String?] = [:]
     }
 
     private struct Links {
@@ -358,7 +360,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// Whether a save would move anything.
     public var hasChanges: Bool {
         assertOnQueue("ask for changes")
-        return level.withLock { !$0.pending.isEmpty || !$0.invalidValues.isEmpty }
+        return level.withLock { !$0.pending.isEmpty || !$0.invalidValues.isEmpty || !$0.metadata.isEmpty }
     }
 
     /// Objects inserted here (or saved into this context by children) and not yet saved.

@@ -25,6 +25,10 @@ protocol PersistentStore: AnyObject, Sendable {
 protocol StoreReader {
     /// The rows matching a query, in its order.
     func rows(_ query: StoreQuery) throws -> [StoreRow]
+    /// Calls `body` with each row matching a query, in order, one at a time (constant memory).
+    func forEachRow(_ query: StoreQuery, _ body: (StoreRow) throws -> Void) throws
+    /// A value Swell keeps in the store beside the data (`swell_state`).
+    func metadata(forKey key: String) throws -> String?
     /// The number of rows matching a query's predicate (ignoring limit and offset).
     func count(_ query: StoreQuery) throws -> Int
     /// The rows with these primary keys (absent ones are left out).
@@ -62,6 +66,8 @@ struct StoreChangeSet: Sendable {
     }
 
     var operations: [Operation]
+    /// Values kept beside the data, written in the same transaction (nil removes).
+    var metadata: [String: String?] = [:]
     /// How the store resolves a key that already belongs to another row.
     var mergePolicy: MergePolicy
 }

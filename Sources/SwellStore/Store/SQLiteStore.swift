@@ -161,6 +161,16 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
                     try committer.apply(operation)
                     if let observer, (index + 1) % interval == 0 { observer(index + 1) }
                 }
+                if !changes.metadata.isEmpty {
+                    try writer.execute("CREATE TABLE IF NOT EXISTS swell_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                    for (key, value) in changes.metadata.sorted(by: { $0.key < $1.key }) {
+                        if let value {
+                            try writer.run("INSERT OR REPLACE INTO swell_state (key, value) VALUES (?, ?)", [.text(key), .text(value)])
+                        } else {
+                            try writer.run("DELETE FROM swell_state WHERE key = ?", [.text(key)])
+                        }
+                    }
+                }
                 try writer.execute("COMMIT")
                 return committer.result
             } catch {
@@ -190,6 +200,23 @@ struct SQLiteStoreReader: StoreReader {
     }
 
     func rows(_ query: StoreQuery) throws -> [StoreRow] {
+        var rows: [StoreRow] = []
+        try forEachRow(query) { rows.append($0) }
+        return rows
+    }
+
+    func metadata(forKey key: String) throws -> String? {
+        try wrap {
+            let exists = try connection.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'swell_state'")
+            guard exists.first?.first == .integer(1) else { return nil }
+            if case .text(let value)? = try connection.query("SELECT value FROM swell_state WHERE key = ?", [.text(key)]).first?.first {
+                return value
+            }
+            return nil
+        }
+    }
+
+    func forEachRow(_ query: StoreQuery, _ body: (StoreRow) throws -> Void) throws {
         let entity = query.entity
         var (sql, arguments) = whereClause(query)
         sql = "SELECT \(columns(entity)) FROM \(quoteIdentifier(entity.name))" + sql
@@ -207,15 +234,13 @@ struct SQLiteStoreReader: StoreReader {
             let statement = try connection.statement(sql)
             defer { statement.reset() }
             try statement.bind(arguments)
-            var rows: [StoreRow] = []
             let count = Int32(entity.attributes.count)
             while try statement.step() {
                 var values: [StoreValue] = []
                 values.reserveCapacity(Int(count))
                 for index in 0..<count { values.append(statement.column(index + 1)) }
-                rows.append(StoreRow(primaryKey: statement.int64(0), values: values))
+                try body(StoreRow(primaryKey: statement.int64(0), values: values))
             }
-            return rows
         }
     }
 

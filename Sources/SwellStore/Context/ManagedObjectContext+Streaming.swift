@@ -1,0 +1,49 @@
+extension ManagedObjectContext {
+    // MARK: Store metadata
+
+    /// Sets a value Swell keeps in the store beside the data (table `swell_state`):
+    /// it moves up with this context's saves like a change, and is written in
+    /// the same transaction as the data saved with it. nil removes the key.
+    public func setStoreMetadata(_ value: String?, forKey key: String) {
+        assertOnQueue("set store metadata")
+        level.withLock { $0.metadata[key] = .some(value) }
+    }
+
+    /// A store metadata value as this context sees it: its own and its
+    /// ancestors' unsaved values over the store's.
+    public func storeMetadata(forKey key: String) throws -> String? {
+        assertOnQueue("read store metadata")
+        var context: ManagedObjectContext? = self
+        while let current = context {
+            if let value = current.level.withLock({ $0.metadata[key] }) { return value }
+            context = current.parent
+        }
+        return try storeOrThrow().read { try $0.metadata(forKey: key) }
+    }
+
+    // MARK: Streaming
+
+    /// Calls `body` with the primary key and values (by attribute index) of each
+    /// object a fetch would return, in order, without creating managed objects.
+    /// With no unsaved changes for the entity in this context or its ancestors,
+    /// rows stream from one SQLite snapshot in constant memory.
+    package func enumerateRows(_ request: FetchRequest, _ body: (Int64, [StoreValue]) throws -> Void) throws {
+        assertOnQueue("read \(request.entityName)")
+        let plan = try makePlan(request)
+        if layerChain(entity: plan.entity.name, includeSelf: true).isEmpty {
+            try storeOrThrow().read { reader in
+                try reader.forEachRow(plan.storeQuery) { try body($0.primaryKey, $0.values) }
+            }
+            return
+        }
+        for row in try resolveRows(plan) {
+            try body(row.primaryKey, row.values)
+        }
+    }
+
+    /// The entity a request names, as the model has it.
+    package func entityDescription(named name: String) throws -> EntityDescription {
+        guard let coordinator else { throw StoreError.noPersistentStore }
+        return try coordinator.entity(named: name)
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+@testable import SwellStore
+
+/// Metadata kept beside the data moves with saves and lands in the same transaction; rows stream in order.
+@Suite struct StoreMetadataTests {
+    let directory = TemporaryDirectory()
+
+    @Test func metadataMovesWithSavesAndLandsWithTheData() async throws {
+        let container = try makeContainer(directory)
+        let worker = container.newBackgroundContext()
+        try await worker.perform {
+            insertEntry(worker, id: 1)
+            worker.setStoreMetadata("2024-05-01T00:00:00Z", forKey: "cursor.journal")
+            try worker.save()
+        }
+        let observer = try makeRootContext(at: container.storeURL)
+        let inView = try await container.viewContext.perform { try container.viewContext.storeMetadata(forKey: "cursor.journal") }
+        #expect(inView == "2024-05-01T00:00:00Z")
+        #expect(try observer.performAndWait { try observer.storeMetadata(forKey: "cursor.journal") } == nil)
+        try await container.saveToDisk()
+        #expect(try observer.performAndWait { try observer.storeMetadata(forKey: "cursor.journal") } == "2024-05-01T00:00:00Z")
+        #expect(try count(observer) == 1)
+        try await container.writerContext.perform {
+            container.writerContext.setStoreMetadata(nil, forKey: "cursor.journal")
+            try container.writerContext.save()
+        }
+        #expect(try observer.performAndWait { try observer.storeMetadata(forKey: "cursor.journal") } == nil)
+    }
+
+    @Test func metadataOfAFailedSaveIsNotWritten() async throws {
+        let container = try makeContainer(directory)
+        let writer = container.writerContext
+        let failed = await writer.perform { () -> Bool in
+            let entry = writer.insertNewObject(forEntityName: "JournalEntry")
+            entry["id"] = 1  // no date: the save fails
+            writer.setStoreMetadata("x", forKey: "k")
+            do { try writer.save(); return false } catch { return true }
+        }
+        #expect(failed)
+        let observer = try makeRootContext(at: container.storeURL)
+        #expect(try observer.performAndWait { try observer.storeMetadata(forKey: "k") } == nil)
+    }
+
+    @Test func rowsStreamInFetchOrderWithUnsavedChanges() async throws {
+        let container = try makeContainer(directory)
+        let writer = container.writerContext
+        try await writer.perform {
+            for id in 1...5 { insertEntry(writer, id: id, rating: id) }
+            try writer.save()
+        }
+        var request = FetchRequest(entityName: "JournalEntry")
+        request.sortDescriptors = [FetchSortDescriptor(key: "rating", ascending: false)]
+        let reader = container.newBackgroundContext()
+        let streamed = try await reader.perform { () throws -> [Int64] in
+            var ratings: [Int64] = []
+            try reader.enumerateRows(request) { _, values in
+                if case .integer(let rating) = values[6] { ratings.append(rating) }
+            }
+            return ratings
+        }
+        #expect(streamed == [5, 4, 3, 2, 1])
+        let withChanges = try await reader.perform { () throws -> [Int64] in
+            insertEntry(reader, id: 9, rating: 9)
+            var ratings: [Int64] = []
+            try reader.enumerateRows(request) { _, values in
+                if case .integer(let rating) = values[6] { ratings.append(rating) }
+            }
+            return ratings
+        }
+        #expect(withChanges == [9, 5, 4, 3, 2, 1])
+    }
+}
