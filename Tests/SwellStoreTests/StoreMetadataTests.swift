@@ -49,8 +49,9 @@ import Testing
             for id in 1...5 { insertEntry(writer, id: id, rating: id) }
             try writer.save()
         }
-        var request = FetchRequest(entityName: "JournalEntry")
-        request.sortDescriptors = [FetchSortDescriptor(key: "rating", ascending: false)]
+        var byRating = FetchRequest(entityName: "JournalEntry")
+        byRating.sortDescriptors = [FetchSortDescriptor(key: "rating", ascending: false)]
+        let request = byRating
         let reader = container.newBackgroundContext()
         let streamed = try await reader.perform { () throws -> [Int64] in
             var ratings: [Int64] = []
