@@ -13,12 +13,17 @@ extension ManagedObjectContext {
     /// - Throws: `StoreError.missingRequiredValue`, `.typeMismatch`,
     ///   `.unknownAttribute`, `.constraintConflict`, or a store error.
     public func save() throws {
+        _ = try saveReturningChanges()
+    }
+
+    /// Saves and returns what the save moved (empty when there was nothing to save).
+    package func saveReturningChanges() throws -> ContextDidSaveChanges {
         assertOnQueue("save")
         let invalid = level.withLock { $0.invalidValues }
         if let first = invalid.first { throw first }
         guard let coordinator else { throw StoreError.noPersistentStore }
         let (snapshot, hasMetadata) = level.withLock { ($0.pending, !$0.metadata.isEmpty) }
-        guard !snapshot.isEmpty || hasMetadata else { return }
+        guard !snapshot.isEmpty || hasMetadata else { return ContextDidSaveChanges() }
         try validateRequiredValues(snapshot, coordinator: coordinator)
         let changes: ContextDidSaveChanges
         if let parent {
@@ -34,6 +39,7 @@ extension ManagedObjectContext {
                 root.perform { root.mergeChanges(changes) }
             }
         }
+        return changes
     }
 
     private func validateRequiredValues(_ layer: ChangeLayer, coordinator: PersistentStoreCoordinator) throws {

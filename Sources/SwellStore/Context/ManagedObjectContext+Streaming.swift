@@ -1,3 +1,5 @@
+import Foundation
+
 extension ManagedObjectContext {
     // MARK: Store metadata
 
@@ -45,5 +47,44 @@ extension ManagedObjectContext {
     package func entityDescription(named name: String) throws -> EntityDescription {
         guard let coordinator else { throw StoreError.noPersistentStore }
         return try coordinator.entity(named: name)
+    }
+}
+
+extension ManagedObjectContext {
+    // MARK: Bulk changes for the pipeline
+
+    /// Inserts a row without creating a managed object: the pipeline's upsert
+    /// workers insert thousands of records a batch and never read them back.
+    /// `values` are by attribute index; every attribute counts as set.
+    package func insertRow(entity: EntityDescription, values: [StoreValue]) {
+        assertOnQueue("insert a \(entity.name)")
+        guard let coordinator else { return }
+        let key = nextPrimaryKey(for: entity.name, from: coordinator)
+        let keyIndices = entity.uniquenessConstraint.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
+        level.withLock { level in
+            let sequence = level.pending.takeSequence()
+            level.pending.modify(entity.name) { changes in
+                changes.rows[key] = PendingRow(kind: .inserted, values: values, mask: .all(values.count), sequence: sequence)
+                if !keyIndices.isEmpty {
+                    let keyValues = keyIndices.map { values[$0] }
+                    if !keyValues.contains(where: \.isNull) { changes.setKey(keyValues, for: key) }
+                }
+            }
+        }
+    }
+
+    /// Deletes the objects with these IDs (loaded from this context's view) without keeping them.
+    package func deleteObjects(with ids: [ObjectID]) {
+        assertOnQueue("delete objects")
+        for id in ids {
+            delete(object(with: id))
+        }
+    }
+}
+
+extension ManagedObjectContext {
+    /// The ID of the object in row `primaryKey` of `entity`'s table.
+    package func objectIDForRow(entity: String, primaryKey: Int64) -> ObjectID {
+        objectID(entity, primaryKey)
     }
 }

@@ -1,0 +1,63 @@
+import SwellJSON
+import SwellStore
+
+/// Maps one source's records onto its entity: each attribute's value found by
+/// its field path and converted by type. A bad record gives the attribute and why.
+struct RecordMapper: Sendable {
+    let entity: EntityDescription
+    let fields: [(path: [String], dates: DateFormat)]
+    let keyIndices: [Int]
+
+    init(source: SourceSpec, entity: PipelineEntity) {
+        self.entity = entity.description
+        self.fields = entity.attributes.map { attribute in
+            let field = source.fields[attribute.name] ?? FieldSpec(path: [attribute.name], dateFormat: nil)
+            return (field.path, field.dateFormat ?? source.dates)
+        }
+        self.keyIndices = entity.key.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
+    }
+
+    /// The record's values by attribute index, or why it is bad.
+    func map(_ record: JSONValue) -> Result<[StoreValue], BadRecord> {
+        guard case .object = record else {
+            return .failure(BadRecord(attribute: nil, message: "a record must be a JSON object, got \(Self.kind(record))"))
+        }
+        var values: [StoreValue] = []
+        values.reserveCapacity(fields.count)
+        for (index, attribute) in entity.attributes.enumerated() {
+            let field = fields[index]
+            let raw = record.value(at: field.path) ?? .null
+            switch ValueConverter.convert(raw, to: attribute.type, dates: field.dates) {
+            case .success(let value):
+                if value.isNull && !attribute.isOptional {
+                    let what = keyIndices.contains(index) ? "the key attribute" : "a required value"
+                    return .failure(BadRecord(attribute: attribute.name, message: "\(attribute.name): \(what) is missing (\(field.path.joined(separator: ".")))"))
+                }
+                values.append(value)
+            case .failure(let failure):
+                return .failure(BadRecord(attribute: attribute.name, message: "\(attribute.name): \(failure.message)"))
+            }
+        }
+        if keyIndices.contains(where: { values[$0].isNull }) {
+            return .failure(BadRecord(attribute: entity.uniquenessConstraint.first, message: "the record has no key (\(entity.uniquenessConstraint.joined(separator: ", ")))"))
+        }
+        return .success(values)
+    }
+
+    static func kind(_ value: JSONValue) -> String {
+        switch value {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
+
+/// A record that cannot be stored: which attribute, and why.
+struct BadRecord: Error, Sendable {
+    var attribute: String?
+    var message: String
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Logging
+import SwellStore
+
+/// Runs a pipeline's sources and exports against its store, and reports.
+///
+/// A writing run (sources) holds the store's lock for its whole length. Run it
+/// off the main queue (`run` blocks); the main queue stays free for the view
+/// context, which the run's saves pass through.
+public struct PipelineRunner: Sendable {
+    public var pipeline: PipelineFile
+    public var storePath: String
+    public var options: RunOptions
+    public var only: Set<String>
+    public var wait: Bool
+    public var logger: Logger
+    public var progress: ProgressCounter
+
+    public init(pipeline: PipelineFile, storePath: String? = nil, options: RunOptions = RunOptions(), only: Set<String> = [],
+                wait: Bool = false, logger: Logger, progress: ProgressCounter = ProgressCounter()) {
+        self.pipeline = pipeline
+        self.storePath = storePath ?? pipeline.store
+        self.options = options
+        self.only = only
+        self.wait = wait
+        self.logger = logger
+        self.progress = progress
+    }
+
+    /// Hides the pipeline's secrets.
+    public var redactor: Redactor { Redactor(secrets: pipeline.secrets) }
+
+    /// Checks `--only` names against the file.
+    public func checkOnly() throws(PipelineError) {
+        let known = Set(pipeline.sources.map(\.name) + pipeline.exports.map(\.name))
+        if let unknown = only.subtracting(known).sorted().first {
+            throw PipelineError(.usage, "--only \(unknown): no source or export of that name in \(pipeline.path)")
+        }
+    }
+
+    /// Runs the sources (when `sources`) and then the exports (when `exports`); never throws: failures are in the report.
+    public func run(sources runSources: Bool, exports runExports: Bool) -> (RunReport, PipelineError?) {
+        let started = Date()
+        var report = RunReport(pipeline: pipeline.name, startedAt: RunReport.timestamp(started), finishedAt: "", store: storePath)
+        var failure: PipelineError?
+        do {
+            try checkOnly()
+            var lock: StoreLock?
+            if runSources { lock = try StoreLock(storePath: storePath, wait: wait) }
+            defer { _ = lock }
+            let container = try openStore(creating: runSources)
+            if runSources {
+                for source in pipeline.sources where only.isEmpty || only.contains(source.name) {
+                    guard let entity = pipeline.entity(named: source.entity) else { continue }
+                    logger.notice("source started", metadata: ["source": "\(source.name)"])
+                    let run = SourceRun(source: source, entity: entity, container: container, options: options,
+                                        logger: logger, redactor: redactor, progress: progress)
+                    let (entry, error) = run.run()
+                    report.sources.append(entry)
+                    if let error { throw error }
+                }
+            }
+            if runExports {
+                for export in pipeline.exports where only.isEmpty || only.contains(export.name) {
+                    guard let entity = pipeline.entity(named: export.entity) else { continue }
+                    let context = container.newBackgroundContext()
+                    context.name = "export.\(export.name)"
+                    let entry = try context.performAndWait { () throws(PipelineError) -> RunReport.Export in
+                        try ExportRun(export: export, entity: entity).run(in: context)
+                    }
+                    report.exports.append(entry)
+                    logger.notice("export written", metadata: ["export": "\(export.name)", "rows": "\(entry.rows)"])
+                }
+            }
+        } catch let error as PipelineError {
+            failure = PipelineError(error.kind, redactor(error.message))
+        } catch {
+            failure = PipelineError(.other, redactor("\(error)"))
+        }
+        let finished = Date()
+        report.finishedAt = RunReport.timestamp(finished)
+        report.durationS = SourceRun.rounded(finished.timeIntervalSince(started))
+        if let failure {
+            report.status = "failed"
+            report.error = failure.message
+        }
+        return (report, failure)
+    }
+
+    /// Opens the store; an export-only run needs one to exist.
+    func openStore(creating: Bool) throws(PipelineError) -> PersistentContainer {
+        if !creating && !FileManager.default.fileExists(atPath: storePath) {
+            throw PipelineError(.io, "no store at \(storePath): run `swell import` (or `run`) first")
+        }
+        let container = PersistentContainer(name: pipeline.name, managedObjectModel: pipeline.model,
+                                            storeURL: URL(fileURLWithPath: storePath))
+        do {
+            try container.loadPersistentStores()
+        } catch {
+            throw PipelineError(.io, redactor("cannot open the store \(storePath): \(error)"))
+        }
+        return container
+    }
+}

@@ -1,0 +1,485 @@
+import Foundation
+import Logging
+import SwellCSV
+import SwellHTTP
+import SwellJSON
+import SwellStore
+import Synchronization
+
+/// How a run's upsert stage is sized.
+public struct RunOptions: Sendable {
+    /// Upsert workers, each on its own private child context of the view context.
+    public var workers: Int
+    /// Records a worker context saves (and resets) at once.
+    public var batchSize: Int
+
+    public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, batchSize: Int = 5000) {
+        self.workers = max(1, workers)
+        self.batchSize = max(1, batchSize)
+    }
+}
+
+/// One record on its way from the fetch stage to an upsert worker.
+struct IncomingRecord: Sendable {
+    var page: String
+    var index: Int
+    var record: JSONValue
+}
+
+/// Runs one source through the three-level stack: fetch pages (libcurl) and
+/// parse them on this thread; upsert workers on private child contexts of the
+/// view context save batches into it; the view context saves into the writer
+/// and the writer to disk on their own queues, so the main queue never waits
+/// for disk. Replace deletions, incremental state and HTTP validators go in
+/// the last writer save.
+///
+/// `@unchecked Sendable`: the workers share `state`, a `Mutex`.
+final class SourceRun: @unchecked Sendable {
+    let source: SourceSpec
+    let entity: PipelineEntity
+    let mapper: RecordMapper
+    let container: PersistentContainer
+    let options: RunOptions
+    let logger: Logger
+    let redactor: Redactor
+    let progress: ProgressCounter
+    private let rejects: RejectsWriter
+
+    private struct State {
+        var report: RunReport.Source
+        var failure: PipelineError?
+        var seenKeys = Set<[StoreValue]>()
+        var largestCursor: StoreValue?
+        var saveScheduled = false
+    }
+    private let state: Mutex<State>
+
+    init(source: SourceSpec, entity: PipelineEntity, container: PersistentContainer, options: RunOptions,
+         logger: Logger, redactor: Redactor, progress: ProgressCounter) {
+        self.source = source
+        self.entity = entity
+        self.mapper = RecordMapper(source: source, entity: entity)
+        self.container = container
+        self.options = options
+        self.logger = logger
+        self.redactor = redactor
+        self.progress = progress
+        self.rejects = RejectsWriter(path: source.rejects, source: source.name, redactor: redactor)
+        self.state = Mutex(State(report: RunReport.Source(name: source.name, entity: source.entity)))
+    }
+
+    private func fail(_ error: PipelineError) {
+        state.withLock { state in
+            if state.failure == nil { state.failure = error }
+        }
+    }
+
+    private var failure: PipelineError? { state.withLock { $0.failure } }
+
+    private var cursorKey: String { "incremental.\(source.name)" }
+    private func validatorKey(_ url: String) -> String { "http.\(source.name).\(url)" }
+
+    /// Runs the source; returns its report entry and the failure, if any.
+    func run() -> (RunReport.Source, PipelineError?) {
+        let started = Date()
+        container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
+        let queue = BatchQueue<[IncomingRecord]>(capacity: options.workers * 2)
+        let group = DispatchGroup()
+        for number in 0..<options.workers {
+            group.enter()
+            let thread = Thread { [self] in
+                defer { group.leave() }
+                work(queue: queue, number: number)
+            }
+            thread.name = "swell.upsert.\(source.name).\(number)"
+            thread.start()
+        }
+        var complete = false
+        do {
+            complete = try fetchAll(into: queue)
+        } catch let error as PipelineError {
+            fail(error)
+        } catch {
+            fail(PipelineError(.other, redactor("source \(source.name): \(error)")))
+        }
+        if failure != nil { queue.cancel() } else { queue.close() }
+        group.wait()
+        rejects.close()
+        finish(complete: complete && failure == nil)
+        var report = state.withLock { $0.report }
+        report.durationS = Self.rounded(Date().timeIntervalSince(started))
+        return (report, failure)
+    }
+
+    static func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
+
+    // MARK: Fetching
+
+    /// Fetches every page; returns true when the last page was reached.
+    private func fetchAll(into queue: BatchQueue<[IncomingRecord]>) throws -> Bool {
+        let client: HTTPClient
+        do {
+            client = try HTTPClient()
+        } catch {
+            throw PipelineError(.other, "cannot set up libcurl: \(error)")
+        }
+        let view = container.viewContext
+        var firstURL = source.url
+        if let incremental = source.incremental,
+           let cursor = try storeValue(view) { try view.storeMetadata(forKey: cursorKey) } {
+            firstURL = HTTPLinks.setting(query: incremental.parameter, to: cursor, in: firstURL)
+        }
+        var url: String? = firstURL
+        var pageNumber: Int = {
+            if case .page(_, let start)? = source.pagination { return start }
+            return 1
+        }()
+        if case .page(let parameter, _)? = source.pagination {
+            url = HTTPLinks.setting(query: parameter, to: String(pageNumber), in: firstURL)
+        }
+        var visited = Set<String>()
+        let isFile = !(source.url.hasPrefix("http://") || source.url.hasPrefix("https://"))
+        while let current = url {
+            guard failure == nil, !queue.isCancelled else { return false }
+            guard visited.insert(current).inserted else {
+                throw PipelineError(.data, redactor("source \(source.name): pagination returned to \(current), a page already fetched"))
+            }
+            let page = try fetchPage(current, client: client, queue: queue, streaming: isFile)
+            guard failure == nil else { return false }
+            switch source.pagination {
+            case nil:
+                url = nil
+            case .next(let path)?:
+                url = Self.text(page.captured[path]).flatMap { HTTPLinks.resolve($0, against: current) }
+            case .linkHeader?:
+                url = page.linkHeader.flatMap { HTTPLinks.nextLink(in: $0, base: current) }
+            case .page(let parameter, _)?:
+                pageNumber += 1
+                url = page.records > 0 ? HTTPLinks.setting(query: parameter, to: String(pageNumber), in: firstURL) : nil
+            case .cursor(let path, let parameter)?:
+                url = Self.text(page.captured[path]).map { HTTPLinks.setting(query: parameter, to: $0, in: firstURL) }
+            }
+        }
+        return true
+    }
+
+    private func storeValue(_ context: ManagedObjectContext, _ read: @escaping () throws -> String?) throws -> String? {
+        do {
+            return try context.performAndWait { try read() }
+        } catch {
+            throw PipelineError(.io, "cannot read the store: \(error)")
+        }
+    }
+
+    /// A pagination value as text: a non-empty string or a number; nil ends.
+    static func text(_ value: JSONValue?) -> String? {
+        switch value {
+        case .string(let text)?: text.isEmpty ? nil : text
+        case .number(let number)?: number.text
+        default: nil
+        }
+    }
+
+    private struct PageResult {
+        var records = 0
+        var captured: [[String]: JSONValue] = [:]
+        var linkHeader: String?
+    }
+
+    /// Fetches one page. File pages stream records to the workers as they parse;
+    /// HTTP pages are parsed whole first, so a retried attempt never sends a record twice.
+    private func fetchPage(_ url: String, client: HTTPClient, queue: BatchQueue<[IncomingRecord]>, streaming: Bool) throws -> PageResult {
+        var request = HTTPRequest(url: url)
+        request.headers = source.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
+        request.timeout = source.timeout
+        request.maxBytes = source.maxBytes
+        let view = container.viewContext
+        let conditional = !streaming && source.mode != .replace
+        if conditional, let validators = try storeValue(view, { try view.storeMetadata(forKey: self.validatorKey(url)) }) {
+            let parts = validators.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            if parts.count == 2 {
+                request.ifNoneMatch = parts[0].isEmpty ? nil : parts[0]
+                request.ifModifiedSince = parts[1].isEmpty ? nil : parts[1]
+            }
+        }
+        let capturePaths: [[String]] = {
+            switch source.pagination {
+            case .next(let path)?: [path]
+            case .cursor(let path, _)?: [path]
+            default: []
+            }
+        }()
+        var reader = JSONPageReader(format: source.isNDJSON ? .ndjson : .json, recordsPath: source.records, capturePaths: capturePaths)
+        var pending: [IncomingRecord] = []
+        var pageRecords: [[IncomingRecord]] = []
+        let batchSize = options.batchSize
+        let emit: (Int, JSONValue) throws -> Void = { index, record in
+            pending.append(IncomingRecord(page: url, index: index, record: record))
+            if pending.count >= batchSize {
+                if streaming { queue.put(pending) } else { pageRecords.append(pending) }
+                pending = []
+            }
+        }
+        var captured: [[String]: JSONValue] = [:]
+        let response: HTTPResponse
+        let retries: Int
+        do {
+            (response, retries) = try client.fetch(
+                request, policy: RetryPolicy(retries: source.retries),
+                onAttempt: { attempt in
+                    if attempt > 1 { self.logger.info("retrying", metadata: ["source": "\(self.source.name)", "url": "\(self.redactor(url))", "attempt": "\(attempt)"]) }
+                    reader = JSONPageReader(format: self.source.isNDJSON ? .ndjson : .json, recordsPath: self.source.records, capturePaths: capturePaths)
+                    pending.removeAll()
+                    pageRecords.removeAll()
+                },
+                onBody: { bytes in
+                    try reader.feed(bytes, onRecord: emit)
+                    self.progress.addBytes(bytes.count)
+                })
+            if response.isNotModified {
+                state.withLock { $0.report.notModified += 1; $0.report.pages += 1; $0.report.retries += retries }
+                return PageResult(records: 0, captured: [:], linkHeader: response.header("link"))
+            }
+            captured = try reader.finish(onRecord: emit)
+        } catch let error as JSONError {
+            throw PipelineError(.data, redactor("source \(source.name): page \(url) is not valid \(source.isNDJSON ? "NDJSON" : "JSON"): \(error)"))
+        } catch let error as HTTPError {
+            throw PipelineError(.unavailable, redactor("source \(source.name): \(error)"))
+        }
+        if !pending.isEmpty {
+            if streaming { queue.put(pending) } else { pageRecords.append(pending) }
+        }
+        for batch in pageRecords { queue.put(batch) }
+        let records = reader.recordCount
+        state.withLock { state in
+            state.report.pages += 1
+            state.report.bytes += response.bodyBytes
+            state.report.retries += retries
+        }
+        progress.addPage()
+        if conditional, response.header("etag") != nil || response.header("last-modified") != nil {
+            let validators = (response.header("etag") ?? "") + "\n" + (response.header("last-modified") ?? "")
+            pendingValidators.withLock { $0[validatorKey(url)] = validators }
+        }
+        logger.debug("page fetched", metadata: ["source": "\(source.name)", "url": "\(redactor(url))", "records": "\(records)"])
+        return PageResult(records: records, captured: captured, linkHeader: response.header("link"))
+    }
+
+    /// HTTP validators to keep, written with the last save.
+    private let pendingValidators = Mutex<[String: String]>([:])
+
+    // MARK: Upserting
+
+    private func work(queue: BatchQueue<[IncomingRecord]>, number: Int) {
+        let context = container.newBackgroundContext()
+        context.name = "\(source.name).upsert.\(number)"
+        while let batch = queue.take() {
+            let outcome = context.performAndWait { () -> PipelineError? in
+                do {
+                    try upsert(batch, in: context)
+                    return nil
+                } catch let error as PipelineError {
+                    return error
+                } catch {
+                    return PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)"))
+                }
+            }
+            if let outcome {
+                fail(outcome)
+                queue.cancel()
+                return
+            }
+            requestSave()
+        }
+    }
+
+    private func upsert(_ batch: [IncomingRecord], in context: ManagedObjectContext) throws {
+        let description = entity.description
+        var firstBad: PipelineError?
+        var rejected = 0
+        var keys: [[StoreValue]] = []
+        var largest: StoreValue?
+        let cursorIndex = source.incremental.flatMap { spec in entity.attributes.firstIndex { $0.name == spec.cursor } }
+        var accepted: [(IncomingRecord, [StoreValue])] = []
+        for item in batch {
+            switch mapper.map(item.record) {
+            case .success(let values):
+                accepted.append((item, values))
+            case .failure(let bad):
+                try reject(item, message: bad.message, attribute: bad.attribute, firstBad: &firstBad, rejected: &rejected)
+            }
+        }
+        if source.mode == .append {
+            accepted = try dropExisting(accepted, in: context, firstBad: &firstBad, rejected: &rejected)
+        }
+        for (_, values) in accepted {
+            context.insertRow(entity: description, values: values)
+            keys.append(mapper.keyIndices.map { values[$0] })
+            if let cursorIndex, !values[cursorIndex].isNull,
+               largest.map({ StoreValue.compare(values[cursorIndex], $0) > 0 }) ?? true {
+                largest = values[cursorIndex]
+            }
+        }
+        let changes: ContextDidSaveChanges
+        do {
+            changes = try context.saveReturningChanges()
+        } catch let error as StoreError {
+            throw PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)"))
+        }
+        context.reset()
+        let mode = source.mode
+        state.withLock { state in
+            state.report.records += batch.count
+            state.report.rejected += rejected
+            state.report.inserted += changes.inserted.count
+            state.report.updated += changes.updated.count
+            state.report.unchanged += changes.unchanged.count
+            if mode == .replace { state.seenKeys.formUnion(keys) }
+            if let largest, state.largestCursor.map({ StoreValue.compare(largest, $0) > 0 }) ?? true {
+                state.largestCursor = largest
+            }
+        }
+        progress.addRecords(batch.count)
+        if let firstBad { throw firstBad }
+    }
+
+    private func reject(_ item: IncomingRecord, message: String, attribute: String?, firstBad: inout PipelineError?, rejected: inout Int) throws {
+        switch source.onError {
+        case .skip:
+            try rejects.write(page: item.page, index: item.index, error: message, record: item.record)
+            rejected += 1
+        case .fail:
+            if firstBad == nil {
+                firstBad = PipelineError(.data, redactor("source \(source.name): bad record at page \(item.page), index \(item.index), attribute \(attribute ?? "-"): \(message)"))
+            }
+        }
+    }
+
+    /// Append mode: a record whose key is stored already (or came earlier in the run) is a bad record.
+    private func dropExisting(_ accepted: [(IncomingRecord, [StoreValue])], in context: ManagedObjectContext,
+                              firstBad: inout PipelineError?, rejected: inout Int) throws -> [(IncomingRecord, [StoreValue])] {
+        var seen = Set<[StoreValue]>()
+        var kept: [(IncomingRecord, [StoreValue])] = []
+        let existing = try existingKeys(accepted.map { values in mapper.keyIndices.map { values.1[$0] } }, in: context)
+        for (item, values) in accepted {
+            let key = mapper.keyIndices.map { values[$0] }
+            if existing.contains(key) || !seen.insert(key).inserted {
+                let shown = zip(entity.key, key).map { "\($0)=\(describe($1))" }.joined(separator: ", ")
+                try reject(item, message: "\(entity.key.first ?? "key"): \(shown) exists already (mode: append)", attribute: entity.key.first,
+                           firstBad: &firstBad, rejected: &rejected)
+            } else {
+                kept.append((item, values))
+            }
+        }
+        return kept
+    }
+
+    private func existingKeys(_ keys: [[StoreValue]], in context: ManagedObjectContext) throws -> Set<[StoreValue]> {
+        var found = Set<[StoreValue]>()
+        let wanted = Set(keys)
+        var request = FetchRequest(entityName: entity.name)
+        if entity.key.count == 1, let attribute = entity.attributes.first(where: { $0.name == entity.key[0] }) {
+            request.predicate = FetchPredicate(format: "%K IN %@", entity.key[0], keys.compactMap { $0.first?.swiftValue(for: attribute.type) })
+        }
+        try context.enumerateRows(request) { _, values in
+            let key = mapper.keyIndices.map { values[$0] }
+            if wanted.contains(key) { found.insert(key) }
+        }
+        return found
+    }
+
+    private func describe(_ value: StoreValue) -> String {
+        switch value {
+        case .null: "nil"
+        case .integer(let int): String(int)
+        case .real(let double): String(double)
+        case .text(let text): "\"\(text)\""
+        }
+    }
+
+    // MARK: Saving up the stack
+
+    /// Schedules view → writer saves, at most one waiting at a time.
+    private func requestSave() {
+        let schedule = state.withLock { state -> Bool in
+            if state.saveScheduled { return false }
+            state.saveScheduled = true
+            return true
+        }
+        guard schedule else { return }
+        let view = container.viewContext
+        let writer = container.writerContext
+        view.perform { [self] in
+            state.withLock { $0.saveScheduled = false }
+            do {
+                try view.save()
+            } catch {
+                fail(PipelineError(.io, redactor("source \(source.name): saving into the writer failed: \(error)")))
+                return
+            }
+            writer.perform { [self] in
+                do {
+                    try writer.save()
+                } catch {
+                    fail(PipelineError(.io, redactor("source \(source.name): writing the store failed: \(error)")))
+                }
+            }
+        }
+    }
+
+    /// The last saves: what the workers saved, then (only for a complete run)
+    /// replace deletions, the incremental cursor and HTTP validators, in the writer's last transaction.
+    private func finish(complete: Bool) {
+        let view = container.viewContext
+        let writer = container.writerContext
+        do {
+            if complete {
+                if source.mode == .replace { try deleteUnseen() }
+                let cursor = state.withLock { $0.largestCursor }
+                let validators = pendingValidators.withLock { $0 }
+                try view.performAndWait {
+                    if let cursor, let incremental = source.incremental, let attribute = entity.attributes.first(where: { $0.name == incremental.cursor }) {
+                        view.setStoreMetadata(Self.cursorText(cursor, type: attribute.type), forKey: cursorKey)
+                    }
+                    for (key, value) in validators { view.setStoreMetadata(value, forKey: key) }
+                }
+            }
+            try view.performAndWait { try view.save() }
+            try writer.performAndWait { try writer.save() }
+        } catch let error as PipelineError {
+            fail(error)
+        } catch {
+            fail(PipelineError(.io, redactor("source \(source.name): writing the store failed: \(error)")))
+        }
+    }
+
+    /// The text sent in the incremental parameter: ISO-8601 UTC for dates.
+    static func cursorText(_ value: StoreValue, type: AttributeType) -> String {
+        switch (value, type) {
+        case (.real(let seconds), .date): CSVFormat.isoDate(seconds)
+        case (.integer(let int), .date): CSVFormat.isoDate(Double(int))
+        case (.integer(let int), .boolean): int != 0 ? "true" : "false"
+        case (.integer(let int), _): String(int)
+        case (.real(let double), _): CSVFormat.double(double)
+        case (.text(let text), _): text
+        case (.null, _): ""
+        }
+    }
+
+    /// Replace: deletes the rows whose key no page brought, after every page arrived.
+    private func deleteUnseen() throws {
+        let seen = state.withLock { $0.seenKeys }
+        let context = container.newBackgroundContext()
+        let deleted = try context.performAndWait { () throws -> Int in
+            var doomed: [ObjectID] = []
+            try context.enumerateRows(FetchRequest(entityName: entity.name)) { primaryKey, values in
+                let key = mapper.keyIndices.map { values[$0] }
+                if !seen.contains(key) { doomed.append(context.objectIDForRow(entity: entity.name, primaryKey: primaryKey)) }
+            }
+            context.deleteObjects(with: doomed)
+            try context.save()
+            return doomed.count
+        }
+        state.withLock { $0.report.deleted = deleted }
+    }
+}
