@@ -91,7 +91,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellPipelineTests",
-            dependencies: ["SwellPipeline", "SwellTestSupport", "swell"]
+            dependencies: ["SwellPipeline", "SwellStore", "SwellCSV", "SwellTestSupport", "swell"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,11 +1,187 @@
 import ArgumentParser
+import Foundation
+import Logging
+import SwellPipeline
 
 /// The `swell` command: sync remote JSON into a local store and export it as gzipped CSV.
 @main
-struct Swell: ParsableCommand {
+struct Swell: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "swell",
         abstract: "Sync remote JSON into a local store and export it as gzipped CSV.",
-        discussion: "The pipeline commands (run, import, export, validate, status, seed) arrive with the pipeline issue."
+        discussion: """
+        Exit codes: 0 done, 64 bad arguments or pipeline file, 65 bad record or page, 69 source unavailable, \
+        73 export or rejects file not writable, 74 store unusable, 75 store held by another run, 1 anything else.
+        """,
+        subcommands: [RunCommand.self, ImportCommand.self, ExportCommand.self, ValidateCommand.self, StatusCommand.self, SeedCommand.self]
     )
+}
+
+/// How much progress to show on stderr.
+enum ProgressMode: String, ExpressibleByArgument, CaseIterable {
+    case auto, always, never
+}
+
+/// Options shared by `run`, `import` and `export`.
+struct RunFlags: ParsableArguments {
+    @Argument(help: "The pipeline file (YAML).")
+    var pipeline: String
+
+    @Option(help: "The store to use, over the file's `store`.")
+    var store: String?
+
+    @Option(name: .customLong("only"), help: "Only this source or export (repeatable).")
+    var only: [String] = []
+
+    @Option(help: "Write the run report (JSON) here, also when the run fails.")
+    var report: String?
+
+    @Option(help: "Upsert workers (default: the number of cores).")
+    var workers: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(name: .customLong("batch-size"), help: "Records a worker context saves at once.")
+    var batchSize: Int = 5000
+
+    @Option(help: "Progress on stderr: auto (when stderr is a terminal), always, never.")
+    var progress: ProgressMode = .auto
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning or error.")
+    var logLevel: String = "notice"
+
+    @Flag(help: "When another run holds the store, wait for it instead of exiting 75.")
+    var wait = false
+
+    func validate() throws {
+        guard workers >= 1 else { throw ValidationError("--workers must be at least 1") }
+        guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error")
+        }
+    }
+}
+
+extension RunFlags {
+    /// Loads the file, runs, writes the report and the summary, and exits with the contract's code.
+    func execute(sources: Bool, exports: Bool) async throws {
+        let logger = CommandSupport.bootstrapLogging(level: Logger.Level(rawValue: logLevel) ?? .notice)
+        let file = try CommandSupport.loadPipeline(pipeline)
+        let counter = ProgressCounter()
+        let runner = PipelineRunner(pipeline: file, storePath: store, options: RunOptions(workers: workers, batchSize: batchSize),
+                                    only: Set(only), wait: wait, logger: logger, progress: counter)
+        let showProgress = progress == .always || (progress == .auto && isatty(STDERR_FILENO) != 0)
+        let ticker = showProgress ? ProgressTicker(counter: counter) : nil
+        let (report, failure) = await CommandSupport.offMainQueue { runner.run(sources: sources, exports: exports) }
+        ticker?.stop()
+        var exitFailure = failure
+        if let path = report.map({ _ in self.report }) ?? nil {
+            do {
+                try report.write(to: path)
+            } catch {
+                CommandSupport.printError("cannot write the report \(path): \(error.localizedDescription)")
+                if exitFailure == nil { exitFailure = PipelineError(.cannotCreate, "cannot write the report \(path)") }
+            }
+        }
+        for source in report.sources {
+            print("source \(source.name): \(source.records) records from \(source.pages) pages (\(source.inserted) inserted, \(source.updated) updated, \(source.unchanged) unchanged, \(source.deleted) deleted, \(source.rejected) rejected, \(source.notModified) not modified)")
+        }
+        for export in report.exports {
+            print("export \(export.name): \(export.rows) rows to \(export.path)")
+        }
+        if let exitFailure {
+            CommandSupport.printError(exitFailure.message)
+            throw ExitCode(exitFailure.exitCode)
+        }
+    }
+}
+
+private extension RunReport {
+    /// Lets `execute` say "when a report path was given".
+    func map<T>(_ transform: (RunReport) -> T) -> T? { transform(self) }
+}
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Fetch, parse and upsert every source, then write every export.",
+        discussion: "Example: swell run pipelines/surf-journal.yml --report out/report.json")
+    @OptionGroup var flags: RunFlags
+    func run() async throws { try await flags.execute(sources: true, exports: true) }
+}
+
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Fetch, parse and upsert the sources only.",
+        discussion: "Example: swell import pipelines/surf-journal.yml --workers 2 --batch-size 10000")
+    @OptionGroup var flags: RunFlags
+    func run() async throws { try await flags.execute(sources: true, exports: false) }
+}
+
+struct ExportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write the exports from what the store holds (takes no lock; reads the last committed state).",
+        discussion: "Example: swell export pipelines/surf-journal.yml --only journal-csv")
+    @OptionGroup var flags: RunFlags
+    func run() async throws { try await flags.execute(sources: false, exports: true) }
+}
+
+struct ValidateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Check the pipeline file and its predicates without touching the store or the network.",
+        discussion: "Example: swell validate pipelines/surf-journal.yml")
+    @Argument(help: "The pipeline file (YAML).") var pipeline: String
+    func run() async throws {
+        let file = try CommandSupport.loadPipeline(pipeline)
+        print("\(pipeline): ok (\(file.entities.count) entities, \(file.sources.count) sources, \(file.exports.count) exports)")
+    }
+}
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the store's entities with row counts, incremental state and the last runs.",
+        discussion: "Example: swell status pipelines/surf-journal.yml")
+    @Argument(help: "The pipeline file (YAML).") var pipeline: String
+    @Option(help: "The store to use, over the file's `store`.") var store: String?
+    func run() async throws {
+        let file = try CommandSupport.loadPipeline(pipeline)
+        let path = store ?? file.store
+        let lines = await CommandSupport.offMainQueue { () -> Result<[String], PipelineError> in
+            Result { () throws(PipelineError) -> [String] in try StatusReader(pipeline: file, storePath: path).lines() }
+        }
+        switch lines {
+        case .success(let lines): lines.forEach { print($0) }
+        case .failure(let error):
+            CommandSupport.printError(error.message)
+            throw ExitCode(error.exitCode)
+        }
+    }
+}
+
+struct SeedCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "seed",
+        abstract: "Install a seed store (with its -wal and -shm files) when no store is there, or with --force.",
+        discussion: "Example: swell seed pipelines/surf-journal.yml --from seeds/journal.sqlite")
+    @Argument(help: "The pipeline file (YAML).") var pipeline: String
+    @Option(help: "The seed store file.") var from: String
+    @Option(help: "The store to use, over the file's `store`.") var store: String?
+    @Flag(help: "Replace an existing store.") var force = false
+    @Flag(help: "When another run holds the store, wait for it instead of exiting 75.") var wait = false
+    func run() async throws {
+        let file = try CommandSupport.loadPipeline(pipeline)
+        let path = store ?? file.store
+        let outcome = await CommandSupport.offMainQueue { () -> Result<Bool, PipelineError> in
+            Result { () throws(PipelineError) -> Bool in try Seeding.install(seed: from, storePath: path, force: force, wait: wait) }
+        }
+        switch outcome {
+        case .success(true): print("seeded \(path) from \(from)")
+        case .success(false): print("a store exists at \(path); nothing done (use --force to replace it)")
+        case .failure(let error):
+            CommandSupport.printError(error.message)
+            throw ExitCode(error.exitCode)
+        }
+    }
 }

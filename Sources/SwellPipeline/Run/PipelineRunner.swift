@@ -43,12 +43,14 @@ public struct PipelineRunner: Sendable {
         let started = Date()
         var report = RunReport(pipeline: pipeline.name, startedAt: RunReport.timestamp(started), finishedAt: "", store: storePath)
         var failure: PipelineError?
+        var opened: PersistentContainer?
         do {
             try checkOnly()
             var lock: StoreLock?
             if runSources { lock = try StoreLock(storePath: storePath, wait: wait) }
             defer { _ = lock }
             let container = try openStore(creating: runSources)
+            opened = container
             if runSources {
                 for source in pipeline.sources where only.isEmpty || only.contains(source.name) {
                     guard let entity = pipeline.entity(named: source.entity) else { continue }
@@ -77,6 +79,9 @@ public struct PipelineRunner: Sendable {
         } catch {
             failure = PipelineError(.other, redactor("\(error)"))
         }
+        if runSources, let opened {
+            recordRun(in: opened, started: started, failure: failure, sources: report.sources)
+        }
         let finished = Date()
         report.finishedAt = RunReport.timestamp(finished)
         report.durationS = SourceRun.rounded(finished.timeIntervalSince(started))
@@ -85,6 +90,21 @@ public struct PipelineRunner: Sendable {
             report.error = failure.message
         }
         return (report, failure)
+    }
+
+    /// Keeps a line about this run in the store's history (for `swell status`).
+    private func recordRun(in container: PersistentContainer, started: Date, failure: PipelineError?, sources: [RunReport.Source]) {
+        var entry = RunReport(pipeline: pipeline.name, startedAt: RunReport.timestamp(started), finishedAt: RunReport.timestamp(Date()), store: storePath)
+        entry.sources = sources
+        entry.durationS = SourceRun.rounded(Date().timeIntervalSince(started))
+        entry.status = failure == nil ? "succeeded" : "failed"
+        entry.error = failure.map { redactor($0.message) }
+        let writer = container.writerContext
+        writer.performAndWait {
+            let history = RunHistory.appending(entry, to: try? writer.storeMetadata(forKey: RunHistory.key))
+            writer.setStoreMetadata(history, forKey: RunHistory.key)
+            try? writer.save()
+        }
     }
 
     /// Opens the store; an export-only run needs one to exist.

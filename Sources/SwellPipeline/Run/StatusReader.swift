@@ -1,0 +1,80 @@
+import Foundation
+import SwellStore
+
+/// What `swell status` prints: entities with row counts, incremental state,
+/// and the last runs, read from the last committed state (no lock).
+public struct StatusReader {
+    public var pipeline: PipelineFile
+    public var storePath: String
+
+    public init(pipeline: PipelineFile, storePath: String) {
+        self.pipeline = pipeline
+        self.storePath = storePath
+    }
+
+    /// The lines to print.
+    public func lines() throws(PipelineError) -> [String] {
+        let runner = PipelineRunner(pipeline: pipeline, storePath: storePath, logger: .init(label: "swell.status"))
+        let container = try runner.openStore(creating: false)
+        let context = container.newBackgroundContext()
+        do {
+            return try context.performAndWait { () throws -> [String] in
+                var lines = ["store \(storePath)"]
+                for entity in pipeline.entities {
+                    let count = try context.count(for: FetchRequest(entityName: entity.name))
+                    lines.append("entity \(entity.name): \(count) rows")
+                }
+                for source in pipeline.sources where source.incremental != nil {
+                    let value = try context.storeMetadata(forKey: "incremental.\(source.name)") ?? "(none yet)"
+                    lines.append("source \(source.name): incremental \(source.incremental!.cursor) = \(value)")
+                }
+                let runs = try context.storeMetadata(forKey: RunHistory.key).map(RunHistory.decode) ?? []
+                if runs.isEmpty { lines.append("no runs yet") }
+                for run in runs.suffix(5) {
+                    lines.append("run \(run.startedAt) \(run.status): \(run.records) records, \(run.durationS) s\(run.error.map { " — \($0)" } ?? "")")
+                }
+                return lines
+            }
+        } catch {
+            throw PipelineError(.io, "cannot read the store \(storePath): \(error)")
+        }
+    }
+}
+
+/// The last runs, kept in the store beside the data.
+enum RunHistory {
+    static let key = "runs"
+
+    struct Entry: Codable {
+        var startedAt: String
+        var status: String
+        var records: Int
+        var durationS: Double
+        var error: String?
+    }
+
+    static func decode(_ text: String) -> [Entry] {
+        (try? JSONDecoder().decode([Entry].self, from: Data(text.utf8))) ?? []
+    }
+
+    static func appending(_ report: RunReport, to text: String?) -> String {
+        var runs = text.map(decode) ?? []
+        runs.append(Entry(startedAt: report.startedAt, status: report.status, records: report.sources.reduce(0) { $0 + $1.records },
+                          durationS: report.durationS, error: report.error))
+        let data = (try? JSONEncoder().encode(Array(runs.suffix(20)))) ?? Data("[]".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// `swell seed`: installs a seed store under the store's lock.
+public enum Seeding {
+    public static func install(seed: String, storePath: String, force: Bool, wait: Bool) throws(PipelineError) -> Bool {
+        let lock = try StoreLock(storePath: storePath, wait: wait)
+        defer { withExtendedLifetime(lock) {} }
+        do {
+            return try StoreSeeder.install(seed: URL(fileURLWithPath: seed), at: URL(fileURLWithPath: storePath), replacing: force)
+        } catch {
+            throw PipelineError(.io, "\(error)")
+        }
+    }
+}

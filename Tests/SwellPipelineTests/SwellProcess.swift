@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+/// Runs the built `swell` binary in a folder, as users and CI do, and collects what it printed.
+struct SwellProcess {
+    struct Outcome {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// The `swell` executable beside the test bundle in the build folder.
+    static var executable: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("swell")
+    }
+
+    static func run(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> Outcome {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        var env = ProcessInfo.processInfo.environment
+        env["SWELL_CONCURRENCY_DEBUG"] = "1"
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read both pipes to the end before waiting, so a full pipe never blocks the child.
+        let group = DispatchGroup()
+        let collected = Collected()
+        group.enter()
+        DispatchQueue.global().async {
+            collected.setErr(err.fileHandleForReading.readDataToEndOfFile())
+            group.leave()
+        }
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                       stderr: String(decoding: collected.err, as: UTF8.self))
+    }
+}
+
+/// Holds stderr read on another queue.
+private final class Collected: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _err = Data()
+    func setErr(_ data: Data) { lock.withLock { _err = data } }
+    var err: Data { lock.withLock { _err } }
+}
+
+/// A folder to run `swell` in, with the repository's fixtures copied in; removed afterwards.
+final class Workspace: @unchecked Sendable {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("swell-e2e-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Self.repositoryRoot.appendingPathComponent("fixtures"), to: url.appendingPathComponent("fixtures"))
+        try FileManager.default.copyItem(at: Self.repositoryRoot.appendingPathComponent("pipelines"), to: url.appendingPathComponent("pipelines"))
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func path(_ relative: String) -> String { url.appendingPathComponent(relative).path }
+
+    func write(_ relative: String, _ text: String) throws {
+        let file = url.appendingPathComponent(relative)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: file, atomically: true, encoding: .utf8)
+    }
+
+    func read(_ relative: String) throws -> String {
+        try String(contentsOfFile: path(relative), encoding: .utf8)
+    }
+
+    func run(_ arguments: String..., environment: [String: String] = [:]) throws -> SwellProcess.Outcome {
+        try SwellProcess.run(arguments, in: url, environment: environment)
+    }
+
+    /// The parsed run report.
+    func report(_ relative: String = "out/report.json") throws -> [String: Any] {
+        let data = try Data(contentsOf: url.appendingPathComponent(relative))
+        return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+    }
+}
