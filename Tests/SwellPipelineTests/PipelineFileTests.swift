@@ -32,12 +32,14 @@ import SwellStore
     }
 
     @Test func theBundledPipelinesLoad() throws {
-        let folder = Self.repositoryRoot.appendingPathComponent("pipelines")
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".yml") }
-        #expect(!files.isEmpty)
-        for file in files {
-            let pipeline = try PipelineFileLoader(environment: [:]).load(path: folder.appendingPathComponent(file).path)
-            #expect(!pipeline.entities.isEmpty, "\(file)")
+        for folderName in ["pipelines", "examples/bulk-import"] {
+            let folder = Self.repositoryRoot.appendingPathComponent(folderName)
+            let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".yml") }
+            #expect(!files.isEmpty)
+            for file in files {
+                let pipeline = try PipelineFileLoader(environment: [:]).load(path: folder.appendingPathComponent(file).path)
+                #expect(!pipeline.entities.isEmpty, "\(file)")
+            }
         }
     }
 
