@@ -7,7 +7,7 @@ public enum CSVFormat {
         String(value)
     }
 
-    /// Whole numbers without a fraction ("100", "0", "-3", also 1e20 → "100000000000000000000"); otherwise the shortest decimal that reads back as the same Double ("0.1", "12.75"), in positional notation, never an exponent (1e-7 → "0.0000001"). NaN/inf: document what you do.
+    /// Whole numbers without a fraction ("100", "0", "-3", also 1e20 → "100000000000000000000"); otherwise the shortest decimal that reads back as the same Double ("0.1", "12.75"), in positional notation, never an exponent (1e-7 → "0.0000001").
     ///
     /// Large whole numbers are the shortest round-trip digits followed by zeros, so
     /// `Double.greatestFiniteMagnitude` gives "17976931348623157" and 292 zeros (it reads back as
