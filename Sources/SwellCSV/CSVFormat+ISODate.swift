@@ -1,0 +1,216 @@
+extension CSVFormat {
+    /// ISO-8601 UTC from Unix seconds: "2024-05-01T06:30:00Z"; with ".SSS" only when the milliseconds are not zero ("2024-05-01T06:30:00.250Z"). Round to the nearest millisecond. Fast: no DateFormatter (civil-from-days arithmetic).
+    ///
+    /// Times before 1970 work (proleptic Gregorian calendar). Years outside 0...9999 are written
+    /// with a sign and at least four digits ("-0001", "+10000"), as ISO 8601's expanded form.
+    /// NaN, the infinities and times further than 10^15 seconds (about 31 million years) from 1970
+    /// give "" (an empty field).
+    public static func isoDate(_ secondsSince1970: Double) -> String {
+        guard secondsSince1970.isFinite, secondsSince1970.magnitude < 1e15 else { return "" }
+        let floor = secondsSince1970.rounded(.down)
+        var milliseconds = Int64(((secondsSince1970 - floor) * 1000).rounded())
+        var seconds = Int64(floor)
+        if milliseconds == 1000 {
+            seconds += 1
+            milliseconds = 0
+        }
+        let days = floorDivide(seconds, 86_400)
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = civil(fromDays: days)
+
+        return String(unsafeUninitializedCapacity: 40) { buffer in
+            var position = 0
+            func put(_ byte: UInt8) {
+                buffer[position] = byte
+                position += 1
+            }
+            func put(_ number: Int64, width: Int) {
+                var digits = width
+                var divisor: Int64 = 1
+                while digits > 1 || number / divisor >= 10 {
+                    divisor *= 10
+                    digits -= 1
+                }
+                while divisor > 0 {
+                    put(UInt8(ascii: "0") + UInt8((number / divisor) % 10))
+                    divisor /= 10
+                }
+            }
+            if year < 0 {
+                put(UInt8(ascii: "-"))
+            } else if year > 9999 {
+                put(UInt8(ascii: "+"))
+            }
+            put(Int64(year.magnitude), width: 4)
+            put(UInt8(ascii: "-"))
+            put(month, width: 2)
+            put(UInt8(ascii: "-"))
+            put(day, width: 2)
+            put(UInt8(ascii: "T"))
+            put(secondOfDay / 3600, width: 2)
+            put(UInt8(ascii: ":"))
+            put(secondOfDay / 60 % 60, width: 2)
+            put(UInt8(ascii: ":"))
+            put(secondOfDay % 60, width: 2)
+            if milliseconds != 0 {
+                put(UInt8(ascii: "."))
+                put(milliseconds, width: 3)
+            }
+            put(UInt8(ascii: "Z"))
+            return position
+        }
+    }
+
+    /// Parses ISO-8601 date-times as APIs send them: "2024-05-01T06:30:00Z", fractional seconds, offsets "+02:00"/"+0200", "2024-05-01 06:30:00" (UTC), a plain date "2024-05-01"; Unix seconds returned; nil when not such a date. Fast, no DateFormatter.
+    ///
+    /// Accepted: a four-digit year; `T`, `t` or a space before the time; `HH:mm` with optional
+    /// `:ss` and a fraction after `.` or `,` (any number of digits); then nothing (UTC), `Z`/`z`,
+    /// or an offset `±HH`, `±HHmm`, `±HH:mm`. Rejected: out-of-range fields (February 30th,
+    /// hour 24, second 60), surrounding spaces, anything after the zone.
+    public static func parseISODate(_ text: String) -> Double? {
+        var text = text
+        return text.withUTF8 { bytes in
+            var scanner = ISOScanner(bytes: bytes)
+            return scanner.parse()
+        }
+    }
+
+    /// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar (H. Hinnant's algorithm).
+    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = floorDivide(z, 146_097)
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (year, month, day)
+    }
+
+    /// (year, month, day) → days since 1970-01-01 (H. Hinnant's algorithm).
+    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = floorDivide(y, 400)
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    static func daysInMonth(_ year: Int64, _ month: Int64) -> Int64 {
+        switch month {
+        case 2:
+            let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+            return leap ? 29 : 28
+        case 4, 6, 9, 11:
+            return 30
+        default:
+            return 31
+        }
+    }
+
+    private static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
+        let quotient = a / b
+        return (a % b != 0 && (a < 0) != (b < 0)) ? quotient - 1 : quotient
+    }
+}
+
+/// A one-pass reader of the ISO-8601 forms `CSVFormat.parseISODate` accepts.
+private struct ISOScanner {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    mutating func parse() -> Double? {
+        guard let year = number(digits: 4), take("-"),
+              let month = number(digits: 2), take("-"),
+              let day = number(digits: 2),
+              (1...12).contains(month), (1...CSVFormat.daysInMonth(year, month)).contains(day)
+        else { return nil }
+        let days = CSVFormat.days(fromCivil: year, month, day)
+        guard index < bytes.count else {
+            return Double(days * 86_400)
+        }
+        guard take("T") || take("t") || take(" "),
+              let hour = number(digits: 2), take(":"),
+              let minute = number(digits: 2),
+              hour < 24, minute < 60
+        else { return nil }
+        var second: Int64 = 0
+        var fraction = 0.0
+        if take(":") {
+            guard let value = number(digits: 2), value < 60 else { return nil }
+            second = value
+            if take(".") || take(",") {
+                guard let value = fractionDigits() else { return nil }
+                fraction = value
+            }
+        }
+        var offset: Int64 = 0
+        if take("Z") || take("z") {
+            offset = 0
+        } else if index < bytes.count {
+            let sign: Int64
+            if take("+") {
+                sign = 1
+            } else if take("-") {
+                sign = -1
+            } else {
+                return nil
+            }
+            guard let offsetHours = number(digits: 2), offsetHours < 24 else { return nil }
+            var offsetMinutes: Int64 = 0
+            if index < bytes.count {
+                _ = take(":")
+                guard let value = number(digits: 2), value < 60 else { return nil }
+                offsetMinutes = value
+            }
+            offset = sign * (offsetHours * 3600 + offsetMinutes * 60)
+        }
+        guard index == bytes.count else { return nil }
+        let whole = days * 86_400 + hour * 3600 + minute * 60 + second - offset
+        return Double(whole) + fraction
+    }
+
+    private mutating func take(_ character: Unicode.Scalar) -> Bool {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: character) else { return false }
+        index += 1
+        return true
+    }
+
+    private mutating func number(digits: Int) -> Int64? {
+        guard bytes.count - index >= digits else { return nil }
+        var value: Int64 = 0
+        for _ in 0..<digits {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            value = value * 10 + Int64(digit)
+            index += 1
+        }
+        return value
+    }
+
+    /// One or more digits after the decimal separator, as a fraction of a second (digits past the 18th are ignored).
+    private mutating func fractionDigits() -> Double? {
+        var value: Int64 = 0
+        var scale: Int64 = 1
+        var count = 0
+        while index < bytes.count {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { break }
+            if count < 18 {
+                value = value * 10 + Int64(digit)
+                scale *= 10
+            }
+            count += 1
+            index += 1
+        }
+        guard count > 0 else { return nil }
+        return Double(value) / Double(scale)
+    }
+}

@@ -1,0 +1,72 @@
+/// The bytes the CSV quoting rule looks at.
+enum ASCII {
+    static let comma = UInt8(ascii: ",")
+    static let quote = UInt8(ascii: "\"")
+    static let lineFeed = UInt8(ascii: "\n")
+    static let carriageReturn = UInt8(ascii: "\r")
+    static let apostrophe = UInt8(ascii: "'")
+}
+
+/// How one field is written: whether it is quoted, how many quotes double, whether it gets a `'`.
+struct FieldPlan {
+    var quoted = false
+    var quotes = 0
+    var formulaPrefix = false
+    var byteCount = 0
+
+    /// Scans the field's UTF-8 bytes once.
+    init(scanning bytes: UnsafeBufferPointer<UInt8>, escapeFormulas: Bool) {
+        byteCount = bytes.count
+        if escapeFormulas, let first = bytes.first {
+            formulaPrefix = first == UInt8(ascii: "=") || first == UInt8(ascii: "+")
+                || first == UInt8(ascii: "-") || first == UInt8(ascii: "@")
+        }
+        for byte in bytes where byte <= ASCII.comma {
+            switch byte {
+            case ASCII.quote:
+                quoted = true
+                quotes += 1
+            case ASCII.comma, ASCII.lineFeed, ASCII.carriageReturn:
+                quoted = true
+            default:
+                break
+            }
+        }
+    }
+
+    /// Bytes the field takes in the file.
+    var length: Int {
+        byteCount + (formulaPrefix ? 1 : 0) + (quoted ? 2 + quotes : 0)
+    }
+
+    /// Writes the field (`length` bytes) at `target`.
+    func encode(_ bytes: UnsafeBufferPointer<UInt8>, into target: UnsafeMutablePointer<UInt8>) {
+        var position = target
+        if quoted {
+            position.pointee = ASCII.quote
+            position += 1
+        }
+        if formulaPrefix {
+            position.pointee = ASCII.apostrophe
+            position += 1
+        }
+        if quotes == 0 {
+            if let base = bytes.baseAddress {
+                position.update(from: base, count: bytes.count)
+                position += bytes.count
+            }
+        } else {
+            for byte in bytes {
+                position.pointee = byte
+                position += 1
+                if byte == ASCII.quote {
+                    position.pointee = ASCII.quote
+                    position += 1
+                }
+            }
+        }
+        if quoted {
+            position.pointee = ASCII.quote
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// The SwellCSV module; see its types.

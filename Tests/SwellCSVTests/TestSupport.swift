@@ -1,0 +1,131 @@
+import Foundation
+@testable import SwellCSV
+
+/// A fresh directory under the system's temporary directory, removed after `body`.
+func withTemporaryDirectory<R>(_ body: (String) throws -> R) throws -> R {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("swell-csv-tests-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    return try body(directory)
+}
+
+/// The names in `directory`, sorted.
+func listing(_ directory: String) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+}
+
+func readBytes(_ path: String) throws -> [UInt8] {
+    [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+}
+
+/// An in-memory output that records each write.
+final class MemoryOutput: CSVOutput {
+    var bytes: [UInt8] = []
+    var writeSizes: [Int] = []
+    var finished = false
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(CSVError) {
+        self.bytes.append(contentsOf: bytes)
+        writeSizes.append(bytes.count)
+    }
+
+    func finish() throws(CSVError) {
+        finished = true
+    }
+
+    func abort() {}
+
+    var bytesWritten: Int64 {
+        Int64(bytes.count)
+    }
+
+    var text: String {
+        String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Writes `rows` (and `header`) with a `CSVWriter` into memory and returns the bytes.
+func csvBytes(header: [String]? = nil, rows: [[CSVCell]], escapeFormulas: Bool = false) throws -> [UInt8] {
+    let output = MemoryOutput()
+    let writer = CSVWriter(output: output, escapeFormulas: escapeFormulas)
+    if let header { try writer.writeHeader(header) }
+    for row in rows { try writer.writeRow(row) }
+    try writer.finish()
+    return output.bytes
+}
+
+enum RFC4180ParseError: Error {
+    case quoteInsideUnquotedField(offset: Int)
+    case unexpectedByteAfterClosingQuote(offset: Int)
+    case unterminatedQuotedField
+    case missingFinalLineFeed
+}
+
+/// A strict RFC 4180 reader for LF-terminated records: every record, the last included, must end with LF.
+func parseCSV(_ bytes: [UInt8]) throws -> [[String]] {
+    let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ","), lineFeed = UInt8(ascii: "\n")
+    var records: [[String]] = []
+    var record: [String] = []
+    var field: [UInt8] = []
+    var index = 0
+    var atFieldStart = true
+    while index < bytes.count {
+        let byte = bytes[index]
+        if atFieldStart && byte == quote {
+            index += 1
+            while true {
+                guard index < bytes.count else { throw RFC4180ParseError.unterminatedQuotedField }
+                if bytes[index] == quote {
+                    if index + 1 < bytes.count && bytes[index + 1] == quote {
+                        field.append(quote)
+                        index += 2
+                        continue
+                    }
+                    index += 1
+                    break
+                }
+                field.append(bytes[index])
+                index += 1
+            }
+            guard index < bytes.count, bytes[index] == comma || bytes[index] == lineFeed else {
+                throw RFC4180ParseError.unexpectedByteAfterClosingQuote(offset: index)
+            }
+            atFieldStart = false
+            continue
+        }
+        switch byte {
+        case comma:
+            record.append(String(decoding: field, as: UTF8.self))
+            field = []
+            atFieldStart = true
+        case lineFeed:
+            record.append(String(decoding: field, as: UTF8.self))
+            records.append(record)
+            field = []
+            record = []
+            atFieldStart = true
+        case quote:
+            throw RFC4180ParseError.quoteInsideUnquotedField(offset: index)
+        default:
+            field.append(byte)
+            atFieldStart = false
+        }
+        index += 1
+    }
+    guard field.isEmpty, record.isEmpty, atFieldStart else { throw RFC4180ParseError.missingFinalLineFeed }
+    return records
+}
+
+/// SplitMix64: a seeded generator so random tests repeat.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
