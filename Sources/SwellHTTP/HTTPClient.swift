@@ -1,0 +1,208 @@
+import CCurl
+import Foundation
+
+/// One libcurl easy handle, reused across requests (keep-alive). Not Sendable: one thread at a time.
+///
+/// `perform` and `fetch` block the calling thread for the whole transfer (and, for `fetch`,
+/// the waits between attempts): call them from a worker thread, never from the main queue or
+/// the cooperative pool. The handle is created in `init` and cleaned up in `deinit`; open
+/// connections are kept between requests.
+public final class HTTPClient {
+    private let handle: UnsafeMutableRawPointer
+    private let userAgent: String
+    /// curl writes its own words about a failure here (CURLOPT_ERRORBUFFER); stable for the client's life.
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    /// Creates the easy handle (initialising libcurl once per process).
+    ///
+    /// - Parameter userAgent: sent as `User-Agent` unless a request gives its own.
+    /// - Throws: ``HTTPError`` (kind ``HTTPError/Kind/connection``, not retryable) when libcurl cannot start.
+    public init(userAgent: String = "swell/0.1") throws(HTTPError) {
+        guard CurlGlobal.isInitialised else {
+            throw HTTPError(kind: .connection, url: "", message: "libcurl could not be initialised", isRetryable: false)
+        }
+        guard let handle = curl_easy_init() else {
+            throw HTTPError(kind: .connection, url: "", message: "curl_easy_init failed", isRetryable: false)
+        }
+        self.handle = handle
+        self.userAgent = userAgent
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        errorBuffer.deallocate()
+    }
+
+    /// One attempt. Body bytes stream to onBody as they arrive (no whole-body copy). Redirects followed (max 10; more → .redirectLoop).
+    ///
+    /// Sends Accept-Encoding for gzip/deflate and lets curl decode, so `onBody` sees decoded bytes.
+    /// TLS peer and host verification are on. Redirects may lead to http and https only.
+    ///
+    /// - Returns: the final response (2xx or 304; status 200 for files).
+    /// - Throws: ``HTTPError`` for a status other than 2xx/304 (whose body is not passed to `onBody`)
+    ///   and for transport failures; an error thrown by `onBody` aborts the transfer and is rethrown unchanged.
+    public func perform(_ request: HTTPRequest, onBody: (UnsafeRawBufferPointer) throws -> Void) throws -> HTTPResponse {
+        do {
+            return try performOnce(request, onBody: onBody)
+        } catch {
+            switch error {
+            case .http(let httpError): throw httpError
+            case .body(let bodyError): throw bodyError
+            }
+        }
+    }
+
+    /// A failed attempt: either the transfer's own failure or the consumer's error from `onBody`.
+    enum AttemptFailure: Error {
+        case http(HTTPError)
+        case body(any Error)
+    }
+
+    func performOnce(_ request: HTTPRequest, onBody: (UnsafeRawBufferPointer) throws -> Void) throws(AttemptFailure) -> HTTPResponse {
+        let target: RequestTarget
+        let headerList: HeaderList
+        do {
+            target = try RequestTarget(request.url)
+            headerList = try HeaderList(request)
+        } catch {
+            throw .http(error)
+        }
+        return try withoutActuallyEscaping(onBody) { onBody throws(AttemptFailure) -> HTTPResponse in
+            let transfer = Transfer(onBody: onBody, isFile: target.isFile, maxBytes: request.maxBytes)
+            return try withExtendedLifetime((transfer, headerList)) { () throws(AttemptFailure) -> HTTPResponse in
+                try run(request, target: target, headerList: headerList, transfer: transfer)
+            }
+        }
+    }
+
+    private func run(_ request: HTTPRequest, target: RequestTarget, headerList: HeaderList, transfer: Transfer) throws(AttemptFailure) -> HTTPResponse {
+        do {
+            try configure(request, target: target, headerList: headerList, transfer: transfer)
+        } catch {
+            throw .http(error)
+        }
+        let code = curl_easy_perform(handle)
+        if let bodyError = transfer.bodyError { throw .body(bodyError) }
+        if transfer.isTooLarge || (code == CURLE_FILESIZE_EXCEEDED && transfer.hasSuccessStatus) {
+            let limit = request.maxBytes.map { " of \($0) bytes" } ?? ""
+            throw .http(HTTPError(kind: .tooLarge, url: request.url, message: "response body larger than the limit\(limit)"))
+        }
+        if code != CURLE_OK && code != CURLE_FILESIZE_EXCEEDED {
+            throw .http(HTTPError(kind: Self.kind(of: code), url: request.url, message: curlMessage(code)))
+        }
+        if target.isFile {
+            return HTTPResponse(status: 200, headers: [], effectiveURL: target.reportedURL, bodyBytes: transfer.bodyBytes)
+        }
+        let status = transfer.status
+        guard Transfer.isSuccess(status) else {
+            let reason = transfer.reason.isEmpty ? HTTPStatus.reason(for: status) : transfer.reason
+            var error = HTTPError(kind: .status(status), url: request.url, message: "HTTP \(status) \(reason)".trimmingCharacters(in: .whitespaces))
+            error.retryAfter = transfer.headers.last(where: { $0.name == "retry-after" })?.value
+            throw .http(error)
+        }
+        var effectiveURL: UnsafeMutablePointer<CChar>? = nil
+        let reported = swell_curl_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &effectiveURL) == CURLE_OK
+            ? effectiveURL.map { String(cString: $0) } : nil
+        return HTTPResponse(status: status, headers: transfer.headers, effectiveURL: reported ?? request.url, bodyBytes: transfer.bodyBytes)
+    }
+
+    /// Resets the handle (keeping its connections) and sets every option for one attempt.
+    private func configure(_ request: HTTPRequest, target: RequestTarget, headerList: HeaderList, transfer: Transfer) throws(HTTPError) {
+        curl_easy_reset(handle)
+        errorBuffer[0] = 0
+        try set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
+        try set(CURLOPT_URL, target.curlURL)
+        try set(CURLOPT_PROTOCOLS_STR, "http,https,file")
+        try set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try set(CURLOPT_NOSIGNAL, 1)
+        try set(CURLOPT_FOLLOWLOCATION, 1)
+        try set(CURLOPT_MAXREDIRS, 10)
+        try set(CURLOPT_ACCEPT_ENCODING, "")
+        try set(CURLOPT_USERAGENT, userAgent)
+        try set(CURLOPT_SSL_VERIFYPEER, 1)
+        try set(CURLOPT_SSL_VERIFYHOST, 2)
+        if request.timeout > 0 {
+            try set(CURLOPT_TIMEOUT_MS, Int(min(request.timeout * 1000, 1e12).rounded(.up)))
+        }
+        if let maxBytes = request.maxBytes {
+            try check(swell_curl_setopt_off_t(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max(0, maxBytes))), CURLOPT_MAXFILESIZE_LARGE)
+        }
+        try check(swell_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList.list), CURLOPT_HTTPHEADER)
+        let userdata = Unmanaged.passUnretained(transfer).toOpaque()
+        try check(swell_curl_setopt_write_callback(handle) { data, size, count, userdata in
+            guard let userdata else { return 0 }
+            let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+            let length = size * count
+            return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+        }, CURLOPT_WRITEFUNCTION)
+        try set(CURLOPT_WRITEDATA, pointer: userdata)
+        try check(swell_curl_setopt_header_callback(handle) { data, size, count, userdata in
+            guard let userdata else { return 0 }
+            let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+            let length = size * count
+            transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
+            return length
+        }, CURLOPT_HEADERFUNCTION)
+        try set(CURLOPT_HEADERDATA, pointer: userdata)
+    }
+
+    private func set(_ option: CURLoption, _ value: Int) throws(HTTPError) {
+        try check(swell_curl_setopt_long(handle, option, value), option)
+    }
+
+    private func set(_ option: CURLoption, _ value: String) throws(HTTPError) {
+        try check(swell_curl_setopt_string(handle, option, value), option)
+    }
+
+    private func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer) throws(HTTPError) {
+        try check(swell_curl_setopt_pointer(handle, option, pointer), option)
+    }
+
+    /// The one path for setopt results: anything but CURLE_OK becomes a non-retryable error.
+    private func check(_ code: CURLcode, _ option: CURLoption) throws(HTTPError) {
+        guard code == CURLE_OK else {
+            throw HTTPError(kind: .connection, url: "", message: "curl_easy_setopt(\(option.rawValue)): \(String(cString: curl_easy_strerror(code)))", isRetryable: false)
+        }
+    }
+
+    /// curl's own words for the last failure: its error buffer, else the code's text.
+    private func curlMessage(_ code: CURLcode) -> String {
+        let detail = String(cString: errorBuffer)
+        return detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+    }
+
+    static func kind(of code: CURLcode) -> HTTPError.Kind {
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT:
+            .timeout
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            .dns
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ENGINE_NOTFOUND,
+             CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED,
+             CURLE_SSL_CLIENTCERT, CURLE_USE_SSL_FAILED:
+            .tls
+        case CURLE_TOO_MANY_REDIRECTS:
+            .redirectLoop
+        case CURLE_FILE_COULDNT_READ_FILE, CURLE_READ_ERROR:
+            .file
+        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
+            .invalidURL
+        case CURLE_FILESIZE_EXCEEDED:
+            .tooLarge
+        default:
+            .connection
+        }
+    }
+}
+
+@available(*, unavailable)
+extension HTTPClient: Sendable {}
+
+/// libcurl's process-wide initialisation, done once on first use.
+enum CurlGlobal {
+    static let isInitialised: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
+}

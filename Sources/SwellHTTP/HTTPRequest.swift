@@ -1,0 +1,22 @@
+/// A GET request for one page of a source.
+public struct HTTPRequest: Sendable {
+    /// What to fetch: an `http://`, `https://` or `file://` URL, or a plain file path
+    /// (relative paths resolve against the current working directory).
+    public var url: String
+    /// Extra request headers; a `User-Agent` here replaces the client's.
+    public var headers: [HTTPHeader] = []
+    /// Seconds one attempt may take, connecting and the whole transfer included; 0 or less: no limit.
+    public var timeout: Double = 30
+    /// The largest body accepted, in bytes (declared length and decoded bytes alike);
+    /// a larger one fails the request with ``HTTPError/Kind/tooLarge``, which is not retried.
+    public var maxBytes: Int64? = nil
+    /// An entity tag sent as `If-None-Match` (conditional GET).
+    public var ifNoneMatch: String? = nil
+    /// An HTTP-date sent as `If-Modified-Since` (conditional GET).
+    public var ifModifiedSince: String? = nil
+
+    /// Creates a request for `url` with the defaults above.
+    public init(url: String) {
+        self.url = url
+    }
+}

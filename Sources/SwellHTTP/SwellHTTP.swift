@@ -1,1 +1,0 @@
-// The SwellHTTP module; see its types.

@@ -1,0 +1,56 @@
+import Foundation
+import SwellHTTP
+import SwellTestSupport
+
+/// A fetched body and the number of onBody calls it took.
+struct Received {
+    var bytes: [UInt8] = []
+    var chunks = 0
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+}
+
+/// GETs `request` once, collecting the body.
+func get(_ request: HTTPRequest, with client: HTTPClient? = nil) throws -> (HTTPResponse, Received) {
+    let client = try client ?? HTTPClient()
+    var received = Received()
+    let response = try client.perform(request) { chunk in
+        received.bytes += chunk
+        received.chunks += 1
+    }
+    return (response, received)
+}
+
+/// Fetches `request` with retries, starting the body afresh on each attempt.
+func fetch(_ request: HTTPRequest, policy: RetryPolicy) throws -> (response: HTTPResponse, retries: Int, body: Received, attempts: [Int]) {
+    let client = try HTTPClient()
+    var received = Received()
+    var attempts: [Int] = []
+    let (response, retries) = try client.fetch(request, policy: policy, onAttempt: { attempt in
+        attempts.append(attempt)
+        received = Received()
+    }, onBody: { chunk in
+        received.bytes += chunk
+        received.chunks += 1
+    })
+    return (response, retries, received, attempts)
+}
+
+/// A fresh directory under the system's temporary directory.
+func makeTemporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("swell-http-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// SplitMix64: a seeded generator so jitter draws repeat from run to run.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,1 +1,0 @@
-// Test helpers shared by the test targets: the loopback HTTP server.
