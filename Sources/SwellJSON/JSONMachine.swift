@@ -342,13 +342,10 @@ struct JSONMachine: Sendable {
         slot = frame.slot
         switch frame.kind {
         case .array:
-            let value = JSONValue.array(Array(elements[frame.start...]))
-            elements.removeSubrange(frame.start...)
-            return try complete(value, at: offset + 1)
+            return try complete(.array(JSONMachine.popSuffix(of: &elements, from: frame.start)), at: offset + 1)
         case .object:
-            let value = JSONValue.object(JSONObject(members: Array(members[frame.start...])))
-            members.removeSubrange(frame.start...)
-            return try complete(value, at: offset + 1)
+            let object = JSONObject(members: JSONMachine.popSuffix(of: &members, from: frame.start))
+            return try complete(.object(object), at: offset + 1)
         case .nav:
             if !frames.isEmpty { navPath.removeLast() }
         case .skipArray, .skipObject, .records:
@@ -358,8 +355,22 @@ struct JSONMachine: Sendable {
         return nil
     }
 
+    /// Moves `stack[start...]` out into a new array, in order, without copying its elements.
+    private static func popSuffix<Element>(of stack: inout [Element], from start: Int) -> [Element] {
+        let count = stack.count - start
+        return [Element](unsafeUninitializedCapacity: count) { buffer, initialized in
+            guard let base = buffer.baseAddress else { return }
+            var index = count
+            while index > 0 {
+                index -= 1
+                (base + index).initialize(to: stack.removeLast())
+            }
+            initialized = count
+        }
+    }
+
     /// Sends a finished value to the current slot; returns it when it is a record.
-    private mutating func complete(_ value: JSONValue, at offset: Int) throws(JSONError) -> JSONValue? {
+    private mutating func complete(_ value: consuming JSONValue, at offset: Int) throws(JSONError) -> JSONValue? {
         var record: JSONValue?
         switch slot {
         case .element:
