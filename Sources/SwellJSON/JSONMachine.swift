@@ -1,0 +1,683 @@
+/// The iterative, resumable JSON parser behind `JSONValue.parse` and `JSONPageReader`.
+///
+/// It reads one buffer at a time and keeps everything it needs between
+/// buffers in its own stacks, so it never recurses and can stop before any
+/// token: `step` returns `.needMore` at the first byte of a token that the
+/// buffer does not hold whole (unless `isFinal`), and the caller hands that
+/// token back, completed, in the next buffer. Between tokens nothing of the
+/// input is kept; values under construction live in `elements` and `members`.
+///
+/// Where a finished value goes is its `Slot`: into the array or object being
+/// built, out as a record, into the captures, or nowhere (validated and
+/// dropped). Page-level objects on the way to the records array or a capture
+/// are walked (`nav`) without being built.
+struct JSONMachine: Sendable {
+    enum Mode: Sendable { case document, ndjson, page }
+
+    enum Step { case record(JSONValue), needMore }
+
+    private enum State: UInt8, Sendable {
+        case value, valueOrArrayEnd, keyOrObjectEnd, key, colon, afterElement, afterMember, end, lineEnd
+    }
+
+    private enum Slot: Equatable, Sendable {
+        case element, member, skip, emit, records, nav, capture(Int)
+    }
+
+    private enum FrameKind: UInt8, Sendable {
+        case array, object, skipArray, skipObject, records, nav
+
+        var isArray: Bool { self == .array || self == .skipArray || self == .records }
+    }
+
+    private struct Frame: Sendable {
+        var kind: FrameKind
+        /// Where this container goes when it closes.
+        var slot: Slot
+        /// The first index in `elements` (arrays) or `members` (objects) that belongs to it.
+        var start: Int
+    }
+
+    let mode: Mode
+    let maxDepth: Int
+    /// Page mode: the keys to the records array; nil means the page is the array.
+    let recordsPath: [String]?
+    let capturePaths: [[String]]
+
+    private var state: State = .value
+    private var slot: Slot
+    private var frames: [Frame] = []
+    private var elements: [JSONValue] = []
+    private var members: [(key: String, value: JSONValue)] = []
+    private var pendingKeys: [String] = []
+    private var navPath: [String] = []
+    private var pendingNavKey = ""
+    private var scratch: [UInt8] = []
+
+    /// Values found at `capturePaths` while walking the page (an explicit null is kept as `.null`).
+    private var captures: [[String]: JSONValue] = [:]
+    /// Whether the page held an array (or null) at `recordsPath`.
+    private(set) var sawRecords = false
+    /// The current 1-based line and the offset of its first byte.
+    private(set) var line = 1
+    private(set) var lineStart = 0
+
+    init(mode: Mode, recordsPath: [String]?, capturePaths: [[String]], maxDepth: Int) {
+        self.mode = mode
+        self.maxDepth = maxDepth
+        let path = recordsPath.flatMap { $0.isEmpty ? nil : $0 }
+        self.recordsPath = mode == .page ? path : nil
+        self.capturePaths = mode == .page ? capturePaths : []
+        switch mode {
+        case .document, .ndjson: slot = .emit
+        case .page: slot = path == nil ? .records : .nav
+        }
+    }
+
+    /// The records path as written in a pipeline file, e.g. "meta.items".
+    var recordsPathText: String { recordsPath?.joined(separator: ".") ?? "" }
+
+    /// An error at an absolute byte offset on the current line.
+    func error(_ message: String, at offset: Int) -> JSONError {
+        JSONError(message, byteOffset: offset, line: line, column: max(1, offset - lineStart + 1))
+    }
+
+    /// Throws unless the input so far is a whole page: every container closed,
+    /// and in page mode the records array found (or null).
+    func checkComplete(at offset: Int) throws(JSONError) {
+        switch state {
+        case .end, .lineEnd:
+            break
+        case .value where mode == .ndjson && frames.isEmpty:
+            break
+        case .value where frames.isEmpty:
+            throw error(mode == .page ? "the page is empty" : "expected a value", at: offset)
+        default:
+            throw error("unexpected end of the page", at: offset)
+        }
+        if mode == .page, recordsPath != nil, !sawRecords {
+            throw error("no array at '\(recordsPathText)'", at: offset)
+        }
+    }
+
+    /// The values found at `capturePaths`: those met on the walk, and those
+    /// inside another captured value (capturing ["meta"] and ["meta", "next"]).
+    var capturedValues: [[String]: JSONValue] {
+        var result = captures
+        for path in capturePaths where result[path] == nil {
+            for length in stride(from: path.count - 1, to: 0, by: -1) {
+                if let outer = captures[Array(path[..<length])] {
+                    result[path] = outer.value(at: Array(path[length...]))
+                    break
+                }
+            }
+        }
+        return result
+    }
+
+    /// Parses from `position` until a record completes (`.record`, `position`
+    /// after it) or the buffer ends (`.needMore`, `position` at the first byte
+    /// of an unfinished token, or at the end).
+    ///
+    /// `base` is the page offset of `buffer[0]`. With `isFinal`, the end of the
+    /// buffer is the end of the page: an unfinished token is an error.
+    mutating func step(
+        _ buffer: UnsafeRawBufferPointer, _ position: inout Int, base: Int, isFinal: Bool
+    ) throws(JSONError) -> Step {
+        let end = buffer.count
+        var index = position
+        while true {
+            var byte: UInt8 = 0
+            while index < end {
+                byte = buffer[index]
+                if byte > 0x20 { break }
+                if byte == 0x20 || byte == 0x09 || byte == 0x0D {
+                    index += 1
+                } else if byte == 0x0A {
+                    try newline(at: base + index)
+                    index += 1
+                } else {
+                    break
+                }
+            }
+            guard index < end else {
+                position = index
+                return .needMore
+            }
+            switch state {
+            case .value, .valueOrArrayEnd:
+                if byte == UInt8(ascii: "]"), state == .valueOrArrayEnd {
+                    index += 1
+                    if let record = try close(at: base + index - 1) {
+                        position = index
+                        return .record(record)
+                    }
+                    continue
+                }
+                let value: JSONValue
+                let valueStart = base + index
+                switch byte {
+                case UInt8(ascii: "\""):
+                    guard let scanned = try scanString(buffer, from: index, base: base) else {
+                        if isFinal { throw error("unterminated string", at: base + index) }
+                        position = index
+                        return .needMore
+                    }
+                    index = scanned.end
+                    value = .string(scanned.string)
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    try open(object: byte == UInt8(ascii: "{"), at: base + index)
+                    index += 1
+                    continue
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    guard let next = try scanNumber(buffer, from: index, base: base, isFinal: isFinal) else {
+                        position = index
+                        return .needMore
+                    }
+                    let text = String(decoding: UnsafeRawBufferPointer(rebasing: buffer[index..<next]), as: UTF8.self)
+                    value = .number(JSONNumber(text: text))
+                    index = next
+                case UInt8(ascii: "t"):
+                    guard try scanLiteral("true", buffer, from: index, base: base, isFinal: isFinal) else {
+                        position = index
+                        return .needMore
+                    }
+                    value = .bool(true)
+                    index += 4
+                case UInt8(ascii: "f"):
+                    guard try scanLiteral("false", buffer, from: index, base: base, isFinal: isFinal) else {
+                        position = index
+                        return .needMore
+                    }
+                    value = .bool(false)
+                    index += 5
+                case UInt8(ascii: "n"):
+                    guard try scanLiteral("null", buffer, from: index, base: base, isFinal: isFinal) else {
+                        position = index
+                        return .needMore
+                    }
+                    value = .null
+                    index += 4
+                default:
+                    throw unexpected(byte, at: base + index)
+                }
+                if let record = try complete(value, at: valueStart) {
+                    position = index
+                    return .record(record)
+                }
+            case .keyOrObjectEnd, .key:
+                if byte == UInt8(ascii: "}"), state == .keyOrObjectEnd {
+                    index += 1
+                    if let record = try close(at: base + index - 1) {
+                        position = index
+                        return .record(record)
+                    }
+                    continue
+                }
+                guard byte == UInt8(ascii: "\"") else {
+                    throw unexpected(byte, at: base + index)
+                }
+                guard let scanned = try scanString(buffer, from: index, base: base) else {
+                    if isFinal { throw error("unterminated string", at: base + index) }
+                    position = index
+                    return .needMore
+                }
+                index = scanned.end
+                takeKey(scanned.string)
+                state = .colon
+            case .colon:
+                guard byte == UInt8(ascii: ":") else { throw unexpected(byte, at: base + index) }
+                index += 1
+                state = .value
+            case .afterElement:
+                if byte == UInt8(ascii: ",") {
+                    index += 1
+                    state = .value
+                    slot = elementSlot()
+                } else if byte == UInt8(ascii: "]") {
+                    index += 1
+                    if let record = try close(at: base + index - 1) {
+                        position = index
+                        return .record(record)
+                    }
+                } else {
+                    throw unexpected(byte, at: base + index)
+                }
+            case .afterMember:
+                if byte == UInt8(ascii: ",") {
+                    index += 1
+                    state = .key
+                } else if byte == UInt8(ascii: "}") {
+                    index += 1
+                    if let record = try close(at: base + index - 1) {
+                        position = index
+                        return .record(record)
+                    }
+                } else {
+                    throw unexpected(byte, at: base + index)
+                }
+            case .end, .lineEnd:
+                throw unexpected(byte, at: base + index)
+            }
+        }
+    }
+
+    // MARK: - Structure
+
+    private mutating func newline(at offset: Int) throws(JSONError) {
+        if mode == .ndjson {
+            if state == .lineEnd {
+                state = .value
+                slot = .emit
+            } else if !(state == .value && frames.isEmpty) {
+                throw error("unexpected end of line inside a record (NDJSON records are one line each)", at: offset)
+            }
+        }
+        line += 1
+        lineStart = offset + 1
+    }
+
+    /// What the next element of the innermost array becomes.
+    private func elementSlot() -> Slot {
+        switch frames.last?.kind {
+        case .array: .element
+        case .records: .emit
+        default: .skip
+        }
+    }
+
+    /// Records a key read in the innermost object and decides where its value goes.
+    private mutating func takeKey(_ key: String) {
+        switch frames.last?.kind {
+        case .object:
+            pendingKeys.append(key)
+            slot = .member
+        case .nav:
+            pendingNavKey = key
+            slot = navSlot(for: navPath + [key])
+        default:
+            slot = .skip
+        }
+    }
+
+    private func navSlot(for path: [String]) -> Slot {
+        if let recordsPath, recordsPath.starts(with: path) {
+            return path.count == recordsPath.count ? .records : .nav
+        }
+        if let index = capturePaths.firstIndex(of: path) { return .capture(index) }
+        if capturePaths.contains(where: { $0.starts(with: path) }) { return .nav }
+        return .skip
+    }
+
+    private mutating func open(object: Bool, at offset: Int) throws(JSONError) {
+        guard frames.count < maxDepth else {
+            throw error("nesting deeper than \(maxDepth)", at: offset)
+        }
+        switch slot {
+        case .element, .member, .emit, .capture:
+            frames.append(Frame(kind: object ? .object : .array, slot: slot, start: object ? members.count : elements.count))
+        case .skip:
+            frames.append(Frame(kind: object ? .skipObject : .skipArray, slot: .skip, start: 0))
+        case .records:
+            guard !object else { throw notAnArray("an object", at: offset) }
+            sawRecords = true
+            frames.append(Frame(kind: .records, slot: .skip, start: 0))
+        case .nav:
+            if object {
+                if !frames.isEmpty { navPath.append(pendingNavKey) }
+                frames.append(Frame(kind: .nav, slot: .skip, start: 0))
+            } else if frames.isEmpty {
+                throw error("no array at '\(recordsPathText)': the page is an array, not an object", at: offset)
+            } else {
+                frames.append(Frame(kind: .skipArray, slot: .skip, start: 0))
+            }
+        }
+        state = object ? .keyOrObjectEnd : .valueOrArrayEnd
+        if !object { slot = elementSlot() }
+    }
+
+    /// Closes the innermost container (its closing byte is at `offset`).
+    private mutating func close(at offset: Int) throws(JSONError) -> JSONValue? {
+        guard let frame = frames.popLast() else { return nil }
+        slot = frame.slot
+        switch frame.kind {
+        case .array:
+            return try complete(.array(JSONMachine.popSuffix(of: &elements, from: frame.start)), at: offset + 1)
+        case .object:
+            let object = JSONObject(members: JSONMachine.popSuffix(of: &members, from: frame.start))
+            return try complete(.object(object), at: offset + 1)
+        case .nav:
+            if !frames.isEmpty { navPath.removeLast() }
+        case .skipArray, .skipObject, .records:
+            break
+        }
+        afterValue()
+        return nil
+    }
+
+    /// Moves `stack[start...]` out into a new array, in order, without copying its elements.
+    private static func popSuffix<Element>(of stack: inout [Element], from start: Int) -> [Element] {
+        let count = stack.count - start
+        return [Element](unsafeUninitializedCapacity: count) { buffer, initialized in
+            guard let base = buffer.baseAddress else { return }
+            var index = count
+            while index > 0 {
+                index -= 1
+                (base + index).initialize(to: stack.removeLast())
+            }
+            initialized = count
+        }
+    }
+
+    /// Sends a finished value to the current slot; returns it when it is a record.
+    private mutating func complete(_ value: consuming JSONValue, at offset: Int) throws(JSONError) -> JSONValue? {
+        var record: JSONValue?
+        switch slot {
+        case .element:
+            elements.append(value)
+        case .member:
+            members.append((key: pendingKeys.removeLast(), value: value))
+        case .skip:
+            break
+        case .emit:
+            record = value
+        case .capture(let index):
+            captures[capturePaths[index]] = value
+        case .records:
+            guard value == .null else { throw notAnArray(kindName(of: value), at: offset) }
+            sawRecords = true
+        case .nav:
+            if frames.isEmpty {
+                throw error("no array at '\(recordsPathText)': the page is \(kindName(of: value)), not an object", at: offset)
+            }
+        }
+        afterValue()
+        return record
+    }
+
+    private mutating func afterValue() {
+        if let top = frames.last {
+            state = top.kind.isArray ? .afterElement : .afterMember
+        } else {
+            state = mode == .ndjson ? .lineEnd : .end
+        }
+    }
+
+    private func kindName(of value: JSONValue) -> String {
+        switch value {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    private func notAnArray(_ found: String, at offset: Int) -> JSONError {
+        if recordsPath == nil {
+            return error("the page is \(found), not an array of records", at: offset)
+        }
+        return error("'\(recordsPathText)' is \(found), not an array of records", at: offset)
+    }
+
+    /// The error for an unexpected byte, worded by what the parser expected there.
+    private func unexpected(_ byte: UInt8, at offset: Int) -> JSONError {
+        if offset == 0, byte == 0xEF {
+            return error("byte-order mark at the start of the page", at: offset)
+        }
+        let expected: String
+        switch state {
+        case .value:
+            if frames.isEmpty {
+                expected = "expected a value"
+            } else if frames.last?.kind.isArray == true {
+                expected = "expected a value after ','"
+            } else {
+                expected = "expected a value after ':'"
+            }
+        case .valueOrArrayEnd: expected = "expected a value or ']'"
+        case .keyOrObjectEnd: expected = "expected a string key or '}'"
+        case .key: expected = "expected a string key after ','"
+        case .colon: expected = "expected ':' after an object key"
+        case .afterElement: expected = "expected ',' or ']' after an array element"
+        case .afterMember: expected = "expected ',' or '}' after an object member"
+        case .end: expected = mode == .document ? "unexpected data after the value" : "unexpected data after the end of the page"
+        case .lineEnd: expected = "expected the end of the line after a record"
+        }
+        return error(expected, at: offset)
+    }
+
+    // MARK: - Scalars
+
+    /// Scans a number starting at `start`; returns the index after it, or nil when
+    /// the buffer ends where the number could go on (and not `isFinal`).
+    private func scanNumber(
+        _ buffer: UnsafeRawBufferPointer, from start: Int, base: Int, isFinal: Bool
+    ) throws(JSONError) -> Int? {
+        let end = buffer.count
+        var index = start
+        if buffer[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < end else {
+            if isFinal { throw error("expected a digit", at: base + index) }
+            return nil
+        }
+        let first = buffer[index]
+        if first == UInt8(ascii: "0") {
+            index += 1
+            if index < end, isDigit(buffer[index]) {
+                throw error("leading zero in a number", at: base + start)
+            }
+        } else if isDigit(first) {
+            index += 1
+            while index < end, isDigit(buffer[index]) { index += 1 }
+        } else {
+            throw error("expected a digit", at: base + index)
+        }
+        if index < end, buffer[index] == UInt8(ascii: ".") {
+            index += 1
+            guard index < end else {
+                if isFinal { throw error("expected a digit after '.'", at: base + index) }
+                return nil
+            }
+            guard isDigit(buffer[index]) else { throw error("expected a digit after '.'", at: base + index) }
+            while index < end, isDigit(buffer[index]) { index += 1 }
+        }
+        if index < end, buffer[index] | 0x20 == UInt8(ascii: "e") {
+            index += 1
+            if index < end, buffer[index] == UInt8(ascii: "+") || buffer[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < end else {
+                if isFinal { throw error("expected a digit in the exponent", at: base + index) }
+                return nil
+            }
+            guard isDigit(buffer[index]) else { throw error("expected a digit in the exponent", at: base + index) }
+            while index < end, isDigit(buffer[index]) { index += 1 }
+        }
+        if index == end, !isFinal { return nil }
+        return index
+    }
+
+    @inline(__always)
+    private func isDigit(_ byte: UInt8) -> Bool {
+        byte &- UInt8(ascii: "0") < 10
+    }
+
+    /// Checks `true`, `false` or `null` at `start`; false when the buffer ends inside it (and not `isFinal`).
+    private func scanLiteral(
+        _ literal: StaticString, _ buffer: UnsafeRawBufferPointer, from start: Int, base: Int, isFinal: Bool
+    ) throws(JSONError) -> Bool {
+        let length = literal.utf8CodeUnitCount
+        let available = min(length, buffer.count - start)
+        let expected = UnsafeRawBufferPointer(start: literal.utf8Start, count: length)
+        for offset in 0..<available where buffer[start + offset] != expected[offset] {
+            throw error("invalid literal, expected '\(literal)'", at: base + start)
+        }
+        if available < length {
+            if isFinal { throw error("invalid literal, expected '\(literal)'", at: base + start) }
+            return false
+        }
+        return true
+    }
+
+    /// Scans a string whose opening quote is at `start`; returns it and the index
+    /// after its closing quote, or nil when the buffer ends inside it.
+    private mutating func scanString(
+        _ buffer: UnsafeRawBufferPointer, from start: Int, base: Int
+    ) throws(JSONError) -> (string: String, end: Int)? {
+        let end = buffer.count
+        let contentStart = start + 1
+        var index = contentStart
+        var highBits: UInt64 = 0
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while index + 8 <= end {
+            let word = buffer.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            let quotes = word ^ (ones &* 0x22)
+            let backslashes = word ^ (ones &* 0x5C)
+            let special = ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes) | ((word &- ones &* 0x20) & ~word)
+            if special & highs != 0 { break }
+            highBits |= word
+            index += 8
+        }
+        var byte: UInt8 = 0
+        while index < end {
+            byte = buffer[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            highBits |= UInt64(byte)
+            index += 1
+        }
+        guard index < end else { return nil }
+        if byte == UInt8(ascii: "\"") {
+            let content = UnsafeRawBufferPointer(rebasing: buffer[contentStart..<index])
+            if highBits & highs != 0 {
+                try validateUTF8(content, base: base + contentStart)
+            }
+            return (String(decoding: content, as: UTF8.self), index + 1)
+        }
+        if byte < 0x20 {
+            throw error("unescaped control character in a string", at: base + index)
+        }
+        return try scanEscapedString(buffer, contentStart: contentStart, escape: index, base: base)
+    }
+
+    /// The slow path of `scanString` for a string with escapes, decoded into `scratch`.
+    private mutating func scanEscapedString(
+        _ buffer: UnsafeRawBufferPointer, contentStart: Int, escape: Int, base: Int
+    ) throws(JSONError) -> (string: String, end: Int)? {
+        let end = buffer.count
+        scratch.removeAll(keepingCapacity: true)
+        var runStart = contentStart
+        var index = escape
+        while index < end {
+            let byte = buffer[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                let run = UnsafeRawBufferPointer(rebasing: buffer[runStart..<index])
+                try validateUTF8(run, base: base + runStart)
+                scratch.append(contentsOf: run)
+                if byte == UInt8(ascii: "\"") {
+                    return (String(decoding: scratch, as: UTF8.self), index + 1)
+                }
+                guard let next = try decodeEscape(buffer, at: index, base: base) else { return nil }
+                index = next
+                runStart = index
+            } else if byte < 0x20 {
+                throw error("unescaped control character in a string", at: base + index)
+            } else {
+                index += 1
+            }
+        }
+        return nil
+    }
+
+    /// Decodes the escape at `start` (a backslash) into `scratch`; returns the
+    /// index after it, or nil when the buffer ends before it is complete.
+    private mutating func decodeEscape(
+        _ buffer: UnsafeRawBufferPointer, at start: Int, base: Int
+    ) throws(JSONError) -> Int? {
+        let end = buffer.count
+        guard start + 1 < end else { return nil }
+        let simple: UInt8
+        switch buffer[start + 1] {
+        case UInt8(ascii: "\""): simple = 0x22
+        case UInt8(ascii: "\\"): simple = 0x5C
+        case UInt8(ascii: "/"): simple = 0x2F
+        case UInt8(ascii: "b"): simple = 0x08
+        case UInt8(ascii: "f"): simple = 0x0C
+        case UInt8(ascii: "n"): simple = 0x0A
+        case UInt8(ascii: "r"): simple = 0x0D
+        case UInt8(ascii: "t"): simple = 0x09
+        case UInt8(ascii: "u"):
+            guard let unit = try hexUnit(buffer, at: start, base: base) else { return nil }
+            var scalarValue = UInt32(unit)
+            var next = start + 6
+            if unit >= 0xDC00, unit < 0xE000 {
+                throw error("lone surrogate in a \\u escape", at: base + start)
+            }
+            if unit >= 0xD800, unit < 0xDC00 {
+                if next < end, buffer[next] != UInt8(ascii: "\\") {
+                    throw error("lone surrogate in a \\u escape", at: base + start)
+                }
+                if next + 1 < end, buffer[next + 1] != UInt8(ascii: "u") {
+                    throw error("lone surrogate in a \\u escape", at: base + start)
+                }
+                guard let low = try hexUnit(buffer, at: next, base: base) else { return nil }
+                guard low >= 0xDC00, low < 0xE000 else {
+                    throw error("lone surrogate in a \\u escape", at: base + start)
+                }
+                scalarValue = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
+                next += 6
+            }
+            appendUTF8(scalarValue)
+            return next
+        default:
+            throw error("invalid escape in a string", at: base + start)
+        }
+        scratch.append(simple)
+        return start + 2
+    }
+
+    /// Appends a scalar value (never a surrogate) as UTF-8.
+    private mutating func appendUTF8(_ value: UInt32) {
+        switch value {
+        case 0..<0x80:
+            scratch.append(UInt8(value))
+        case 0x80..<0x800:
+            scratch.append(UInt8(0xC0 | value >> 6))
+            scratch.append(UInt8(0x80 | value & 0x3F))
+        case 0x800..<0x10000:
+            scratch.append(UInt8(0xE0 | value >> 12))
+            scratch.append(UInt8(0x80 | value >> 6 & 0x3F))
+            scratch.append(UInt8(0x80 | value & 0x3F))
+        default:
+            scratch.append(UInt8(0xF0 | value >> 18))
+            scratch.append(UInt8(0x80 | value >> 12 & 0x3F))
+            scratch.append(UInt8(0x80 | value >> 6 & 0x3F))
+            scratch.append(UInt8(0x80 | value & 0x3F))
+        }
+    }
+
+    /// Reads the four hex digits of `\uXXXX` at `start`; nil when the buffer ends first.
+    private func hexUnit(_ buffer: UnsafeRawBufferPointer, at start: Int, base: Int) throws(JSONError) -> UInt16? {
+        var unit: UInt16 = 0
+        for index in (start + 2)..<(start + 6) {
+            guard index < buffer.count else { return nil }
+            let byte = buffer[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error("invalid \\u escape", at: base + start)
+            }
+            unit = unit << 4 | UInt16(digit)
+        }
+        return unit
+    }
+
+    private func validateUTF8(_ bytes: UnsafeRawBufferPointer, base: Int) throws(JSONError) {
+        if let offset = UTF8Validation.firstInvalidOffset(bytes) {
+            throw error("invalid UTF-8", at: base + offset)
+        }
+    }
+}
+

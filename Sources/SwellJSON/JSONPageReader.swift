@@ -1,0 +1,238 @@
+/// Streams the records of one page, fed in chunks as they arrive.
+///
+/// The page is never held whole and no tree of it is built: each record is
+/// built on its own, handed to `onRecord`, and dropped. Between chunks the
+/// reader keeps only the token that a chunk cut in two (`bufferedByteCount`)
+/// and the part of the current record already parsed, so memory stays about
+/// the size of the largest record whatever the size of the page.
+///
+/// - `.json`: the page is one JSON value. The records are the elements of
+///   the array at `recordsPath`, or of the page itself when `recordsPath` is
+///   nil (or empty). A `null` at `recordsPath` means zero records; a missing
+///   path, or a value that is neither an array nor null, is a `JSONError`.
+/// - `.ndjson`: every non-blank line is one record (any JSON value); lines end
+///   with `\n` or `\r\n`, and a record may not span lines. `recordsPath` and
+///   `capturePaths` are not used.
+///
+/// Input is strict RFC 8259 in UTF-8 without a byte-order mark; nesting
+/// deeper than `maxDepth` arrays and objects (counted from the page's top) is
+/// an error. A parse error is a `JSONError` with the page offset, line and
+/// column of the first bad byte. After any error, including one thrown by
+/// `onRecord`, the reader must not be used again: later calls throw.
+///
+/// A reader is a value used from one place at a time; it may be moved
+/// between threads.
+public struct JSONPageReader: Sendable {
+    /// How a page is laid out.
+    public enum Format: Sendable {
+        /// The page is one JSON value holding an array of records.
+        case json
+        /// Newline-delimited JSON: one record per line.
+        case ndjson
+    }
+
+    private enum TokenKind: Sendable { case string, number, literal }
+
+    private var machine: JSONMachine
+    /// The unfinished token that the last chunk ended in, from its first byte.
+    private var carry: [UInt8] = []
+    /// The page offset of `carry[0]`.
+    private var carryBase = 0
+    private var carryKind: TokenKind = .literal
+    /// In a carried string: whether its last byte is an unconsumed backslash.
+    private var carryEscaped = false
+    /// Bytes fed so far.
+    private var fedCount = 0
+    private var failed = false
+    private var finished = false
+
+    /// Creates a reader for one page.
+    ///
+    /// - Parameters:
+    ///   - format: `.json` or `.ndjson`.
+    ///   - recordsPath: dot-path keys to the array of records in a json page; nil means the page itself is the array.
+    ///   - capturePaths: other values of the page to keep (e.g. [["next"]], [["meta","next_cursor"]]) — small
+    ///     scalars or objects outside the records array. A path inside another one is taken from the
+    ///     outer value. A path that leads to or into the records array is never captured.
+    ///   - maxDepth: the deepest nesting of arrays and objects allowed, counted from the top of the page
+    ///     (for ndjson, of each line).
+    public init(format: Format, recordsPath: [String]?, capturePaths: [[String]] = [], maxDepth: Int = 512) {
+        machine = JSONMachine(
+            mode: format == .json ? .page : .ndjson,
+            recordsPath: recordsPath,
+            capturePaths: capturePaths,
+            maxDepth: maxDepth
+        )
+    }
+
+    /// Bytes held back between chunks (an unfinished token or record): must stay about the size of the largest record.
+    ///
+    /// Only the token that the last chunk cut in two is held as bytes, so this
+    /// is at most the size of the largest string or number of the page.
+    public var bufferedByteCount: Int { carry.count }
+
+    /// Number of records delivered so far.
+    public private(set) var recordCount = 0
+
+    /// Parses the next chunk; calls onRecord for every record completed in it, in order (index = records so far, 0-based).
+    ///
+    /// The chunk is read in place; only its unfinished last token is copied.
+    ///
+    /// - Throws: `JSONError` for invalid input; whatever `onRecord` throws, unchanged.
+    public mutating func feed(
+        _ bytes: UnsafeRawBufferPointer,
+        onRecord: (_ index: Int, _ record: JSONValue) throws -> Void
+    ) throws {
+        try checkUsable()
+        failed = true
+        var start = 0
+        if !carry.isEmpty {
+            let (taken, complete) = carriedTokenEnd(in: bytes)
+            carry.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[0..<taken]))
+            start = taken
+            if complete {
+                let leftover = try runCarry(isFinal: false, onRecord: onRecord)
+                if !leftover.isEmpty {
+                    let leftoverBase = carryBase
+                    carry = []
+                    (leftover + Array(bytes[taken...])).withUnsafeBytes { startCarry($0, base: leftoverBase) }
+                    fedCount += bytes.count
+                    failed = false
+                    return
+                }
+            } else {
+                updateEscape(UnsafeRawBufferPointer(rebasing: bytes[0..<taken]))
+            }
+        }
+        var position = start
+        while case .record(let record) = try machine.step(bytes, &position, base: fedCount, isFinal: false) {
+            try deliver(record, onRecord)
+        }
+        if position < bytes.count {
+            startCarry(UnsafeRawBufferPointer(rebasing: bytes[position...]), base: fedCount + position)
+        }
+        fedCount += bytes.count
+        failed = false
+    }
+
+    /// Ends the page: throws if it is incomplete; returns the captured values.
+    ///
+    /// A capture path that is present in the page maps to its value (an
+    /// explicit `null` to `.null`); a path that is absent is missing from the
+    /// dictionary. For ndjson pages the dictionary is empty.
+    ///
+    /// - Throws: `JSONError` when the page ends early (unterminated string,
+    ///   unclosed array, …), has no array at `recordsPath`, or is empty (json);
+    ///   whatever `onRecord` throws for a last record completed here, unchanged.
+    public mutating func finish(
+        onRecord: (_ index: Int, _ record: JSONValue) throws -> Void
+    ) throws -> [[String]: JSONValue] {
+        try checkUsable()
+        failed = true
+        if !carry.isEmpty {
+            _ = try runCarry(isFinal: true, onRecord: onRecord)
+        }
+        try machine.checkComplete(at: fedCount)
+        finished = true
+        failed = false
+        return machine.capturedValues
+    }
+
+    private func checkUsable() throws(JSONError) {
+        if finished {
+            throw machine.error("the page was already finished", at: fedCount)
+        }
+        if failed {
+            throw machine.error("the reader stopped at an earlier error", at: fedCount)
+        }
+    }
+
+    private mutating func deliver(_ record: JSONValue, _ onRecord: (Int, JSONValue) throws -> Void) throws {
+        let index = recordCount
+        recordCount += 1
+        try onRecord(index, record)
+    }
+
+    /// Parses the carried token (now complete, or the page's end); returns
+    /// whatever the parser could not consume, which is empty unless the token
+    /// still needs more input.
+    private mutating func runCarry(isFinal: Bool, onRecord: (Int, JSONValue) throws -> Void) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        swap(&bytes, &carry)
+        let base = carryBase
+        var position = 0
+        try bytes.withUnsafeBytes { buffer in
+            while case .record(let record) = try machine.step(buffer, &position, base: base, isFinal: isFinal) {
+                try deliver(record, onRecord)
+            }
+        }
+        if position < bytes.count {
+            carryBase = base + position
+            return Array(bytes[position...])
+        }
+        bytes.removeAll(keepingCapacity: bytes.capacity <= 1 << 16)
+        swap(&bytes, &carry)
+        return []
+    }
+
+    private mutating func startCarry(_ bytes: UnsafeRawBufferPointer, base: Int) {
+        carry.append(contentsOf: bytes)
+        carryBase = base
+        switch bytes.first ?? 0 {
+        case UInt8(ascii: "\""):
+            carryKind = .string
+            carryEscaped = false
+            updateEscape(UnsafeRawBufferPointer(rebasing: bytes[1...]))
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            carryKind = .number
+        default:
+            carryKind = .literal
+        }
+    }
+
+    /// Follows backslashes through newly carried string bytes.
+    private mutating func updateEscape(_ bytes: UnsafeRawBufferPointer) {
+        guard carryKind == .string else { return }
+        for byte in bytes {
+            if carryEscaped {
+                carryEscaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                carryEscaped = true
+            }
+        }
+    }
+
+    /// How many bytes of the chunk finish the carried token (with one byte of
+    /// what follows a number or literal, so that the parser sees its end),
+    /// and whether the token ends in this chunk at all.
+    private func carriedTokenEnd(in bytes: UnsafeRawBufferPointer) -> (count: Int, complete: Bool) {
+        switch carryKind {
+        case .string:
+            var escaped = carryEscaped
+            for (index, byte) in bytes.enumerated() {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    return (index + 1, true)
+                }
+            }
+        case .number:
+            for (index, byte) in bytes.enumerated() {
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"),
+                    UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"):
+                    continue
+                default:
+                    return (index + 1, true)
+                }
+            }
+        case .literal:
+            for (index, byte) in bytes.enumerated() where !(UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) {
+                return (index + 1, true)
+            }
+        }
+        return (bytes.count, false)
+    }
+}

@@ -1,1 +1,0 @@
-// The SwellJSON module; see its types.

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import SwellJSON
+
+/// The test_parsing folder of JSONTestSuite, found from this file's path.
+private let suiteDirectory = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent()
+    .appendingPathComponent("../../../shared/fixtures/JSONTestSuite/test_parsing")
+    .standardizedFileURL
+
+private func suiteFiles(prefix: String) throws -> [(name: String, bytes: [UInt8])] {
+    let names = try FileManager.default.contentsOfDirectory(atPath: suiteDirectory.path)
+        .filter { $0.hasPrefix(prefix) && $0.hasSuffix(".json") }
+        .sorted()
+    return try names.map { name in
+        (name, Array(try Data(contentsOf: suiteDirectory.appendingPathComponent(name))))
+    }
+}
+
+@Test func everyYesFileOfJSONTestSuiteParses() throws {
+    let files = try suiteFiles(prefix: "y_")
+    #expect(files.count > 90)
+    for file in files {
+        #expect(parseError(file.bytes) == nil, "\(file.name): \(String(describing: parseError(file.bytes)))")
+    }
+}
+
+@Test func everyNoFileOfJSONTestSuiteIsRejected() throws {
+    let files = try suiteFiles(prefix: "n_")
+    #expect(files.count > 180)
+    for file in files {
+        #expect(parseError(file.bytes) != nil, "\(file.name) was accepted")
+    }
+}
+
+@Test func everyImplementationDefinedFileOfJSONTestSuiteEndsWithoutCrashing() throws {
+    let files = try suiteFiles(prefix: "i_")
+    #expect(files.count > 30)
+    for file in files {
+        _ = parseError(file.bytes)
+        _ = try? feed(file.bytes, chunkSize: 3)
+    }
+}
+
+@Test func everyNoFileOfJSONTestSuiteIsRejectedByThePageReaderByteByByte() throws {
+    for file in try suiteFiles(prefix: "n_") {
+        #expect(throws: JSONError.self, "\(file.name) was accepted") {
+            try feed(file.bytes, chunkSize: 1)
+        }
+    }
+}
+
+@Test func yesFilesFedByteByByteGiveTheSameRecordsAsParse() throws {
+    var arrays = 0
+    for file in try suiteFiles(prefix: "y_") {
+        let parsed = try JSONValue.parse(file.bytes)
+        guard case .array(let elements) = parsed else { continue }
+        arrays += 1
+        let page = try feed(file.bytes, chunkSize: 1)
+        #expect(page.records == elements, "\(file.name)")
+        #expect(page.indices == Array(elements.indices), "\(file.name)")
+    }
+    #expect(arrays > 60)
+}
