@@ -125,8 +125,9 @@ final class SourceRun: @unchecked Sendable {
         }
         let view = container.viewContext
         var firstURL = source.url
+        let cursorKey = self.cursorKey
         if let incremental = source.incremental,
-           let cursor = try storeValue(view) { try view.storeMetadata(forKey: cursorKey) } {
+           let cursor = try storeValue(view, { try view.storeMetadata(forKey: cursorKey) }) {
             firstURL = HTTPLinks.setting(query: incremental.parameter, to: cursor, in: firstURL)
         }
         var url: String? = firstURL
@@ -437,7 +438,7 @@ final class SourceRun: @unchecked Sendable {
                 if source.mode == .replace { try deleteUnseen() }
                 let cursor = state.withLock { $0.largestCursor }
                 let validators = pendingValidators.withLock { $0 }
-                try view.performAndWait {
+                view.performAndWait {
                     if let cursor, let incremental = source.incremental, let attribute = entity.attributes.first(where: { $0.name == incremental.cursor }) {
                         view.setStoreMetadata(Self.cursorText(cursor, type: attribute.type), forKey: cursorKey)
                     }
