@@ -207,7 +207,8 @@ import Testing
     @Test func secretsFromTheEnvironmentNeverAppear() throws {
         let token = "tok-9f8e7d6c5b4a"
         let server = try LoopbackHTTPServer { request in
-            request.headers["authorization"] == "Bearer \(token)" ? .json(EndToEndTests.page(1...1, next: "missing")) : .json("{}", status: 401)
+            guard request.headers["authorization"] == "Bearer \(token)" else { return .json("{}", status: 401) }
+            return request.path.hasPrefix("/items") ? .json(EndToEndTests.page(1...1, next: "missing")) : .json("{}", status: 404)
         }
         defer { server.stop() }
         let workspace = try Workspace()
