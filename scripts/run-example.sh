@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Sets up what is missing, then runs the main job on the bundled example:
-# the SurfJournal flow on the pages under fixtures/surf-journal/.
+# `swell run pipelines/surf-journal.yml`, which syncs the pages under
+# fixtures/surf-journal/ into .swell/surf-journal.sqlite and writes
+# out/surf-journal.csv.gz (and out/surf-journal-good-days.csv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-swift run surf-journal
+swift build --product swell
+.build/debug/swell run pipelines/surf-journal.yml --report out/surf-journal.report.json
