@@ -306,3 +306,185 @@ final class Counter: @unchecked Sendable {
     /// Adds one and returns the new value.
     func increment() -> Int { lock.withLock { value += 1; return value } }
 }
+
+/// More of the contract through the binary: formats, modes, commands, failures.
+@Suite struct EndToEndMoreTests {
+    @Test func aRealNestedPayloadSyncsAndWeirdRowsSurviveCSVAndBack() throws {
+        let issues = try Data(contentsOf: Workspace.repositoryRoot.appendingPathComponent("fixtures/third-party/github-issues-page.json"))
+        let server = try LoopbackHTTPServer { _ in LoopbackHTTPServer.Response(status: 200, headers: [("Content-Type", "application/json")], body: [UInt8](issues)) }
+        defer { server.stop() }
+        let workspace = try Workspace()
+        try workspace.write("p.yml", """
+        version: 1
+        name: mixed
+        entities:
+          Issue:
+            key: [id]
+            attributes: { id: integer, number: integer, title: string, author: string?, labels: string?, created_at: date, locked: boolean }
+          Row:
+            key: [idx]
+            attributes: { idx: integer, str: string? }
+        sources:
+          - { name: issues, entity: Issue, url: "\(server.baseURL)/issues", fields: { author: user.login } , on_error: skip, rejects: out/issues.rejects.ndjson }
+          - { name: weird, entity: Row, url: fixtures/third-party/dlt-weird-rows.json }
+        exports:
+          - { name: issues, entity: Issue, path: out/issues.csv.gz, columns: [number, title, author, created_at, locked], sort: [number desc], gzip_level: 1 }
+          - { name: weird, entity: Row, path: out/weird.csv, columns: [idx, str], header: false }
+        """)
+        let outcome = try workspace.run("run", "p.yml", "--report", "out/report.json")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let sources = try workspace.report()["sources"] as? [[String: Any]]
+        // labels is an array in the payload: those issues are bad records (an array where a string is expected).
+        let issuesSource = sources?.first { $0["name"] as? String == "issues" }
+        #expect(issuesSource?["records"] as? Int == 100)
+        let rows = (issuesSource?["inserted"] as? Int ?? 0) + (issuesSource?["rejected"] as? Int ?? 0)
+        #expect(rows == 100)
+        // dlt's weird rows: every string comes back exactly from the CSV.
+        let weird = try JSONSerialization.jsonObject(with: Data(contentsOf: Workspace.repositoryRoot.appendingPathComponent("fixtures/third-party/dlt-weird-rows.json"))) as? [[String: Any]] ?? []
+        let parsed = RFC4180.parse(try workspace.read("out/weird.csv"))
+        #expect(parsed.count == weird.count)
+        for (row, original) in zip(parsed, weird.sorted { ($0["idx"] as? Int ?? 0) < ($1["idx"] as? Int ?? 0) }) {
+            #expect(row[0] == "\(original["idx"] as? Int ?? -1)")
+            #expect(row[1] == (original["str"] as? String ?? ""))
+        }
+    }
+
+    @Test func ndjsonSourcesReadALineARecordAndNameTheBadLine() throws {
+        let workspace = try Workspace()
+        try workspace.write("data/items.ndjson", "{\"id\": 1, \"title\": \"a\"}\n\n{\"id\": 2, \"title\": \"b\"}\r\n")
+        try workspace.write("items.yml", EndToEndTests.pipeline(url: "data/items.ndjson").replacingOccurrences(of: "records: data", with: "format: ndjson"))
+        let outcome = try workspace.run("run", "items.yml")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(try workspace.read("out/items.csv") == "id,title,score,updated\n1,a,,\n2,b,,\n")
+        try workspace.write("data/items.ndjson", "{\"id\": 1}\n{\"id\": 2,}\n")
+        let bad = try workspace.run("run", "items.yml")
+        #expect(bad.status == 65)
+        #expect(bad.stderr.contains("data/items.ndjson"))
+        #expect(bad.stderr.contains("line 2"))
+    }
+
+    @Test func aPageThatIsNotJSONExits65WithItsURLAndPosition() throws {
+        let server = try LoopbackHTTPServer { _ in .json("<html><body>Service error</body></html>") }
+        defer { server.stop() }
+        let workspace = try Workspace()
+        try workspace.write("items.yml", EndToEndTests.pipeline(url: "\(server.baseURL)/items"))
+        let outcome = try workspace.run("import", "items.yml")
+        #expect(outcome.status == 65)
+        #expect(outcome.stderr.contains("\(server.baseURL)/items"))
+        #expect(outcome.stderr.contains("line 1, column 1"))
+    }
+
+    @Test func aResponseOverMaxBytesFailsTheSourceWith69() throws {
+        let server = try LoopbackHTTPServer { _ in .json(EndToEndTests.page(1...500)) }
+        defer { server.stop() }
+        let workspace = try Workspace()
+        try workspace.write("items.yml", EndToEndTests.pipeline(url: "\(server.baseURL)/items", sourceExtra: "    max_bytes: 1000"))
+        let outcome = try workspace.run("import", "items.yml")
+        #expect(outcome.status == 69)
+        #expect(server.requests.count == 1)
+    }
+
+    @Test func appendRejectsKeysThatExistAlready() throws {
+        let workspace = try Workspace()
+        try workspace.write("data/items.json", EndToEndTests.page(1...3))
+        try workspace.write("items.yml", EndToEndTests.pipeline(url: "data/items.json", sourceExtra: "    mode: append\n    on_error: skip\n    rejects: out/rejects.ndjson"))
+        #expect(try workspace.run("import", "items.yml").status == 0)
+        try workspace.write("data/items.json", EndToEndTests.page(3...4))
+        let outcome = try workspace.run("run", "items.yml", "--report", "out/report.json")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let source = (try workspace.report()["sources"] as? [[String: Any]])?.first
+        #expect(source?["rejected"] as? Int == 1)
+        #expect(source?["inserted"] as? Int == 1)
+        #expect(try workspace.read("out/rejects.ndjson").contains("exists already"))
+    }
+
+    @Test func exportOptionsShapeTheFile() throws {
+        let workspace = try Workspace()
+        try workspace.write("data/items.json", "{\"data\": [{\"id\": 2, \"title\": \"=SUM(A1)\", \"score\": 0.1, \"updated\": \"2024-05-01T06:30:00.500Z\"}, {\"id\": 1, \"title\": \"plain, \\\"quoted\\\"\", \"score\": -3, \"updated\": \"2024-05-01T06:30:00Z\"}]}")
+        try workspace.write("items.yml", EndToEndTests.pipeline(url: "data/items.json", extra: """
+              - name: safe
+                entity: Item
+                path: out/safe.csv
+                columns: [id, title, score, { name: day, value: updated, format: "dd/MM/yyyy" }]
+                header: false
+                escape_formulas: true
+            """))
+        #expect(try workspace.run("run", "items.yml").status == 0)
+        #expect(try workspace.read("out/items.csv") == "id,title,score,updated\n1,\"plain, \"\"quoted\"\"\",-3,2024-05-01T06:30:00Z\n2,=SUM(A1),0.1,2024-05-01T06:30:00.500Z\n")
+        #expect(try workspace.read("out/safe.csv") == "1,\"plain, \"\"quoted\"\"\",-3,01/05/2024\n2,'=SUM(A1),0.1,01/05/2024\n")
+    }
+
+    @Test func unwritableExportsExit73AndUnusableStoresExit74() throws {
+        let workspace = try Workspace()
+        try workspace.write("blocker", "a file where a folder should be")
+        try workspace.write("items.yml", EndToEndTests.pipeline(url: "fixtures/surf-journal/page-0001.json").replacingOccurrences(of: "out/items.csv", with: "blocker/items.csv"))
+        let unwritable = try workspace.run("run", "items.yml")
+        #expect(unwritable.status == 73)
+        #expect(unwritable.stderr.contains("blocker/items.csv"))
+        try FileManager.default.createDirectory(atPath: workspace.path("folder.sqlite"), withIntermediateDirectories: true)
+        let directory = try workspace.run("import", "items.yml", "--store", "folder.sqlite")
+        #expect(directory.status == 74)
+        try workspace.write("text.sqlite", String(repeating: "not a database ", count: 100))
+        let notAStore = try workspace.run("import", "items.yml", "--store", "text.sqlite")
+        #expect(notAStore.status == 74)
+        #expect(try workspace.read("text.sqlite").hasPrefix("not a database"))
+        let noStore = try workspace.run("export", "items.yml", "--store", "missing.sqlite")
+        #expect(noStore.status == 74)
+    }
+
+    @Test func statusAndSeedWorkOnTheStore() throws {
+        let workspace = try Workspace()
+        #expect(try workspace.run("import", "pipelines/surf-journal.yml").status == 0)
+        let status = try workspace.run("status", "pipelines/surf-journal.yml")
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains("JournalEntry: 20 rows"))
+        #expect(status.stdout.contains("succeeded"))
+        let seeded = try workspace.run("seed", "pipelines/surf-journal.yml", "--from", ".swell/surf-journal.sqlite", "--store", "copy/seeded.sqlite")
+        #expect(seeded.status == 0, "\(seeded.stderr)")
+        let copy = try workspace.run("status", "pipelines/surf-journal.yml", "--store", "copy/seeded.sqlite")
+        #expect(copy.stdout.contains("JournalEntry: 20 rows"))
+        let again = try workspace.run("seed", "pipelines/surf-journal.yml", "--from", ".swell/surf-journal.sqlite", "--store", "copy/seeded.sqlite")
+        #expect(again.status == 0)
+        #expect(again.stdout.contains("nothing done"))
+        let missing = try workspace.run("seed", "pipelines/surf-journal.yml", "--from", "nope.sqlite", "--store", "other/s.sqlite")
+        #expect(missing.status == 74)
+        #expect(!FileManager.default.fileExists(atPath: workspace.path("other/s.sqlite")))
+    }
+
+    @Test func badArgumentsExit64() throws {
+        let workspace = try Workspace()
+        #expect(try workspace.run("run", "pipelines/surf-journal.yml", "--workers", "0").status == 64)
+        #expect(try workspace.run("run", "pipelines/surf-journal.yml", "--only", "nope").status == 64)
+        #expect(try workspace.run("frobnicate").status == 64)
+        #expect(try workspace.run("run", "missing.yml").status == 64)
+    }
+}
+
+/// A strict RFC 4180 reader for checking exports.
+enum RFC4180 {
+    static func parse(_ text: String) -> [[String]] {
+        var rows: [[String]] = []
+        var row: [String] = []
+        var field = ""
+        var quoted = false
+        var characters = Array(text.unicodeScalars)[...]
+        while let c = characters.popFirst() {
+            if quoted {
+                if c == "\"" {
+                    if characters.first == "\"" { field.unicodeScalars.append("\""); characters.removeFirst() } else { quoted = false }
+                } else {
+                    field.unicodeScalars.append(c)
+                }
+            } else if c == "\"" {
+                quoted = true
+            } else if c == "," {
+                row.append(field); field = ""
+            } else if c == "\n" {
+                row.append(field); rows.append(row); row = []; field = ""
+            } else {
+                field.unicodeScalars.append(c)
+            }
+        }
+        return rows
+    }
+}
