@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import Foundation
 import Testing
 @testable import SwellStore
@@ -208,6 +209,22 @@ import Testing
         }
         #expect(attribute == "rating")
         #expect(expected == .integer)
+    }
+
+    @Test func theViewContextsSaveIntoTheWriterReadsNothingFromTheStore() async throws {
+        let container = try makeContainer(directory)
+        container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
+        let worker = container.newBackgroundContext()
+        try await worker.perform {
+            for id in 1...500 { insertEntry(worker, id: id) }
+            try worker.save()
+        }
+        let store = try #require(container.persistentStoreCoordinator.sqliteStore)
+        let before = store.readCount.load(ordering: .relaxed)
+        try await container.viewContext.perform { try container.viewContext.save() }
+        #expect(store.readCount.load(ordering: .relaxed) == before)
+        try await container.writerContext.perform { try container.writerContext.save() }
+        #expect(try storedRowCount(container.storeURL) == 500)
     }
 
     @Test func threeLevelStackPutsWorkerChangesOnDisk() async throws {

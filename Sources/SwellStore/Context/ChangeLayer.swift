@@ -80,6 +80,9 @@ struct PendingRow: Sendable {
     var mask: AttributeMask
     /// When the object was first changed at this level: saves move changes in this order.
     var sequence: UInt64
+    /// An insert whose key a save already checked against the store (so the next
+    /// level need not read the store again: the main queue never waits for disk).
+    var keyCheckedAgainstStore = false
 }
 
 /// The unsaved changes of one entity at one level, with an index of the keys it introduces.

@@ -79,7 +79,9 @@ struct ChangeResolver {
             if !key.contains(where: \.isNull) { newKey = key }
         }
 
-        if let key = newKey, let existing = try findExisting(key: key, excluding: primaryKey, entity: entity, changes: entityChanges) {
+        let checkStore = !(row.kind == .inserted && row.keyCheckedAgainstStore)
+        if let key = newKey, let existing = try findExisting(key: key, excluding: primaryKey, entity: entity, changes: entityChanges,
+                                                              checkStore: checkStore) {
             try merge(row, primaryKey: primaryKey, into: existing, key: key, entity: entity, changes: &entityChanges)
             return
         }
@@ -98,6 +100,7 @@ struct ChangeResolver {
         } else {
             var landed = row
             landed.sequence = target.takeSequence()
+            landed.keyCheckedAgainstStore = row.kind == .inserted && newKey != nil
             entityChanges.rows[primaryKey] = landed
         }
         if row.kind == .inserted || row.mask.intersects(keyMask) { entityChanges.setKey(newKey, for: primaryKey) }
@@ -190,7 +193,7 @@ struct ChangeResolver {
 
     /// The object other than `primaryKey` that has `key` at the parent's level.
     private mutating func findExisting(key: [StoreValue], excluding primaryKey: Int64, entity: EntityDescription,
-                                       changes entityChanges: EntityChanges) throws -> Int64? {
+                                       changes entityChanges: EntityChanges, checkStore: Bool) throws -> Int64? {
         let levels = [entityChanges] + layers(entity.name)
         let keyIndices = entity.uniquenessConstraint.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
         var keyMask = AttributeMask.empty
@@ -210,7 +213,9 @@ struct ChangeResolver {
             }
         }
         let stored: Int64?
-        if let prefetched = storeKeys[entity.name] {
+        if !checkStore {
+            stored = nil
+        } else if let prefetched = storeKeys[entity.name] {
             stored = prefetched[key]
         } else {
             stored = try store.read { try $0.primaryKey(forKey: key, entity: entity) }
@@ -227,7 +232,7 @@ struct ChangeResolver {
             guard let entity = entities[entityName], !entity.uniquenessConstraint.isEmpty else { continue }
             let keyIndices = entity.uniquenessConstraint.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
             var keys: [[StoreValue]] = []
-            for row in changes.rows.values where row.kind == .inserted {
+            for row in changes.rows.values where row.kind == .inserted && !row.keyCheckedAgainstStore {
                 let key = keyIndices.map { row.values[$0] }
                 if !key.contains(where: \.isNull) { keys.append(key) }
             }

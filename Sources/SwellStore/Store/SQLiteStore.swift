@@ -107,7 +107,11 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
 
     // MARK: Reading
 
+    /// How many reads ran, for tests that check a path never reads the store.
+    let readCount = Atomic<Int>(0)
+
     func read<T>(_ body: (any StoreReader) throws -> T) throws -> T {
+        readCount.add(1, ordering: .relaxed)
         let connection = try checkOutReader()
         defer { checkIn(connection) }
         do {
