@@ -488,3 +488,68 @@ enum RFC4180 {
         return rows
     }
 }
+
+/// The flags of run, import and export.
+@Suite struct CommandFlagTests {
+    @Test func waitQueuesBehindTheRunThatHoldsTheStore() throws {
+        let workspace = try Workspace()
+        try FileManager.default.createDirectory(atPath: workspace.path(".swell"), withIntermediateDirectories: true)
+        let descriptor = open(workspace.path(".swell/surf-journal.sqlite.lock"), O_RDWR | O_CREAT, 0o644)
+        defer { close(descriptor) }
+        #expect(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
+        let process = Process()
+        process.executableURL = SwellProcess.executable
+        process.arguments = ["import", "pipelines/surf-journal.yml", "--wait"]
+        process.currentDirectoryURL = workspace.url
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // Read stderr until swell says it waits; only then let it go.
+        var seen = ""
+        while !seen.contains("waiting for the run that holds the store") {
+            let chunk = errors.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(seen.contains("waiting"))
+        #expect(process.isRunning)
+        flock(descriptor, LOCK_UN)
+        _ = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func onlyBatchSizeWorkersAndProgressDoWhatTheySay() throws {
+        let workspace = try Workspace()
+        let outcome = try workspace.run("import", "pipelines/surf-journal.yml", "--batch-size", "3", "--workers", "1",
+                                        "--progress", "always", "--report", "out/report.json")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("20 records"))
+        let report = try workspace.report()
+        #expect((report["sources"] as? [[String: Any]])?.first?["inserted"] as? Int == 20)
+        #expect((report["started_at"] as? String)?.hasSuffix("Z") == true)
+        #expect(((report["sources"] as? [[String: Any]])?.first?["bytes"] as? Int ?? 0) > 4000)
+        let only = try workspace.run("export", "pipelines/surf-journal.yml", "--only", "good-days", "--report", "out/only.json")
+        #expect(only.status == 0, "\(only.stderr)")
+        let exports = try workspace.report("out/only.json")["exports"] as? [[String: Any]]
+        #expect(exports?.map { $0["name"] as? String } == ["good-days"])
+        #expect(exports?.first?["rows"] as? Int == 7)
+        #expect(!FileManager.default.fileExists(atPath: workspace.path("out/surf-journal.csv.gz")))
+        let quiet = try workspace.run("import", "pipelines/surf-journal.yml", "--progress", "never")
+        #expect(!quiet.stderr.contains("records ("))
+    }
+
+    @Test func aChangedRecordCountsAsUpdated() throws {
+        let workspace = try Workspace()
+        #expect(try workspace.run("import", "pipelines/surf-journal.yml").status == 0)
+        let page = try workspace.read("fixtures/surf-journal/page-0002.json")
+        try workspace.write("fixtures/surf-journal/page-0002.json", page.replacingOccurrences(of: "\"wind\": \"calm\"", with: "\"wind\": \"storm\""))
+        let outcome = try workspace.run("import", "pipelines/surf-journal.yml", "--report", "out/report.json")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let source = (try workspace.report()["sources"] as? [[String: Any]])?.first
+        let updated = source?["updated"] as? Int ?? 0
+        #expect(updated >= 1)
+        #expect((source?["unchanged"] as? Int ?? 0) == 20 - updated)
+    }
+}

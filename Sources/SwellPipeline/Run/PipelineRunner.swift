@@ -47,7 +47,11 @@ public struct PipelineRunner: Sendable {
         do {
             try checkOnly()
             var lock: StoreLock?
-            if runSources { lock = try StoreLock(storePath: storePath, wait: wait) }
+            if runSources {
+                lock = try StoreLock(storePath: storePath, wait: wait) { holder in
+                    logger.notice("waiting for the run that holds the store", metadata: ["pid": "\(holder.map(String.init) ?? "unknown")", "store": "\(storePath)"])
+                }
+            }
             defer { _ = lock }
             let container = try openStore(creating: runSources)
             opened = container

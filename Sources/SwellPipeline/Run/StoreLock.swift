@@ -7,8 +7,9 @@ public final class StoreLock {
     public let path: String
     private let descriptor: Int32
 
-    /// Takes the lock; with `wait`, blocks until the holder is done, else throws `.locked` naming the holder's pid.
-    public init(storePath: String, wait: Bool) throws(PipelineError) {
+    /// Takes the lock; with `wait`, blocks until the holder is done (calling
+    /// `onWait` with the holder's pid first), else throws `.locked` naming the holder's pid.
+    public init(storePath: String, wait: Bool, onWait: (Int32?) -> Void = { _ in }) throws(PipelineError) {
         path = storePath + ".lock"
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -22,6 +23,7 @@ public final class StoreLock {
                 close(fd)
                 throw PipelineError(.locked, "another run (pid \(holder.map(String.init) ?? "unknown")) holds the store \(storePath); use --wait to queue behind it")
             }
+            onWait(Self.holder(fd))
             while flock(fd, LOCK_EX) != 0 {
                 guard errno == EINTR else {
                     close(fd)
