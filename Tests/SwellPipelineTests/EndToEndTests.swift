@@ -434,7 +434,8 @@ final class Counter: @unchecked Sendable {
 
     @Test func statusAndSeedWorkOnTheStore() throws {
         let workspace = try Workspace()
-        #expect(try workspace.run("import", "pipelines/surf-journal.yml").status == 0)
+        let imported = try workspace.run("import", "pipelines/surf-journal.yml")
+        #expect(imported.status == 0, "\(imported.stderr)")
         let status = try workspace.run("status", "pipelines/surf-journal.yml")
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.stdout.contains("JournalEntry: 20 rows"))
