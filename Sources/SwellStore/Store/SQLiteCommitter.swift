@@ -32,16 +32,32 @@ struct SQLiteCommitter {
         }
     }
 
-    private mutating func insert(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws {
+    /// The INSERT for an entity, a policy and (for the conflict clause) a mask: built once per save.
+    private mutating func insertSQL(_ entity: EntityDescription, mask: AttributeMask) -> String {
+        let keyed = !entity.uniquenessConstraint.isEmpty && policy != .error
+        let cacheKey = InsertKey(entity: entity.name, mask: keyed ? mask : .empty)
+        if let cached = insertStatements[cacheKey] { return cached }
         let names = ["_pk"] + entity.attributes.map(\.name)
         var sql = "INSERT INTO \(quoteIdentifier(entity.name)) (\(names.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
-        let keyed = !entity.uniquenessConstraint.isEmpty
-        if keyed && policy != .error {
+        if keyed {
             sql += " ON CONFLICT (\(entity.uniquenessConstraint.map(quoteIdentifier).joined(separator: ", "))) DO "
-            sql += conflictAction(entity: entity, mask: operation.row.mask)
+            sql += conflictAction(entity: entity, mask: mask)
             sql += " RETURNING \"_pk\""
         }
-        let statement = try connection.statement(sql)
+        insertStatements[cacheKey] = sql
+        return sql
+    }
+
+    private struct InsertKey: Hashable {
+        var entity: String
+        var mask: AttributeMask
+    }
+
+    private var insertStatements: [InsertKey: String] = [:]
+
+    private mutating func insert(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws {
+        let keyed = !entity.uniquenessConstraint.isEmpty
+        let statement = try connection.statement(insertSQL(entity, mask: operation.row.mask))
         defer { statement.reset() }
         try statement.bind(.integer(operation.primaryKey), at: 1)
         for (index, value) in operation.row.values.enumerated() {
