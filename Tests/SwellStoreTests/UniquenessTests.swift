@@ -184,3 +184,30 @@ import Testing
         return onDisk
     }
 }
+
+/// Keys of every shape are found in the store when a save checks a batch of them at once.
+@Suite struct TextKeyTests {
+    @Test func textKeysWithQuotesBackslashesAndControlCharactersAreMatched() async throws {
+        let directory = TemporaryDirectory()
+        let model = ManagedObjectModel(entities: [EntityDescription(name: "Tag", attributes: [
+            AttributeDescription(name: "name", type: .string), AttributeDescription(name: "count", type: .integer, isOptional: true),
+        ], uniquenessConstraint: ["name"])])
+        let container = try makeContainer(directory, name: "tags", model: model)
+        container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
+        let names = ["plain", "with \"quotes\"", "back\\slash", "tab\there", "line\nbreak", "Ünïcødé 東京 😀", "null\u{0}byte"]
+        for round in 1...2 {
+            let child = container.newBackgroundContext()
+            try await child.perform {
+                for name in names {
+                    let tag = child.insertNewObject(forEntityName: "Tag")
+                    tag["name"] = name
+                    tag["count"] = round
+                }
+                try child.save()
+            }
+            try await container.saveToDisk()
+        }
+        #expect(try storedRowCount(container.storeURL, entity: "Tag") == names.count)
+        #expect(try count(container.viewContext, "Tag", "count == 2") == names.count)
+    }
+}

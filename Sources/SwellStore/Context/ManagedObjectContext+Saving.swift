@@ -43,12 +43,12 @@ extension ManagedObjectContext {
     }
 
     private func validateRequiredValues(_ layer: ChangeLayer, coordinator: PersistentStoreCoordinator) throws {
-        for (entityName, key, row) in layer.orderedRows() where row.kind != .deleted {
+        for (entityName, changes) in layer.entities {
             guard let entity = coordinator.entitiesByName[entityName] else { continue }
-            for (index, attribute) in entity.attributes.enumerated() where !attribute.isOptional {
-                let relevant = row.kind == .inserted || row.mask.contains(index)
-                if relevant && row.values[index].isNull {
-                    throw StoreError.missingRequiredValue(object: objectID(entityName, key), attribute: attribute.name)
+            let required = entity.attributes.indices.filter { !entity.attributes[$0].isOptional }
+            for (key, row) in changes.rows where row.kind != .deleted {
+                for index in required where (row.kind == .inserted || row.mask.contains(index)) && row.values[index].isNull {
+                    throw StoreError.missingRequiredValue(object: objectID(entityName, key), attribute: entity.attributes[index].name)
                 }
             }
         }

@@ -301,22 +301,26 @@ struct SQLiteStoreReader: StoreReader {
             return result
         }
         let type = entity.attributes[index].type
-        let values = keys.compactMap(\.first)
-        let json: String
-        do {
-            let items: [Any] = values.map { value -> Any in
-                switch value {
-                case .integer(let int): return int
-                case .real(let double): return double
-                case .text(let text): return text
-                case .null: return NSNull()
-                }
+        // json_each ends a string at a NUL character: such keys are looked up one by one.
+        var batched: [[StoreValue]] = []
+        for key in keys {
+            if case .text(let text)? = key.first, text.utf8.contains(0) {
+                if let pk = try primaryKey(forKey: key, entity: entity) { result[key] = pk }
+            } else {
+                batched.append(key)
             }
-            json = String(decoding: try JSONSerialization.data(withJSONObject: items), as: UTF8.self)
-        } catch {
-            for key in keys { if let pk = try primaryKey(forKey: key, entity: entity) { result[key] = pk } }
-            return result
         }
+        var json = "["
+        for (offset, key) in batched.enumerated() {
+            if offset > 0 { json += "," }
+            switch key.first ?? .null {
+            case .integer(let int): json += String(int)
+            case .real(let double): json += double.isFinite ? "\(double)" : "null"
+            case .text(let text): json += Self.jsonString(text)
+            case .null: json += "null"
+            }
+        }
+        json += "]"
         let sql = "SELECT \"_pk\", \(quoteIdentifier(column)) FROM \(quoteIdentifier(entity.name)) WHERE \(quoteIdentifier(column)) IN (SELECT value FROM json_each(?))"
         try wrap {
             let statement = try connection.statement(sql)
@@ -329,6 +333,20 @@ struct SQLiteStoreReader: StoreReader {
             }
         }
         return result
+    }
+
+    /// A JSON string literal for `json_each`.
+    static func jsonString(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
     }
 
     func primaryKey(forKey key: [StoreValue], entity: EntityDescription) throws -> Int64? {
