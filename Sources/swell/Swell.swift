@@ -51,6 +51,10 @@ struct RunFlags: ParsableArguments {
     @Flag(help: "When another run holds the store, wait for it instead of exiting 75.")
     var wait = false
 
+    @Flag(name: .customLong("measure-main-queue"),
+          help: "Measure the main queue during the run (longest stall, busy share) and print it on stderr (a benchmark aid).")
+    var measureMainQueue = false
+
     func validate() throws {
         guard workers >= 1 else { throw ValidationError("--workers must be at least 1") }
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
@@ -70,8 +74,10 @@ extension RunFlags {
                                     only: Set(only), wait: wait, logger: logger, progress: counter)
         let showProgress = progress == .always || (progress == .auto && isatty(STDERR_FILENO) != 0)
         let ticker = showProgress ? ProgressTicker(counter: counter) : nil
+        let probe = measureMainQueue ? MainQueueProbe() : nil
         let (report, failure) = await CommandSupport.offMainQueue { runner.run(sources: sources, exports: exports) }
         ticker?.stop()
+        if let probe { FileHandle.standardError.write(Data((probe.finish().summary + "\n").utf8)) }
         var exitFailure = failure
         if let path = report.map({ _ in self.report }) ?? nil {
             do {

@@ -227,6 +227,27 @@ import Testing
         #expect(try storedRowCount(container.storeURL) == 500)
     }
 
+    @Test func workersChangesMoveFromTheViewContextToTheWriterOffTheMainQueue() async throws {
+        let container = try makeContainer(directory)
+        let view = container.viewContext
+        let worker = container.newBackgroundContext()
+        try await worker.perform {
+            for id in 1...300 { insertEntry(worker, id: id) }
+            try worker.save()
+        }
+        let moved = try await Task.detached { try view.saveIntoParentOffQueue() }.value
+        #expect(moved?.inserted.count == 300)
+        let viewEmpty = view.level.withLock { $0.pending.isEmpty }
+        #expect(viewEmpty)
+        try await container.writerContext.perform { try container.writerContext.save() }
+        #expect(try storedRowCount(container.storeURL) == 300)
+        // With an edit of the view context's own objects, only a save on its queue may move the changes.
+        await view.perform { _ = insertEntry(view, id: 999) }
+        let declined = try await Task.detached { try view.saveIntoParentOffQueue() }.value
+        #expect(declined == nil)
+        #expect(await view.perform { view.hasChanges })
+    }
+
     @Test func threeLevelStackPutsWorkerChangesOnDisk() async throws {
         let container = try makeContainer(directory)
         let worker = container.newBackgroundContext()

@@ -400,7 +400,13 @@ final class SourceRun: @unchecked Sendable {
 
     // MARK: Saving up the stack
 
-    /// Schedules view → writer saves, at most one waiting at a time.
+    /// Serialises the view → writer moves, off the main queue.
+    private let saver = DispatchQueue(label: "swell.saver")
+
+    /// Schedules a view → writer move and a writer save, at most one waiting at a time.
+    /// The move runs on the saver's queue (the view context's changes all came
+    /// from workers, so the main queue does no per-row work); the disk write runs
+    /// on the writer's queue.
     private func requestSave() {
         let schedule = state.withLock { state -> Bool in
             if state.saveScheduled { return false }
@@ -408,16 +414,15 @@ final class SourceRun: @unchecked Sendable {
             return true
         }
         guard schedule else { return }
-        let view = container.viewContext
-        let writer = container.writerContext
-        view.perform { [self] in
+        saver.async { [self] in
             state.withLock { $0.saveScheduled = false }
             do {
-                try view.save()
+                try moveViewChangesToWriter()
             } catch {
                 fail(PipelineError(.io, redactor("source \(source.name): saving into the writer failed: \(error)")))
                 return
             }
+            let writer = container.writerContext
             writer.perform { [self] in
                 do {
                     try writer.save()
@@ -425,6 +430,15 @@ final class SourceRun: @unchecked Sendable {
                     fail(PipelineError(.io, redactor("source \(source.name): writing the store failed: \(error)")))
                 }
             }
+        }
+    }
+
+    /// Saves the view context into the writer: off the main queue when only
+    /// workers' changes are there, else (something edited its objects) on it.
+    private func moveViewChangesToWriter() throws {
+        let view = container.viewContext
+        if try view.saveIntoParentOffQueue() == nil {
+            try view.performAndWait { try view.save() }
         }
     }
 
@@ -445,7 +459,7 @@ final class SourceRun: @unchecked Sendable {
                     for (key, value) in validators { view.setStoreMetadata(value, forKey: key) }
                 }
             }
-            try view.performAndWait { try view.save() }
+            try saver.sync { try moveViewChangesToWriter() }
             try writer.performAndWait { try writer.save() }
         } catch let error as PipelineError {
             fail(error)

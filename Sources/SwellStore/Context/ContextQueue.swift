@@ -59,6 +59,9 @@ final class ContextQueue: Sendable {
     private func run<T>(_ block: () -> T) -> T {
         let previous = runningThread.exchange(Self.currentThread, ordering: .acquiringAndReleasing)
         defer { runningThread.store(previous, ordering: .releasing) }
+        guard isMain, MainQueueMeter.isEnabled else { return block() }
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { MainQueueMeter.record(since: start) }
         return block()
     }
 }

@@ -27,7 +27,7 @@ extension ManagedObjectContext {
         try validateRequiredValues(snapshot, coordinator: coordinator)
         let changes: ContextDidSaveChanges
         if let parent {
-            changes = try save(into: parent, coordinator: coordinator)
+            changes = try save(into: parent, coordinator: coordinator) ?? ContextDidSaveChanges()
         } else {
             changes = try saveToStore(coordinator: coordinator)
         }
@@ -56,11 +56,16 @@ extension ManagedObjectContext {
 
     /// Child save: resolve and apply under this context's lock, then the parent's
     /// (locks are always taken child before parent), without waiting for the parent's queue.
-    private func save(into parent: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws -> ContextDidSaveChanges {
+    private func save(into parent: ManagedObjectContext, coordinator: PersistentStoreCoordinator,
+                      onlyWithoutObjectEdits: Bool = false) throws -> ContextDidSaveChanges? {
         let store = try coordinator.store
         let policy = parent.mergePolicy
-        return try level.withLock { (own: inout LevelState) throws -> ContextDidSaveChanges in
-            try parent.level.withLock { (target: inout LevelState) throws -> ContextDidSaveChanges in
+        return try level.withLock { (own: inout LevelState) throws -> ContextDidSaveChanges? in
+            if onlyWithoutObjectEdits {
+                if own.hasObjectEdits { return nil }
+                try validateRequiredValues(own.pending, coordinator: coordinator)
+            }
+            return try parent.level.withLock { (target: inout LevelState) throws -> ContextDidSaveChanges in
                 let parentInFlight = target.inFlight
                 var resolver = ChangeResolver(
                     target: target.pending, policy: policy, entities: coordinator.entitiesByName,
@@ -69,6 +74,7 @@ extension ManagedObjectContext {
                 try resolver.apply(own.pending)
                 target.pending = resolver.target
                 own.pending = ChangeLayer()
+                own.hasObjectEdits = false
                 target.metadata.merge(own.metadata) { _, new in new }
                 own.metadata.removeAll()
                 return resolver.changes
@@ -93,6 +99,7 @@ extension ManagedObjectContext {
             level.inFlight = pending
             level.pending = ChangeLayer()
             level.metadata.removeAll()
+            level.hasObjectEdits = false
             return (pending, metadata)
         }
         let operations = inFlight.orderedRows().map {
@@ -179,6 +186,26 @@ extension ManagedObjectContext {
         notifyObservers(changes)
     }
 
+    /// Moves this child context's changes into its parent from any thread, when
+    /// they all came from its children's saves (or `insertRow`), so no object of
+    /// this context depends on them: the pipeline saves the main-queue context
+    /// this way, so the main queue does no per-row work. The did-save notice is
+    /// then posted on the context's queue. Returns nil (and moves nothing) when
+    /// the context's own objects have changes: then `save()` on its queue is needed.
+    package func saveIntoParentOffQueue() throws -> ContextDidSaveChanges? {
+        guard let parent, let coordinator else { return nil }
+        if let first = level.withLock({ $0.invalidValues.first }) { throw first }
+        guard let changes = try save(into: parent, coordinator: coordinator, onlyWithoutObjectEdits: true) else { return nil }
+        if !changes.isEmpty {
+            perform { [self] in
+                NotificationCenter.default.post(name: Self.didSaveNotification, object: self, userInfo: changes.userInfo)
+                notifyObservers(changes)
+            }
+            parent.childDidSave(changes, from: self)
+        }
+        return changes
+    }
+
     /// Called on the saver's queue after a child saved into this context.
     func childDidSave(_ changes: ContextDidSaveChanges, from child: ManagedObjectContext) {
         for sibling in children where sibling !== child && sibling.automaticallyMergesChangesFromParent {
@@ -198,6 +225,7 @@ extension ManagedObjectContext {
             level.pending = ChangeLayer()
             level.invalidValues.removeAll()
             level.metadata.removeAll()
+            level.hasObjectEdits = false
             return pending
         }
         for (entity, changes) in discarded.entities {
@@ -220,6 +248,7 @@ extension ManagedObjectContext {
             level.pending = ChangeLayer()
             level.invalidValues.removeAll()
             level.metadata.removeAll()
+            level.hasObjectEdits = false
         }
         for weak in registry.values {
             weak.object?.managedObjectContext = nil

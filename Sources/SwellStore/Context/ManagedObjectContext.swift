@@ -50,6 +50,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         var invalidValues: [StoreError] = []
         /// Store metadata set here (or saved into here) and not yet saved: key → value (nil removes).
         var metadata: [String: String?] = [:]
+        /// Whether this context's own objects were inserted, changed or deleted since the last save
+        /// (then only a save on the queue may move the changes: it updates those objects).
+        var hasObjectEdits = false
     }
 
     private struct Links {
@@ -266,6 +269,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         register(object)
         retained[object.objectID] = object
         level.withLock { level in
+            level.hasObjectEdits = true
             let sequence = level.pending.takeSequence()
             level.pending.modify(object.entity.name) { changes in
                 changes.rows[object.objectID.primaryKey] = PendingRow(kind: .inserted, values: object.snapshot, mask: .empty, sequence: sequence)
@@ -279,6 +283,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         guard object.managedObjectContext === self else { return }
         let id = object.objectID
         let wasInserted = level.withLock { level -> Bool in
+            level.hasObjectEdits = true
             let newSequence = level.pending.takeSequence()
             return level.pending.modify(id.entityName) { changes in
                 let wasInserted = changes.rows[id.primaryKey]?.kind == .inserted
@@ -300,6 +305,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         let keyIndices = entity.uniquenessConstraint.compactMap { object.attributeIndex[$0] }
         let snapshot = object.loadedSnapshot()
         let changed = level.withLock { level -> Bool in
+            level.hasObjectEdits = true
             let newSequence = level.pending.takeSequence()
             return level.pending.modify(entity.name) { changes -> Bool in
             var row: PendingRow
