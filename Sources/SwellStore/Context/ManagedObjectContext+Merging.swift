@@ -31,6 +31,11 @@ extension ManagedObjectContext {
 
     /// Re-reads the registered objects a save touched and tells observers.
     func refreshRegistered(_ changes: ContextDidSaveChanges) {
+        // A context with no objects (the pipeline's view context) only tells its observers.
+        guard registry.contains(where: { $0.value.object != nil }) else {
+            notifyObservers(changes)
+            return
+        }
         for id in changes.deleted {
             guard let object = registeredObject(for: id), pendingRow(for: id)?.kind != .inserted else { continue }
             if (try? parentView(of: id)) == nil {

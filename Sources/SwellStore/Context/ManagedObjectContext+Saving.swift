@@ -61,10 +61,8 @@ extension ManagedObjectContext {
         let store = try coordinator.store
         let policy = parent.mergePolicy
         return try level.withLock { (own: inout LevelState) throws -> ContextDidSaveChanges? in
-            if onlyWithoutObjectEdits {
-                if own.hasObjectEdits { return nil }
-                try validateRequiredValues(own.pending, coordinator: coordinator)
-            }
+            // Without edits of its own objects, every row came from a child's save, which validated it.
+            if onlyWithoutObjectEdits && own.hasObjectEdits { return nil }
             return try parent.level.withLock { (target: inout LevelState) throws -> ContextDidSaveChanges in
                 let parentInFlight = target.inFlight
                 var resolver = ChangeResolver(
