@@ -132,6 +132,11 @@ struct ChangeLayer: Sendable {
 
     var count: Int { entities.values.reduce(0) { $0 + $1.rows.count } }
 
+    /// Makes the next sequence number larger than `sequence`.
+    mutating func advanceSequence(past sequence: UInt64) {
+        nextSequence = max(nextSequence, sequence)
+    }
+
     mutating func takeSequence() -> UInt64 {
         nextSequence += 1
         return nextSequence

@@ -41,20 +41,50 @@ struct ChangeResolver {
         return layers
     }
 
-    /// Applies every row of `layer` in the order it was first changed.
+    /// Applies every row of `layer`, entity by entity, each entity's rows in the
+    /// order they were first changed (entities do not refer to each other, so
+    /// only the order within an entity matters).
     mutating func apply(_ layer: ChangeLayer) throws {
         try prefetchStoreKeys(layer)
-        for (entityName, key, row) in layer.orderedRows() {
+        for (entityName, changes) in layer.entities where !changes.rows.isEmpty {
             guard let entity = entities[entityName] else { throw StoreError.unknownEntity(entityName) }
-            try apply(row, key: key, entity: entity)
+            // Taken out of the layer while it changes, so that changing it copies nothing.
+            var entityChanges = target.entities.removeValue(forKey: entityName) ?? EntityChanges()
+            defer { target.entities[entityName] = entityChanges }
+            if entityChanges.rows.isEmpty, layers(entityName).isEmpty, Self.needsNoResolution(changes, entity: entity) {
+                moveWhole(changes, entity: entity, into: &entityChanges)
+                continue
+            }
+            let ordered = changes.rows.sorted { $0.value.sequence < $1.value.sequence }
+            for (key, row) in ordered {
+                try apply(row, key: key, entity: entity, changes: &entityChanges)
+            }
         }
         if let first = conflicts.first { throw first }
     }
 
-    private mutating func apply(_ row: PendingRow, key primaryKey: Int64, entity: EntityDescription) throws {
-        // Taken out of the layer while it changes, so that changing it copies nothing.
-        var entityChanges = target.entities.removeValue(forKey: entity.name) ?? EntityChanges()
-        defer { target.entities[entity.name] = entityChanges }
+    /// Inserts whose keys were already checked against every level above (or
+    /// an entity without a key) cannot conflict with anything at an empty level.
+    private static func needsNoResolution(_ changes: EntityChanges, entity: EntityDescription) -> Bool {
+        let keyed = !entity.uniquenessConstraint.isEmpty
+        return changes.rows.values.allSatisfy { $0.kind == .inserted && (!keyed || $0.keyCheckedAgainstStore) }
+    }
+
+    /// Moves an entity's rows to an empty level as they are (no per-row resolution).
+    private mutating func moveWhole(_ changes: EntityChanges, entity: EntityDescription, into entityChanges: inout EntityChanges) {
+        let moved = changes
+        var highest: UInt64 = 0
+        for (key, row) in moved.rows {
+            highest = max(highest, row.sequence)
+            self.changes.inserted.insert(id(entity.name, key))
+        }
+        // Keep this level's sequence ahead of the moved rows, so later changes order after them.
+        target.advanceSequence(past: highest)
+        entityChanges = moved
+    }
+
+    private mutating func apply(_ row: PendingRow, key primaryKey: Int64, entity: EntityDescription,
+                                changes entityChanges: inout EntityChanges) throws {
         let incoming = id(entity.name, primaryKey)
         let count = entity.attributes.count
         let keyIndices = entity.uniquenessConstraint.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
