@@ -1,0 +1,57 @@
+import Dispatch
+import Foundation
+import SwellTestSupport
+import Testing
+
+/// cli.md's concurrency rules beyond exit 75: stale locks, exports during a writing run.
+@Suite struct ConcurrentRunTests {
+    @Test func aLockFileLeftByAKilledRunIsTakenOver() throws {
+        let workspace = try Workspace()
+        // A killed run leaves its lock file (with its pid) but no lock: the kernel released it.
+        try workspace.write(".swell/surf-journal.sqlite.lock", "999999\n")
+        let outcome = try workspace.run("import", "pipelines/surf-journal.yml")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+    }
+
+    @Test func anExportDuringAWritingRunReadsACommittedSnapshot() throws {
+        let release = DispatchSemaphore(value: 0)
+        let server = try LoopbackHTTPServer { request in
+            if request.path == "/p2" {
+                // Hold the import mid-run until the test has exported.
+                _ = release.wait(timeout: .now() + 30)
+                return .json(EndToEndTests.page(4...5))
+            }
+            return .json(EndToEndTests.page(1...3, next: "p2"))
+        }
+        defer { server.stop() }
+        let workspace = try Workspace()
+        try workspace.write("items.yml", EndToEndTests.pipeline(url: "\(server.baseURL)/p1", sourceExtra: "    paginate: { next: next }\n    timeout: 60"))
+        let importer = Process()
+        importer.executableURL = SwellProcess.executable
+        importer.arguments = ["import", "items.yml", "--log-level", "debug", "--batch-size", "1"]
+        importer.currentDirectoryURL = workspace.url
+        let errors = Pipe()
+        importer.standardError = errors
+        importer.standardOutput = FileHandle.nullDevice
+        try importer.run()
+        var seen = ""
+        while !seen.contains("page fetched") {
+            let chunk = errors.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        // The import holds the lock and waits for page 2: an export still runs, on committed state.
+        let export = try workspace.run("export", "items.yml")
+        #expect(export.status == 0, "\(export.stderr)")
+        let lines = try workspace.read("out/items.csv").split(separator: "\n").count
+        #expect((1...4).contains(lines))
+        let writer = try workspace.run("import", "items.yml")
+        #expect(writer.status == 75)
+        release.signal()
+        _ = errors.fileHandleForReading.readDataToEndOfFile()
+        importer.waitUntilExit()
+        #expect(importer.terminationStatus == 0)
+        #expect(try workspace.run("export", "items.yml").status == 0)
+        #expect(try workspace.read("out/items.csv").split(separator: "\n").count == 6)
+    }
+}
