@@ -1,97 +1,153 @@
 import CZlib
 
-/// One zlib deflate stream with the gzip wrapper, writing its output to an `AtomicFile`.
+/// A gzip stream compressed on several threads (as pigz does), written in order to an `AtomicFile`.
 ///
-/// Everything `GzipFileOutput` knows about compression lives here: a parallel encoder
-/// (independent blocks on several cores) can replace this type without touching the output.
-/// The gzip header zlib writes has mtime 0, no file name and OS 3, so identical input gives
-/// identical bytes. The `z_stream` and the output buffer live at stable addresses because zlib
-/// keeps pointers to them between calls.
+/// The input is cut into blocks of `blockSize` bytes at fixed offsets, whatever the sizes of the
+/// `compress` calls. Each block is raw-deflated on a worker, seeded with the previous block's last
+/// 32 KiB (`deflateSetDictionary`), so the ratio stays close to one stream's. Every block but the
+/// last ends with Z_SYNC_FLUSH (an empty stored block, leaving the stream on a byte boundary), the
+/// last with Z_FINISH; concatenated, they are one deflate stream inside one gzip member. The
+/// header (mtime 0, no file name, OS 3) and trailer (CRC-32 combined block by block, length mod
+/// 2^32) are written here. The output depends only on the bytes and the level: not on how they
+/// were split across calls, nor on the number of threads.
+///
+/// At most `blocksInFlight(threads:)` blocks wait for or undergo compression; `compress` blocks
+/// the caller while that many are outstanding, so memory stays bounded. Compressed blocks are
+/// written by the caller's thread as they become ready. Use from one thread at a time.
 final class GzipEncoder {
-    /// Compressed bytes are collected here and written with one write(2) whenever it fills.
-    static let outputBufferSize = 128 * 1024
+    /// Uncompressed bytes per block.
+    static let blockSize = 128 * 1024
+    /// Bytes of the previous block a block's compression is seeded with (deflate's window).
+    static let dictionarySize = 32 * 1024
 
-    private let stream: UnsafeMutablePointer<z_stream>
-    private let output: UnsafeMutablePointer<UInt8>
+    /// Blocks queued or being compressed at most, for `threads` workers.
+    static func blocksInFlight(threads: Int) -> Int {
+        2 * threads
+    }
+
+    private let workers: GzipWorkers
     private let path: String
+    private let extraFlags: UInt8
+    private let maxInFlight: Int
+    /// The block being filled; handed to the workers once full and more input arrives, or at `finish`.
+    private var current = GzipBlock()
+    /// Submitted blocks, oldest first: they are written in this order.
+    private var inFlight: [GzipBlock] = []
+    private var spare: [GzipBlock] = []
+    private var headerWritten = false
+    /// The 10-byte header, later the 8-byte trailer, on their way to `file.write`.
+    private let framing = UnsafeMutablePointer<UInt8>.allocate(capacity: 10)
+    private var crc: UInt = 0
+    private var length: UInt64 = 0
 
-    /// Starts a deflate stream at `level` (1...9).
+    /// Starts `threads` compression threads at `level` (1...9).
     ///
-    /// - Throws: `CSVError` naming `path` when the level is out of range or zlib cannot start.
-    init(level: Int, path: String) throws(CSVError) {
+    /// - Throws: `CSVError` naming `path` when the level is out of range, `threads` is below 1,
+    ///   or zlib cannot start.
+    init(level: Int, threads: Int, path: String) throws(CSVError) {
         guard (1...9).contains(level) else {
             throw CSVError(path: path, message: "gzip level must be 1...9, not \(level)")
         }
-        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        // windowBits 15 + 16: a 32 KiB window with the gzip wrapper; memLevel 8 is zlib's default.
-        let status = swell_deflate_init2(stream, Int32(level), Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY)
-        guard status == Z_OK else {
-            stream.deinitialize(count: 1)
-            stream.deallocate()
-            throw CSVError(path: path, message: "cannot start gzip compression (zlib status \(status))")
+        guard threads >= 1 else {
+            throw CSVError(path: path, message: "gzip needs at least 1 compression thread, not \(threads)")
         }
-        self.stream = stream
-        self.output = UnsafeMutablePointer<UInt8>.allocate(capacity: GzipEncoder.outputBufferSize)
+        workers = try GzipWorkers(threads: threads, level: level, path: path)
         self.path = path
-        resetOutput()
+        // XFL as zlib and gzip set it: 2 for the slowest level, 4 for the fastest.
+        extraFlags = level == 9 ? 2 : level == 1 ? 4 : 0
+        maxInFlight = GzipEncoder.blocksInFlight(threads: threads)
+        current.reset(following: nil)
     }
 
     deinit {
-        deflateEnd(stream)
-        stream.deinitialize(count: 1)
-        stream.deallocate()
-        output.deallocate()
+        workers.stop()
+        framing.deallocate()
     }
 
-    /// Compresses `bytes`, writing each filled output buffer to `file`.
+    /// Adds `bytes` to the stream; writes the blocks that are compressed by now, waiting only when too many are outstanding.
+    ///
+    /// - Throws: `CSVError` naming the path when zlib fails or a write fails.
     func compress(_ bytes: UnsafeRawBufferPointer, into file: AtomicFile) throws(CSVError) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        var next = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
+        var next = base.assumingMemoryBound(to: UInt8.self)
         var remaining = bytes.count
         while remaining > 0 {
-            let chunk = min(remaining, Int(UInt32.max))
-            stream.pointee.next_in = next
-            stream.pointee.avail_in = UInt32(chunk)
-            while stream.pointee.avail_in > 0 {
-                try run(Z_NO_FLUSH, into: file)
+            if current.room == 0 {
+                try startNextBlock(into: file)
             }
-            next += chunk
-            remaining -= chunk
+            let taken = current.append(next, count: remaining)
+            next += taken
+            remaining -= taken
         }
-        stream.pointee.next_in = nil
+        try writeCompressedBlocks(into: file, waiting: false)
     }
 
-    /// Ends the stream (the deflate tail and the gzip trailer: CRC-32 and length) and writes what is left.
+    /// Compresses the last block, writes every block in order and the trailer (CRC-32, length), then stops the threads.
+    ///
+    /// - Throws: `CSVError` naming the path when zlib fails or a write fails.
     func finish(into file: AtomicFile) throws(CSVError) {
-        stream.pointee.next_in = nil
-        stream.pointee.avail_in = 0
-        while try run(Z_FINISH, into: file) != Z_STREAM_END {}
-        try writeOutput(into: file)
+        current.isLast = true
+        submit(current)
+        try writeCompressedBlocks(into: file, waiting: true)
+        storeLittleEndian(UInt32(truncatingIfNeeded: crc), at: 0)
+        storeLittleEndian(UInt32(truncatingIfNeeded: length), at: 4)
+        try file.write(UnsafeRawBufferPointer(start: framing, count: 8))
+        workers.stop()
     }
 
-    /// One deflate call; a full output buffer is written to `file` afterwards.
-    @discardableResult
-    private func run(_ flush: Int32, into file: AtomicFile) throws(CSVError) -> Int32 {
-        let status = deflate(stream, flush)
-        guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else {
+    /// Stops the compression threads, dropping queued blocks (after an error or `abort()`).
+    func stop() {
+        workers.stop()
+    }
+
+    /// Submits the full `current` block and starts its successor, seeded with its tail.
+    private func startNextBlock(into file: AtomicFile) throws(CSVError) {
+        while inFlight.count >= maxInFlight {
+            try writeOldestBlock(into: file)
+        }
+        let next = spare.popLast() ?? GzipBlock()
+        next.reset(following: current)
+        submit(current)
+        current = next
+    }
+
+    private func submit(_ block: GzipBlock) {
+        inFlight.append(block)
+        workers.submit(block)
+    }
+
+    /// Writes compressed blocks in order: all of them when `waiting`, else those ready without waiting.
+    private func writeCompressedBlocks(into file: AtomicFile, waiting: Bool) throws(CSVError) {
+        while let oldest = inFlight.first, waiting || workers.isFinished(oldest) {
+            try writeOldestBlock(into: file)
+        }
+    }
+
+    /// Waits for the oldest submitted block, writes it (after the header, for the first) and keeps its buffers for reuse.
+    private func writeOldestBlock(into file: AtomicFile) throws(CSVError) {
+        let block = inFlight.removeFirst()
+        if let status = workers.wait(for: block) {
             throw CSVError(path: path, message: "gzip compression failed (zlib status \(status))")
         }
-        if stream.pointee.avail_out == 0 {
-            try writeOutput(into: file)
+        if !headerWritten {
+            // ID1 ID2, CM 8 (deflate), FLG 0 (no name, comment or extra), MTIME 0, XFL, OS 3 (Unix).
+            let header: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, extraFlags, 3]
+            framing.update(from: header, count: header.count)
+            try file.write(UnsafeRawBufferPointer(start: framing, count: header.count))
+            headerWritten = true
         }
-        return status
+        try file.write(block.compressed)
+        crc = crc32_combine(crc, block.crc, Int(block.count))
+        length &+= UInt64(block.count)
+        spare.append(block)
     }
 
-    private func writeOutput(into file: AtomicFile) throws(CSVError) {
-        let count = GzipEncoder.outputBufferSize - Int(stream.pointee.avail_out)
-        guard count > 0 else { return }
-        try file.write(UnsafeRawBufferPointer(start: output, count: count))
-        resetOutput()
-    }
-
-    private func resetOutput() {
-        stream.pointee.next_out = output
-        stream.pointee.avail_out = UInt32(GzipEncoder.outputBufferSize)
+    private func storeLittleEndian(_ value: UInt32, at offset: Int) {
+        for index in 0..<4 {
+            framing[offset + index] = UInt8(truncatingIfNeeded: value >> UInt32(8 * index))
+        }
     }
 }
+
+@available(*, unavailable)
+extension GzipEncoder: Sendable {}

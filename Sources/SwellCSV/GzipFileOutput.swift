@@ -1,30 +1,36 @@
 /// A gzip file output: bytes are deflated into a temporary file that `finish()` renames onto `path`.
 ///
-/// zlib deflate with the gzip wrapper (windowBits 15+16): mtime 0, no file name, OS 3, so
-/// identical input gives byte-identical files. Compressed bytes reach the disk in 128 KiB writes
-/// while you write, so `bytesWritten` grows before `finish()`. Compression runs on the calling
-/// thread: call from a thread that may block, not from the cooperative pool's hot path.
-/// Use from one thread at a time.
+/// Compression runs on `threads` threads of its own, pigz-style: the input is cut into 128 KiB
+/// blocks, each deflated on a worker with the previous block's last 32 KiB as dictionary, and the
+/// results are written in order as one gzip member (mtime 0, no file name, OS 3). Identical input
+/// gives byte-identical files, however it is split across `write` calls and whatever `threads` is.
+/// Compressed blocks reach the disk while you write, so `bytesWritten` grows before `finish()`;
+/// `write` blocks while 2 × `threads` blocks are outstanding, so memory stays bounded. Writes to
+/// the file happen on the calling thread: call from a thread that may block, not from the
+/// cooperative pool's hot path. Use from one thread at a time.
 public final class GzipFileOutput: CSVOutput {
     private let file: AtomicFile
     private let encoder: GzipEncoder
 
-    /// Opens a temporary file beside `path` (creating missing directories) and starts compression at `level`.
+    /// Opens a temporary file beside `path` (creating missing directories) and starts `threads` compression threads at `level`.
     ///
-    /// - Parameter level: zlib's level, 1 (fastest) ... 9 (smallest); 6 by default.
-    /// - Throws: `CSVError` naming `path` for a level outside 1...9, a directory that cannot be
-    ///   created or a file that cannot be opened.
-    public init(path: String, level: Int = 6) throws(CSVError) {
-        encoder = try GzipEncoder(level: level, path: path)
+    /// - Parameters:
+    ///   - level: zlib's level, 1 (fastest) ... 9 (smallest); 6 by default.
+    ///   - threads: compression threads, at least 1; 2 by default.
+    /// - Throws: `CSVError` naming `path` for a level outside 1...9, fewer than 1 thread, a
+    ///   directory that cannot be created or a file that cannot be opened.
+    public init(path: String, level: Int = 6, threads: Int = 2) throws(CSVError) {
+        encoder = try GzipEncoder(level: level, threads: threads, path: path)
         file = try AtomicFile(path: path)
     }
 
-    /// Compresses `bytes`; full compressed buffers are written as they fill.
+    /// Compresses `bytes`; blocks compressed by now are written, in order.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(CSVError) {
         try file.checkOpen()
         do {
             try encoder.compress(bytes, into: file)
         } catch {
+            encoder.stop()
             file.discard()
             throw error
         }
@@ -36,14 +42,16 @@ public final class GzipFileOutput: CSVOutput {
         do {
             try encoder.finish(into: file)
         } catch {
+            encoder.stop()
             file.discard()
             throw error
         }
         try file.commit()
     }
 
-    /// Removes the temporary file; the target is left as it was.
+    /// Stops the compression threads and removes the temporary file; the target is left as it was.
     public func abort() {
+        encoder.stop()
         file.discard()
     }
 
