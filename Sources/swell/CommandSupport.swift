@@ -42,11 +42,12 @@ enum CommandSupport {
 }
 
 /// Prints the progress line on stderr about once a second while a run goes on.
+///
+/// `@unchecked Sendable`: the timer fires on its own serial queue; the counter is atomic.
 final class ProgressTicker: @unchecked Sendable {
     private let counter: ProgressCounter
     private let timer: DispatchSourceTimer
 
-    /// `@unchecked Sendable`: the timer fires on its own serial queue; the counter is atomic.
     init(counter: ProgressCounter) {
         self.counter = counter
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "swell.progress"))
