@@ -72,6 +72,7 @@ final class SourceRun: @unchecked Sendable {
         state.withLock { state in
             if state.failure == nil { state.failure = error }
         }
+        backlog.release()
     }
 
     private var failure: PipelineError? { state.withLock { $0.failure } }
@@ -83,7 +84,7 @@ final class SourceRun: @unchecked Sendable {
     func run() -> (RunReport.Source, PipelineError?) {
         let started = Date()
         container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
-        let queue = BatchQueue<[IncomingRecord]>(capacity: options.workers * 2)
+        let queue = BatchQueue<[IncomingRecord]>(capacity: options.workers * 4)
         let group = DispatchGroup()
         for number in 0..<options.workers {
             group.enter()
@@ -213,7 +214,8 @@ final class SourceRun: @unchecked Sendable {
         var reader = JSONPageReader(format: source.isNDJSON ? .ndjson : .json, recordsPath: source.records, capturePaths: capturePaths)
         var pending: [IncomingRecord] = []
         var pageRecords: [[IncomingRecord]] = []
-        let batchSize = options.batchSize
+        // Records travel to the workers in small chunks; workers save every `batchSize` records.
+        let batchSize = min(options.batchSize, 500)
         let emit: (Int, JSONValue) throws -> Void = { index, record in
             pending.append(IncomingRecord(page: url, index: index, record: record))
             if pending.count >= batchSize {
@@ -271,30 +273,61 @@ final class SourceRun: @unchecked Sendable {
 
     // MARK: Upserting
 
+    /// An upsert worker: takes chunks of records from the fetch stage, inserts
+    /// them into its private child context, and saves (then resets) every
+    /// `batchSize` records — so records wait in small chunks, not whole batches.
     private func work(queue: BatchQueue<[IncomingRecord]>, number: Int) {
         let context = container.newBackgroundContext()
         context.name = "\(source.name).upsert.\(number)"
-        while let batch = queue.take() {
-            let outcome = context.performAndWait { () -> PipelineError? in
+        var unsaved = 0
+        while let chunk = queue.take() {
+            let (saved, outcome) = context.performAndWait { () -> (Bool, PipelineError?) in
                 do {
-                    try upsert(batch, in: context)
-                    return nil
-                } catch let error as PipelineError {
-                    return error
+                    try insert(chunk, in: context)
+                    unsaved += chunk.count
+                    guard unsaved >= options.batchSize else { return (false, nil) }
+                    try saveBatch(in: context)
+                    unsaved = 0
+                    return (true, nil)
                 } catch {
-                    return PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)"))
+                    // Valid records of this chunk (and earlier ones) are kept: save them, then stop.
+                    try? saveBatch(in: context)
+                    unsaved = 0
+                    return (true, error as? PipelineError ?? PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)")))
                 }
+            }
+            if saved {
+                backlog.batchSaved()
+                requestSave()
             }
             if let outcome {
                 fail(outcome)
                 queue.cancel()
                 return
             }
+            // Backpressure up the stack: wait while too many saved batches are not on disk yet.
+            if saved { backlog.waitForRoom(limit: options.workers) { self.failure != nil } }
+        }
+        if unsaved > 0 {
+            let outcome = context.performAndWait { () -> PipelineError? in
+                do {
+                    try saveBatch(in: context)
+                    return nil
+                } catch {
+                    return error as? PipelineError ?? PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)"))
+                }
+            }
+            if let outcome { fail(outcome) }
+            backlog.batchSaved()
             requestSave()
         }
     }
 
-    private func upsert(_ batch: [IncomingRecord], in context: ManagedObjectContext) throws {
+    /// Batches saved into the view context and not yet committed by the writer.
+    private let backlog = SaveBacklog()
+
+    /// Maps and inserts a chunk of records into the worker's context (not saved yet).
+    private func insert(_ chunk: [IncomingRecord], in context: ManagedObjectContext) throws {
         let description = entity.description
         var firstBad: PipelineError?
         var rejected = 0
@@ -302,7 +335,7 @@ final class SourceRun: @unchecked Sendable {
         var largest: StoreValue?
         let cursorIndex = source.incremental.flatMap { spec in entity.attributes.firstIndex { $0.name == spec.cursor } }
         var accepted: [(IncomingRecord, [StoreValue])] = []
-        for item in batch {
+        for item in chunk {
             switch mapper.map(item.record) {
             case .success(let values):
                 accepted.append((item, values))
@@ -315,12 +348,26 @@ final class SourceRun: @unchecked Sendable {
         }
         for (_, values) in accepted {
             context.insertRow(entity: description, values: values)
-            keys.append(mapper.keyIndices.map { values[$0] })
+            if source.mode == .replace { keys.append(mapper.keyIndices.map { values[$0] }) }
             if let cursorIndex, !values[cursorIndex].isNull,
                largest.map({ StoreValue.compare(values[cursorIndex], $0) > 0 }) ?? true {
                 largest = values[cursorIndex]
             }
         }
+        state.withLock { state in
+            state.report.records += chunk.count
+            state.report.rejected += rejected
+            state.seenKeys.formUnion(keys)
+            if let largest, state.largestCursor.map({ StoreValue.compare(largest, $0) > 0 }) ?? true {
+                state.largestCursor = largest
+            }
+        }
+        progress.addRecords(chunk.count)
+        if let firstBad { throw firstBad }
+    }
+
+    /// Saves the worker's context into the view context and lets its rows go.
+    private func saveBatch(in context: ManagedObjectContext) throws {
         let changes: ContextDidSaveChanges
         do {
             changes = try context.saveReturningChanges()
@@ -328,20 +375,11 @@ final class SourceRun: @unchecked Sendable {
             throw PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)"))
         }
         context.reset()
-        let mode = source.mode
         state.withLock { state in
-            state.report.records += batch.count
-            state.report.rejected += rejected
             state.report.inserted += changes.inserted.count
             state.report.updated += changes.updated.count
             state.report.unchanged += changes.unchanged.count
-            if mode == .replace { state.seenKeys.formUnion(keys) }
-            if let largest, state.largestCursor.map({ StoreValue.compare(largest, $0) > 0 }) ?? true {
-                state.largestCursor = largest
-            }
         }
-        progress.addRecords(batch.count)
-        if let firstBad { throw firstBad }
     }
 
     private func reject(_ item: IncomingRecord, message: String, attribute: String?, firstBad: inout PipelineError?, rejected: inout Int) throws {
@@ -416,6 +454,7 @@ final class SourceRun: @unchecked Sendable {
         guard schedule else { return }
         saver.async { [self] in
             state.withLock { $0.saveScheduled = false }
+            let moved = backlog.savedCount
             do {
                 try moveViewChangesToWriter()
             } catch {
@@ -429,6 +468,7 @@ final class SourceRun: @unchecked Sendable {
                 } catch {
                     fail(PipelineError(.io, redactor("source \(source.name): writing the store failed: \(error)")))
                 }
+                backlog.committed(upTo: moved)
             }
         }
     }
