@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds and runs the libFuzzer targets under fuzz/ against the real module
+# sources (swiftc -sanitize=fuzzer,address), each for SECONDS (default 60).
+#   bash scripts/fuzz.sh [SECONDS] [json|predicate|csv ...]
+# Crashes are written to fuzz/artifacts/. Not part of CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}; shift || true
+targets=("${@:-json predicate csv}")
+read -r -a targets <<< "${targets[*]}"
+out=.build-fuzz; mkdir -p "$out" fuzz/artifacts fuzz/corpus
+log="$out/build.log"
+for target in "${targets[@]}"; do
+    : > "$log"
+    case "$target" in
+    json)
+        swiftc -sanitize=fuzzer,address -O -swift-version 6 -parse-as-library -module-name SwellJSON \
+            Sources/SwellJSON/*.swift fuzz/JSONReaderFuzz.swift -o "$out/json-fuzz" > "$log" 2>&1 || { cat "$log" >&2; exit 1; } ;;
+    predicate)
+        swiftc -sanitize=fuzzer,address -O -swift-version 6 -parse-as-library -package-name swell -module-name SwellStore \
+            -I Sources/CSQLite -Xcc -fmodule-map-file=Sources/CSQLite/module.modulemap -lsqlite3 \
+            $(ls Sources/SwellStore/*/*.swift) fuzz/PredicateFuzz.swift -o "$out/predicate-fuzz" > "$log" 2>&1 || { cat "$log" >&2; exit 1; } ;;
+    csv)
+        swiftc -sanitize=fuzzer,address -O -swift-version 6 -parse-as-library -module-name SwellCSV \
+            -I Sources/CZlib -Xcc -fmodule-map-file=Sources/CZlib/module.modulemap -lz \
+            Sources/SwellCSV/*.swift fuzz/CSVWriterFuzz.swift -o "$out/csv-fuzz" > "$log" 2>&1 || { cat "$log" >&2; exit 1; } ;;
+    *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
+    esac
+    mkdir -p "fuzz/corpus/$target"
+    seeds=()
+    [ "$target" = json ] && seeds=(../shared/fixtures/JSONTestSuite/test_parsing)
+    echo "fuzz: $target for ${seconds}s"
+    "$out/$target-fuzz" -max_total_time="$seconds" -artifact_prefix="fuzz/artifacts/$target-" -print_final_stats=1 \
+        "fuzz/corpus/$target" "${seeds[@]}" 2>&1 | grep -E "stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Done" || true
+done
