@@ -44,6 +44,20 @@ struct RecordMapper: Sendable {
         return .success(values)
     }
 
+    /// Which of `count` workers a record goes to: records with the same key always
+    /// go to the same worker, in the order they arrived, so the later one wins.
+    func worker(for record: JSONValue, of count: Int) -> Int {
+        guard count > 1 else { return 0 }
+        var hasher = Hasher()
+        for index in keyIndices {
+            let raw = record.value(at: fields[index].path) ?? .null
+            if case .success(let value) = ValueConverter.convert(raw, to: entity.attributes[index].type, dates: fields[index].dates) {
+                hasher.combine(value)
+            }
+        }
+        return Int(UInt(bitPattern: hasher.finalize()) % UInt(count))
+    }
+
     static func kind(_ value: JSONValue) -> String {
         switch value {
         case .null: "null"

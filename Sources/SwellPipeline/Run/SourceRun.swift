@@ -84,10 +84,11 @@ final class SourceRun: @unchecked Sendable {
     func run() -> (RunReport.Source, PipelineError?) {
         let started = Date()
         container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
-        let queue = BatchQueue<[IncomingRecord]>(capacity: options.workers * 4)
+        let queues = (0..<options.workers).map { _ in BatchQueue<[IncomingRecord]>(capacity: 4) }
         let group = DispatchGroup()
         for number in 0..<options.workers {
             group.enter()
+            let queue = queues[number]
             let thread = Thread { [self] in
                 defer { group.leave() }
                 work(queue: queue, number: number)
@@ -96,14 +97,15 @@ final class SourceRun: @unchecked Sendable {
             thread.start()
         }
         var complete = false
+        var router = RecordRouter(queues: queues, chunk: min(options.batchSize, 500), mapper: mapper)
         do {
-            complete = try fetchAll(into: queue)
+            complete = try fetchAll(into: &router)
         } catch let error as PipelineError {
             fail(error)
         } catch {
             fail(PipelineError(.other, redactor("source \(source.name): \(error)")))
         }
-        if failure != nil { queue.cancel() } else { queue.close() }
+        if failure != nil { router.cancel() } else { router.flush(); router.close() }
         group.wait()
         rejects.close()
         finish(complete: complete && failure == nil)
@@ -117,7 +119,7 @@ final class SourceRun: @unchecked Sendable {
     // MARK: Fetching
 
     /// Fetches every page; returns true when the last page was reached.
-    private func fetchAll(into queue: BatchQueue<[IncomingRecord]>) throws -> Bool {
+    private func fetchAll(into router: inout RecordRouter) throws -> Bool {
         let client: HTTPClient
         do {
             client = try HTTPClient()
@@ -142,11 +144,11 @@ final class SourceRun: @unchecked Sendable {
         var visited = Set<String>()
         let isFile = !(source.url.hasPrefix("http://") || source.url.hasPrefix("https://"))
         while let current = url {
-            guard failure == nil, !queue.isCancelled else { return false }
+            guard failure == nil, !router.isCancelled else { return false }
             guard visited.insert(current).inserted else {
                 throw PipelineError(.data, redactor("source \(source.name): pagination returned to \(current), a page already fetched"))
             }
-            let page = try fetchPage(current, client: client, queue: queue, streaming: isFile)
+            let page = try fetchPage(current, client: client, router: &router, streaming: isFile)
             guard failure == nil else { return false }
             switch source.pagination {
             case nil:
@@ -190,7 +192,7 @@ final class SourceRun: @unchecked Sendable {
 
     /// Fetches one page. File pages stream records to the workers as they parse;
     /// HTTP pages are parsed whole first, so a retried attempt never sends a record twice.
-    private func fetchPage(_ url: String, client: HTTPClient, queue: BatchQueue<[IncomingRecord]>, streaming: Bool) throws -> PageResult {
+    private func fetchPage(_ url: String, client: HTTPClient, router: inout RecordRouter, streaming: Bool) throws -> PageResult {
         var request = HTTPRequest(url: url)
         request.headers = source.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
         request.timeout = source.timeout
@@ -212,15 +214,13 @@ final class SourceRun: @unchecked Sendable {
             }
         }()
         var reader = JSONPageReader(format: source.isNDJSON ? .ndjson : .json, recordsPath: source.records, capturePaths: capturePaths)
-        var pending: [IncomingRecord] = []
-        var pageRecords: [[IncomingRecord]] = []
-        // Records travel to the workers in small chunks; workers save every `batchSize` records.
-        let batchSize = min(options.batchSize, 500)
+        // File pages stream to the workers as they parse; an HTTP page is kept
+        // until it arrived whole, so a retried attempt never sends a record twice.
+        var pageRecords: [IncomingRecord] = []
+        var streamed: [IncomingRecord] = []
         let emit: (Int, JSONValue) throws -> Void = { index, record in
-            pending.append(IncomingRecord(page: url, index: index, record: record))
-            if pending.count >= batchSize {
-                if streaming { queue.put(pending) } else { pageRecords.append(pending) }
-                pending = []
+            if streaming { streamed.append(IncomingRecord(page: url, index: index, record: record)) } else {
+                pageRecords.append(IncomingRecord(page: url, index: index, record: record))
             }
         }
         var captured: [[String]: JSONValue] = [:]
@@ -232,11 +232,12 @@ final class SourceRun: @unchecked Sendable {
                 onAttempt: { attempt in
                     if attempt > 1 { self.logger.info("retrying", metadata: ["source": "\(self.source.name)", "url": "\(self.redactor(url))", "attempt": "\(attempt)"]) }
                     reader = JSONPageReader(format: self.source.isNDJSON ? .ndjson : .json, recordsPath: self.source.records, capturePaths: capturePaths)
-                    pending.removeAll()
                     pageRecords.removeAll()
                 },
                 onBody: { bytes in
                     try reader.feed(bytes, onRecord: emit)
+                    for item in streamed { router.add(item) }
+                    streamed.removeAll(keepingCapacity: true)
                     self.progress.addBytes(bytes.count)
                 })
             if response.isNotModified {
@@ -249,10 +250,10 @@ final class SourceRun: @unchecked Sendable {
         } catch let error as HTTPError {
             throw PipelineError(.unavailable, redactor("source \(source.name): \(error)"))
         }
-        if !pending.isEmpty {
-            if streaming { queue.put(pending) } else { pageRecords.append(pending) }
-        }
-        for batch in pageRecords { queue.put(batch) }
+        for item in streamed { router.add(item) }
+        streamed.removeAll()
+        for item in pageRecords { router.add(item) }
+        router.flush()
         let records = reader.recordCount
         state.withLock { state in
             state.report.pages += 1
