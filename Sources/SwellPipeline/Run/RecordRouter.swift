@@ -33,6 +33,4 @@ struct RecordRouter {
     }
 
     func close() { queues.forEach { $0.close() } }
-    func cancel() { queues.forEach { $0.cancel() } }
-    var isCancelled: Bool { queues.contains { $0.isCancelled } }
 }

@@ -105,7 +105,9 @@ final class SourceRun: @unchecked Sendable {
         } catch {
             fail(PipelineError(.other, redactor("source \(source.name): \(error)")))
         }
-        if failure != nil { router.cancel() } else { router.flush(); router.close() }
+        // Also after a failure the workers drain what was fetched: earlier pages stay saved.
+        router.flush()
+        router.close()
         group.wait()
         rejects.close()
         finish(complete: complete && failure == nil)
@@ -144,7 +146,7 @@ final class SourceRun: @unchecked Sendable {
         var visited = Set<String>()
         let isFile = !(source.url.hasPrefix("http://") || source.url.hasPrefix("https://"))
         while let current = url {
-            guard failure == nil, !router.isCancelled else { return false }
+            guard failure == nil else { return false }
             guard visited.insert(current).inserted else {
                 throw PipelineError(.data, redactor("source \(source.name): pagination returned to \(current), a page already fetched"))
             }
@@ -235,6 +237,8 @@ final class SourceRun: @unchecked Sendable {
                     pageRecords.removeAll()
                 },
                 onBody: { bytes in
+                    // A failed run stops reading (a big file need not be read to its end).
+                    if let failure = self.failure { throw failure }
                     try reader.feed(bytes, onRecord: emit)
                     for item in streamed { router.add(item) }
                     streamed.removeAll(keepingCapacity: true)
@@ -302,9 +306,8 @@ final class SourceRun: @unchecked Sendable {
                 requestSave()
             }
             if let outcome {
+                // The run fails, but this worker keeps saving the valid records already fetched.
                 fail(outcome)
-                queue.cancel()
-                return
             }
             // Backpressure up the stack: wait while too many saved batches are not on disk yet.
             if saved { backlog.waitForRoom(limit: options.workers) { self.failure != nil } }
