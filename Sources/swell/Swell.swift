@@ -75,22 +75,22 @@ extension RunFlags {
         let showProgress = progress == .always || (progress == .auto && isatty(STDERR_FILENO) != 0)
         let ticker = showProgress ? ProgressTicker(counter: counter) : nil
         let probe = measureMainQueue ? MainQueueProbe() : nil
-        let (report, failure) = await CommandSupport.offMainQueue { runner.run(sources: sources, exports: exports) }
+        let (runReport, failure) = await CommandSupport.offMainQueue { runner.run(sources: sources, exports: exports) }
         ticker?.stop()
         if let probe { FileHandle.standardError.write(Data((probe.finish().summary + "\n").utf8)) }
         var exitFailure = failure
-        if let path = report.map({ _ in self.report }) ?? nil {
+        if let path = report {
             do {
-                try report.write(to: path)
+                try runReport.write(to: path)
             } catch {
                 CommandSupport.printError("cannot write the report \(path): \(error.localizedDescription)")
                 if exitFailure == nil { exitFailure = PipelineError(.cannotCreate, "cannot write the report \(path)") }
             }
         }
-        for source in report.sources {
+        for source in runReport.sources {
             print("source \(source.name): \(source.records) records from \(source.pages) pages (\(source.inserted) inserted, \(source.updated) updated, \(source.unchanged) unchanged, \(source.deleted) deleted, \(source.rejected) rejected, \(source.notModified) not modified)")
         }
-        for export in report.exports {
+        for export in runReport.exports {
             print("export \(export.name): \(export.rows) rows to \(export.path)")
         }
         if let exitFailure {
@@ -98,11 +98,6 @@ extension RunFlags {
             throw ExitCode(exitFailure.exitCode)
         }
     }
-}
-
-private extension RunReport {
-    /// Lets `execute` say "when a report path was given".
-    func map<T>(_ transform: (RunReport) -> T) -> T? { transform(self) }
 }
 
 struct RunCommand: AsyncParsableCommand {

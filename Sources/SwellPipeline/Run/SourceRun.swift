@@ -128,11 +128,8 @@ final class SourceRun: @unchecked Sendable {
         } catch {
             throw PipelineError(.other, "cannot set up libcurl: \(error)")
         }
-        let view = container.viewContext
         var firstURL = source.url
-        let cursorKey = self.cursorKey
-        if let incremental = source.incremental,
-           let cursor = try storeValue(view, { try view.storeMetadata(forKey: cursorKey) }) {
+        if let incremental = source.incremental, let cursor = try metadata(forKey: cursorKey) {
             firstURL = HTTPLinks.setting(query: incremental.parameter, to: cursor, in: firstURL)
         }
         var url: String? = firstURL
@@ -169,9 +166,19 @@ final class SourceRun: @unchecked Sendable {
         return true
     }
 
-    private func storeValue(_ context: ManagedObjectContext, _ read: @escaping () throws -> String?) throws -> String? {
+    /// Reads the source's state (incremental cursor, HTTP validators) on a
+    /// private child of the view context: it sees what the view context holds,
+    /// and the store read stays off the main queue. Used by the fetch stage only.
+    private lazy var stateReader: ManagedObjectContext = {
+        let context = container.newBackgroundContext()
+        context.name = "\(source.name).state"
+        return context
+    }()
+
+    private func metadata(forKey key: String) throws -> String? {
+        let reader = stateReader
         do {
-            return try context.performAndWait { try read() }
+            return try reader.performAndWait { try reader.storeMetadata(forKey: key) }
         } catch {
             throw PipelineError(.io, "cannot read the store: \(error)")
         }
@@ -199,9 +206,8 @@ final class SourceRun: @unchecked Sendable {
         request.headers = source.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
         request.timeout = source.timeout
         request.maxBytes = source.maxBytes
-        let view = container.viewContext
         let conditional = !streaming && source.mode != .replace
-        if conditional, let validators = try storeValue(view, { try view.storeMetadata(forKey: self.validatorKey(url)) }) {
+        if conditional, let validators = try metadata(forKey: validatorKey(url)) {
             let parts = validators.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             if parts.count == 2 {
                 request.ifNoneMatch = parts[0].isEmpty ? nil : parts[0]
