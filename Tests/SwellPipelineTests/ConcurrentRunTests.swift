@@ -26,20 +26,8 @@ import Testing
         defer { server.stop() }
         let workspace = try Workspace()
         try workspace.write("items.yml", EndToEndTests.pipeline(url: "\(server.baseURL)/p1", sourceExtra: "    paginate: { next: next }\n    timeout: 60"))
-        let importer = Process()
-        importer.executableURL = SwellProcess.executable
-        importer.arguments = ["import", "items.yml", "--log-level", "debug", "--batch-size", "1"]
-        importer.currentDirectoryURL = workspace.url
-        let errors = Pipe()
-        importer.standardError = errors
-        importer.standardOutput = FileHandle.nullDevice
-        try importer.run()
-        var seen = ""
-        while !seen.contains("page fetched") {
-            let chunk = errors.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += String(decoding: chunk, as: UTF8.self)
-        }
+        let importer = try RunningSwell(["import", "items.yml", "--log-level", "debug", "--batch-size", "1"], in: workspace.url)
+        importer.waitForStderr("page fetched")
         // The import holds the lock and waits for page 2: an export still runs, on committed state.
         let export = try workspace.run("export", "items.yml")
         #expect(export.status == 0, "\(export.stderr)")
@@ -48,9 +36,8 @@ import Testing
         let writer = try workspace.run("import", "items.yml")
         #expect(writer.status == 75)
         release.signal()
-        _ = errors.fileHandleForReading.readDataToEndOfFile()
-        importer.waitUntilExit()
-        #expect(importer.terminationStatus == 0)
+        importer.finish()
+        #expect(importer.process.terminationStatus == 0)
         #expect(try workspace.run("export", "items.yml").status == 0)
         #expect(try workspace.read("out/items.csv").split(separator: "\n").count == 6)
     }

@@ -28,24 +28,12 @@ import Testing
 
         let workspace = try Workspace()
         try writePages(workspace, pages: 12, perPage: 2_000)
-        let process = Process()
-        process.executableURL = SwellProcess.executable
-        process.arguments = ["import", "items.yml", "--batch-size", "500", "--log-level", "debug"]
-        process.currentDirectoryURL = workspace.url
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let running = try RunningSwell(["import", "items.yml", "--batch-size", "500", "--log-level", "debug"], in: workspace.url)
         // Kill it once it has fetched a few pages (its saves are under way by then).
-        var seen = ""
-        while seen.components(separatedBy: "page fetched").count <= 4 {
-            let chunk = errors.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += String(decoding: chunk, as: UTF8.self)
-        }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal)
+        running.waitForStderr("page fetched", count: 4)
+        kill(running.process.processIdentifier, SIGKILL)
+        running.process.waitUntilExit()
+        #expect(running.process.terminationReason == .uncaughtSignal)
 
         let connection = try SQLiteIntegrity.check(workspace.path(".swell/items.sqlite"))
         #expect(connection == "ok")

@@ -500,27 +500,13 @@ enum RFC4180 {
         let descriptor = open(workspace.path(".swell/surf-journal.sqlite.lock"), O_RDWR | O_CREAT, 0o644)
         defer { close(descriptor) }
         #expect(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
-        let process = Process()
-        process.executableURL = SwellProcess.executable
-        process.arguments = ["import", "pipelines/surf-journal.yml", "--wait"]
-        process.currentDirectoryURL = workspace.url
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let waiting = try RunningSwell(["import", "pipelines/surf-journal.yml", "--wait"], in: workspace.url)
         // Read stderr until swell says it waits; only then let it go.
-        var seen = ""
-        while !seen.contains("waiting for the run that holds the store") {
-            let chunk = errors.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += String(decoding: chunk, as: UTF8.self)
-        }
-        #expect(seen.contains("waiting"))
-        #expect(process.isRunning)
+        #expect(waiting.waitForStderr("waiting for the run that holds the store"))
+        #expect(waiting.process.isRunning)
         flock(descriptor, LOCK_UN)
-        _ = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        waiting.finish()
+        #expect(waiting.process.terminationStatus == 0)
     }
 
     @Test func onlyBatchSizeWorkersAndProgressDoWhatTheySay() throws {

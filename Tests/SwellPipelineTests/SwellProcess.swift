@@ -89,3 +89,38 @@ final class Workspace: @unchecked Sendable {
         return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
     }
 }
+
+/// A `swell` run started in the background, whose stderr a test reads as it comes
+/// (to act at a known moment: after a page was fetched, while it waits for a lock).
+final class RunningSwell {
+    let process = Process()
+    private let errors = Pipe()
+    private(set) var stderr = ""
+
+    init(_ arguments: [String], in directory: URL) throws {
+        process.executableURL = SwellProcess.executable
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// Reads stderr until `text` has appeared `count` times (or stderr ends); true when it did.
+    @discardableResult
+    func waitForStderr(_ text: String, count: Int = 1) -> Bool {
+        while stderr.components(separatedBy: text).count <= count {
+            let chunk = errors.fileHandleForReading.availableData
+            if chunk.isEmpty { return false }
+            stderr += String(decoding: chunk, as: UTF8.self)
+        }
+        return true
+    }
+
+    /// Reads the rest of stderr and waits for the process to end.
+    func finish() {
+        stderr += String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+    }
+}
