@@ -1,3 +1,27 @@
+/// What resolving an entity's rows needs, worked out once per save rather than per row.
+private struct EntityPlan {
+    let entity: EntityDescription
+    /// The uniqueness constraint's attribute indices (empty: no key).
+    let keyIndices: [Int]
+    let keyMask: AttributeMask
+    /// The levels above the parent, nearest first.
+    let farther: [EntityChanges]
+
+    init(entity: EntityDescription, farther: [EntityChanges]) {
+        self.entity = entity
+        self.keyIndices = entity.uniquenessConstraint.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
+        var mask = AttributeMask.empty
+        for index in keyIndices { mask.insert(index) }
+        self.keyMask = mask
+        self.farther = farther
+    }
+
+    /// The row the `depth`th level (0: the parent's own changes) has for `primaryKey`.
+    func row(_ primaryKey: Int64, depth: Int, nearest: EntityChanges) -> PendingRow? {
+        depth == 0 ? nearest.rows[primaryKey] : farther[depth - 1].rows[primaryKey]
+    }
+}
+
 /// Applies a child's saved changes to its parent's level, honouring the
 /// uniqueness constraints with the parent's merge policy.
 ///
@@ -17,8 +41,10 @@ struct ChangeResolver {
     private(set) var changes = ContextDidSaveChanges()
     private var conflicts: [StoreError] = []
     private var farther: [String: [EntityChanges]] = [:]
-    /// The store's primary keys for the incoming inserts' keys, looked up once per save (entities absent: not prefetched).
-    private var storeKeys: [String: [[StoreValue]: Int64]] = [:]
+    /// The store's rows for the incoming inserts' keys, looked up once per save (entities absent: not prefetched).
+    private var storeKeys: [String: [[StoreValue]: StoreRow]] = [:]
+    /// The same rows by primary key, so merging an insert into a stored row reads nothing more.
+    private var storeRows: [String: [Int64: [StoreValue]]] = [:]
 
     init(target: ChangeLayer, policy: MergePolicy, entities: [String: EntityDescription], storeIdentifier: String,
          store: any PersistentStore, fartherLayers: @escaping (String) -> [EntityChanges]) {
@@ -51,13 +77,15 @@ struct ChangeResolver {
             // Taken out of the layer while it changes, so that changing it copies nothing.
             var entityChanges = target.entities.removeValue(forKey: entityName) ?? EntityChanges()
             defer { target.entities[entityName] = entityChanges }
-            if entityChanges.rows.isEmpty, layers(entityName).isEmpty, Self.needsNoResolution(changes, entity: entity) {
+            let plan = EntityPlan(entity: entity, farther: layers(entityName))
+            if entityChanges.rows.isEmpty, plan.farther.isEmpty, Self.needsNoResolution(changes, entity: entity) {
                 moveWhole(changes, entity: entity, into: &entityChanges)
                 continue
             }
             let ordered = changes.rows.sorted { $0.value.sequence < $1.value.sequence }
+            entityChanges.rows.reserveCapacity(entityChanges.rows.count + ordered.count)
             for (key, row) in ordered {
-                try apply(row, key: key, entity: entity, changes: &entityChanges)
+                try apply(row, key: key, plan: plan, changes: &entityChanges)
             }
         }
         if let first = conflicts.first { throw first }
@@ -83,16 +111,13 @@ struct ChangeResolver {
         entityChanges = moved
     }
 
-    private mutating func apply(_ row: PendingRow, key primaryKey: Int64, entity: EntityDescription,
+    private mutating func apply(_ row: PendingRow, key primaryKey: Int64, plan: EntityPlan,
                                 changes entityChanges: inout EntityChanges) throws {
+        let entity = plan.entity
         let incoming = id(entity.name, primaryKey)
         let count = entity.attributes.count
-        let keyIndices = entity.uniquenessConstraint.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
-        let keyMask: AttributeMask = {
-            var mask = AttributeMask.empty
-            for index in keyIndices { mask.insert(index) }
-            return mask
-        }()
+        let keyIndices = plan.keyIndices
+        let keyMask = plan.keyMask
 
         if row.kind == .deleted {
             entityChanges.markDeleted(primaryKey, sequence: target.takeSequence())
@@ -104,15 +129,15 @@ struct ChangeResolver {
         // The incoming object's key, when it has one and this change sets it.
         var newKey: [StoreValue]?
         if !keyIndices.isEmpty, row.kind == .inserted || row.mask.intersects(keyMask) {
-            let full = try currentValues(of: primaryKey, entity: entity, changes: entityChanges, over: row)
+            let full = try currentValues(of: primaryKey, plan: plan, changes: entityChanges, over: row)
             let key = keyIndices.map { full[$0] }
             if !key.contains(where: \.isNull) { newKey = key }
         }
 
         let checkStore = !(row.kind == .inserted && row.keyCheckedAgainstStore)
-        if let key = newKey, let existing = try findExisting(key: key, excluding: primaryKey, entity: entity, changes: entityChanges,
+        if let key = newKey, let existing = try findExisting(key: key, excluding: primaryKey, plan: plan, changes: entityChanges,
                                                               checkStore: checkStore) {
-            try merge(row, primaryKey: primaryKey, into: existing, key: key, entity: entity, changes: &entityChanges)
+            try merge(row, primaryKey: primaryKey, into: existing, key: key, plan: plan, changes: &entityChanges)
             return
         }
 
@@ -143,7 +168,8 @@ struct ChangeResolver {
 
     /// Resolves two objects with one key: the existing one survives, by the policy.
     private mutating func merge(_ row: PendingRow, primaryKey: Int64, into existing: Int64, key: [StoreValue],
-                                entity: EntityDescription, changes entityChanges: inout EntityChanges) throws {
+                                plan: EntityPlan, changes entityChanges: inout EntityChanges) throws {
+        let entity = plan.entity
         let incoming = id(entity.name, primaryKey)
         let survivor = id(entity.name, existing)
         let count = entity.attributes.count
@@ -159,8 +185,8 @@ struct ChangeResolver {
         case .mergeByPropertyObjectTrump, .overwrite, .mergeByPropertyStoreTrump:
             break
         }
-        let incomingValues = try currentValues(of: primaryKey, entity: entity, changes: entityChanges, over: row)
-        let existingValues = try currentValues(of: existing, entity: entity, changes: entityChanges, over: nil)
+        let incomingValues = try currentValues(of: primaryKey, plan: plan, changes: entityChanges, over: row)
+        let existingValues = try currentValues(of: existing, plan: plan, changes: entityChanges, over: nil)
         var mask = AttributeMask.empty
         var values = existingValues
         for index in 0..<count {
@@ -200,19 +226,23 @@ struct ChangeResolver {
     }
 
     /// An object's full values at the parent's level, with `row` (an incoming change) on top.
-    private mutating func currentValues(of primaryKey: Int64, entity: EntityDescription, changes entityChanges: EntityChanges,
+    private mutating func currentValues(of primaryKey: Int64, plan: EntityPlan, changes entityChanges: EntityChanges,
                                         over row: PendingRow?) throws -> [StoreValue] {
+        let entity = plan.entity
         let count = entity.attributes.count
         if let row, row.kind == .inserted { return row.values }
-        let levels = [entityChanges] + layers(entity.name)
+        let composedRow = plan.farther.isEmpty
+            ? ComposedRow.compose(primaryKey, CollectionOfOne(entityChanges), attributeCount: count)
+            : ComposedRow.compose(primaryKey, [entityChanges] + plan.farther, attributeCount: count)
         var values: [StoreValue]
-        switch ComposedRow.compose(primaryKey, levels, attributeCount: count) {
+        switch composedRow {
         case .complete(let known)?:
             values = known
         case .deleted?:
             values = Array(repeating: .null, count: count)
         case let composed:
-            let base = try store.read { try $0.rows(primaryKeys: [primaryKey], entity: entity) }[primaryKey]
+            let base = try storeRows[entity.name]?[primaryKey]
+                ?? store.read { try $0.rows(primaryKeys: [primaryKey], entity: entity) }[primaryKey]
             values = composed.flatMap { $0.values(base: base) } ?? base ?? Array(repeating: .null, count: count)
         }
         if let row {
@@ -222,35 +252,36 @@ struct ChangeResolver {
     }
 
     /// The object other than `primaryKey` that has `key` at the parent's level.
-    private mutating func findExisting(key: [StoreValue], excluding primaryKey: Int64, entity: EntityDescription,
+    private mutating func findExisting(key: [StoreValue], excluding primaryKey: Int64, plan: EntityPlan,
                                        changes entityChanges: EntityChanges, checkStore: Bool) throws -> Int64? {
-        let levels = [entityChanges] + layers(entity.name)
-        let keyIndices = entity.uniquenessConstraint.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
-        var keyMask = AttributeMask.empty
-        for index in keyIndices { keyMask.insert(index) }
+        let depthCount = plan.farther.count + 1
         /// Whether a level nearer than `depth` deleted the row or changed its key.
         func shadowed(_ candidate: Int64, above depth: Int) -> Bool {
-            for level in levels.prefix(depth) {
-                guard let row = level.rows[candidate] else { continue }
-                if row.kind == .deleted || row.mask.intersects(keyMask) { return true }
+            for nearer in 0..<depth {
+                guard let row = plan.row(candidate, depth: nearer, nearest: entityChanges) else { continue }
+                if row.kind == .deleted || row.mask.intersects(plan.keyMask) { return true }
             }
             return false
         }
-        for (depth, level) in levels.enumerated() {
-            if let candidate = level.keyIndex[key], candidate != primaryKey, !shadowed(candidate, above: depth),
-               level.rows[candidate]?.kind != .deleted {
+        for depth in 0..<depthCount {
+            let found = depth == 0 ? entityChanges.keyIndex[key] : plan.farther[depth - 1].keyIndex[key]
+            if let candidate = found, candidate != primaryKey, !shadowed(candidate, above: depth),
+               plan.row(candidate, depth: depth, nearest: entityChanges)?.kind != .deleted {
                 return candidate
             }
         }
         let stored: Int64?
+        let entity = plan.entity
         if !checkStore {
             stored = nil
         } else if let prefetched = storeKeys[entity.name] {
-            stored = prefetched[key]
+            stored = prefetched[key]?.primaryKey
         } else {
-            stored = try store.read { try $0.primaryKey(forKey: key, entity: entity) }
+            let row = try store.read { try $0.row(forKey: key, entity: entity) }
+            if let row { storeRows[entity.name, default: [:]][row.primaryKey] = row.values }
+            stored = row?.primaryKey
         }
-        if let candidate = stored, candidate != primaryKey, !shadowed(candidate, above: levels.count) {
+        if let candidate = stored, candidate != primaryKey, !shadowed(candidate, above: depthCount) {
             return candidate
         }
         return nil
@@ -267,7 +298,12 @@ struct ChangeResolver {
                 if !key.contains(where: \.isNull) { keys.append(key) }
             }
             guard keys.count > 1 else { continue }
-            storeKeys[entityName] = try store.read { try $0.primaryKeys(forKeys: keys, entity: entity) }
+            let found = try store.read { try $0.rows(forKeys: keys, entity: entity) }
+            storeKeys[entityName] = found
+            var byPrimaryKey: [Int64: [StoreValue]] = [:]
+            byPrimaryKey.reserveCapacity(found.count)
+            for row in found.values { byPrimaryKey[row.primaryKey] = row.values }
+            storeRows[entityName] = byPrimaryKey
         }
     }
 }

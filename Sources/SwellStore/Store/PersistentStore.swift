@@ -35,10 +35,10 @@ protocol StoreReader {
     func rows(primaryKeys: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]]
     /// How many of these primary keys match the query's predicate.
     func countMatching(primaryKeys: [Int64], query: StoreQuery) throws -> Int
-    /// The primary keys of the rows whose uniqueness-constraint values are among `keys`.
-    func primaryKeys(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: Int64]
-    /// The primary key of the row whose uniqueness-constraint values are `key`.
-    func primaryKey(forKey key: [StoreValue], entity: EntityDescription) throws -> Int64?
+    /// The rows whose uniqueness-constraint values are among `keys`, by key.
+    func rows(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: StoreRow]
+    /// The row whose uniqueness-constraint values are `key`.
+    func row(forKey key: [StoreValue], entity: EntityDescription) throws -> StoreRow?
 }
 
 /// A row of an entity's table: its primary key and a value per attribute.

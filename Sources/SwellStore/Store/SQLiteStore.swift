@@ -35,11 +35,13 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
         set { observerLock.withLock { _commitObserver = newValue } }
     }
 
+    /// The store file's path (kept: `URL.path` is too slow to compute per read).
+    let path: String
+
     init(url: URL) {
         self.url = url
+        self.path = url.path
     }
-
-    var path: String { url.path }
 
     // MARK: Loading
 
@@ -293,26 +295,24 @@ struct SQLiteStoreReader: StoreReader {
         }
     }
 
-    func primaryKeys(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: Int64] {
-        var result: [[StoreValue]: Int64] = [:]
+    func rows(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: StoreRow] {
+        var result: [[StoreValue]: StoreRow] = [:]
         guard entity.uniquenessConstraint.count == 1, let column = entity.uniquenessConstraint.first,
               let index = entity.attributes.firstIndex(where: { $0.name == column }) else {
-            for key in keys { if let pk = try primaryKey(forKey: key, entity: entity) { result[key] = pk } }
+            for key in keys { if let row = try row(forKey: key, entity: entity) { result[key] = row } }
             return result
         }
         let type = entity.attributes[index].type
         // json_each ends a string at a NUL character: such keys are looked up one by one.
-        var batched: [[StoreValue]] = []
+        var json = "["
+        var batched = 0
         for key in keys {
             if case .text(let text)? = key.first, text.utf8.contains(0) {
-                if let pk = try primaryKey(forKey: key, entity: entity) { result[key] = pk }
-            } else {
-                batched.append(key)
+                if let row = try row(forKey: key, entity: entity) { result[key] = row }
+                continue
             }
-        }
-        var json = "["
-        for (offset, key) in batched.enumerated() {
-            if offset > 0 { json += "," }
+            if batched > 0 { json += "," }
+            batched += 1
             switch key.first ?? .null {
             case .integer(let int): json += String(int)
             case .real(let double): json += double.isFinite ? "\(double)" : "null"
@@ -321,15 +321,20 @@ struct SQLiteStoreReader: StoreReader {
             }
         }
         json += "]"
-        let sql = "SELECT \"_pk\", \(quoteIdentifier(column)) FROM \(quoteIdentifier(entity.name)) WHERE \(quoteIdentifier(column)) IN (SELECT value FROM json_each(?))"
+        guard batched > 0 else { return result }
+        let sql = "SELECT \(columns(entity)) FROM \(quoteIdentifier(entity.name)) WHERE \(quoteIdentifier(column)) IN (SELECT value FROM json_each(?))"
         try wrap {
             let statement = try connection.statement(sql)
             defer { statement.reset() }
             try statement.bind(.text(json), at: 1)
+            let count = Int32(entity.attributes.count)
             while try statement.step() {
-                var value = statement.column(1)
-                if type == .double || type == .date, case .integer(let int) = value { value = .real(Double(int)) }
-                result[[value]] = statement.int64(0)
+                var values: [StoreValue] = []
+                values.reserveCapacity(Int(count))
+                for column in 0..<count { values.append(statement.column(column + 1)) }
+                var key = values[index]
+                if type == .double || type == .date, case .integer(let int) = key { key = .real(Double(int)) }
+                result[[key]] = StoreRow(primaryKey: statement.int64(0), values: values)
             }
         }
         return result
@@ -349,13 +354,13 @@ struct SQLiteStoreReader: StoreReader {
         return result + "\""
     }
 
-    func primaryKey(forKey key: [StoreValue], entity: EntityDescription) throws -> Int64? {
+    func row(forKey key: [StoreValue], entity: EntityDescription) throws -> StoreRow? {
         guard !entity.uniquenessConstraint.isEmpty else { return nil }
         let condition = entity.uniquenessConstraint.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
-        let sql = "SELECT \"_pk\" FROM \(quoteIdentifier(entity.name)) WHERE \(condition)"
+        let sql = "SELECT \(columns(entity)) FROM \(quoteIdentifier(entity.name)) WHERE \(condition)"
         return try wrap {
-            if case .integer(let pk)? = try connection.query(sql, key).first?.first { return pk }
-            return nil
+            guard let row = try connection.query(sql, key).first, case .integer(let pk)? = row.first else { return nil }
+            return StoreRow(primaryKey: pk, values: Array(row.dropFirst()))
         }
     }
 
