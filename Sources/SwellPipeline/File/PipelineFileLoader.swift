@@ -31,7 +31,7 @@ public struct PipelineFileLoader {
     public func load(text: String, path: String) throws(PipelineFileError) -> PipelineFile {
         let root: Node?
         do {
-            root = try Yams.compose(yaml: text)
+            root = try Yams.compose(yaml: text, .basic)
         } catch let error as YamlError {
             throw Self.error(from: error, path: path)
         } catch {

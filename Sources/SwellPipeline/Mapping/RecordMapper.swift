@@ -17,16 +17,30 @@ struct RecordMapper: Sendable {
         self.keyIndices = entity.key.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
     }
 
+    /// Each attribute's field in `record`, found in one pass over its members
+    /// (a key given twice: the last one wins); `.null` where it is absent.
+    private func fieldValues(_ record: JSONObject) -> [JSONValue] {
+        var raw = [JSONValue](repeating: .null, count: fields.count)
+        for member in record.members {
+            for index in fields.indices where fields[index].path.first == member.key {
+                let path = fields[index].path
+                raw[index] = path.count == 1 ? member.value : member.value.value(at: Array(path.dropFirst())) ?? .null
+            }
+        }
+        return raw
+    }
+
     /// The record's values by attribute index, or why it is bad.
     func map(_ record: JSONValue) -> Result<[StoreValue], BadRecord> {
-        guard case .object = record else {
+        guard case .object(let object) = record else {
             return .failure(BadRecord(attribute: nil, message: "a record must be a JSON object, got \(Self.kind(record))"))
         }
+        let rawValues = fieldValues(object)
         var values: [StoreValue] = []
         values.reserveCapacity(fields.count)
         for (index, attribute) in entity.attributes.enumerated() {
             let field = fields[index]
-            let raw = record.value(at: field.path) ?? .null
+            let raw = rawValues[index]
             switch ValueConverter.convert(raw, to: attribute.type, dates: field.dates) {
             case .success(let value):
                 if value.isNull && !attribute.isOptional {
