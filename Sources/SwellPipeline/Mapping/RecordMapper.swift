@@ -7,6 +7,9 @@ struct RecordMapper: Sendable {
     let entity: EntityDescription
     let fields: [(path: [String], dates: DateFormat)]
     let keyIndices: [Int]
+    /// Each field path's first key, and the rest of it (nested fields), split once.
+    private let fieldHeads: [String]
+    private let fieldTails: [[String]]
 
     init(source: SourceSpec, entity: PipelineEntity) {
         self.entity = entity.description
@@ -15,6 +18,8 @@ struct RecordMapper: Sendable {
             return (field.path, field.dateFormat ?? source.dates)
         }
         self.keyIndices = entity.key.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
+        self.fieldHeads = fields.map { $0.path.first ?? "" }
+        self.fieldTails = fields.map { Array($0.path.dropFirst()) }
     }
 
     /// Each attribute's field in `record`, found in one pass over its members
@@ -22,9 +27,9 @@ struct RecordMapper: Sendable {
     private func fieldValues(_ record: JSONObject) -> [JSONValue] {
         var raw = [JSONValue](repeating: .null, count: fields.count)
         for member in record.members {
-            for index in fields.indices where fields[index].path.first == member.key {
-                let path = fields[index].path
-                raw[index] = path.count == 1 ? member.value : member.value.value(at: Array(path.dropFirst())) ?? .null
+            for index in fieldHeads.indices where fieldHeads[index] == member.key {
+                let tail = fieldTails[index]
+                raw[index] = tail.isEmpty ? member.value : member.value.value(at: tail) ?? .null
             }
         }
         return raw

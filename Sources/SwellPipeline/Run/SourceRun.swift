@@ -358,8 +358,9 @@ final class SourceRun: @unchecked Sendable {
         if source.mode == .append {
             accepted = try dropExisting(accepted, in: context, firstBad: &firstBad, rejected: &rejected)
         }
+        let keyIndices = description.keyIndices
         for (_, values) in accepted {
-            context.insertRow(entity: description, values: values)
+            context.insertRow(entity: description, keyIndices: keyIndices, values: values)
             if source.mode == .replace { keys.append(mapper.keyIndices.map { values[$0] }) }
             if let cursorIndex, !values[cursorIndex].isNull,
                largest.map({ StoreValue.compare(values[cursorIndex], $0) > 0 }) ?? true {

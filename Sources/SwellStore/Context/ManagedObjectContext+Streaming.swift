@@ -57,10 +57,15 @@ extension ManagedObjectContext {
     /// workers insert thousands of records a batch and never read them back.
     /// `values` are by attribute index; every attribute counts as set.
     package func insertRow(entity: EntityDescription, values: [StoreValue]) {
+        insertRow(entity: entity, keyIndices: entity.keyIndices, values: values)
+    }
+
+    /// `insertRow(entity:values:)` with the key's attribute indices worked out
+    /// once by the caller (`entity.keyIndices`), for inserting many rows.
+    package func insertRow(entity: EntityDescription, keyIndices: [Int], values: [StoreValue]) {
         assertOnQueue("insert a \(entity.name)")
         guard let coordinator else { return }
         let key = nextPrimaryKey(for: entity.name, from: coordinator)
-        let keyIndices = entity.uniquenessConstraint.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
         level.withLock { level in
             let sequence = level.pending.takeSequence()
             level.pending.modify(entity.name) { changes in

@@ -24,6 +24,11 @@ public struct EntityDescription: Sendable, Hashable, Codable {
         attributes.first { $0.name == name }
     }
 
+    /// The indices in `attributes` of the uniqueness constraint's attributes, in its order.
+    public var keyIndices: [Int] {
+        uniquenessConstraint.compactMap { name in attributes.firstIndex { $0.name == name } }
+    }
+
     /// Attribute names by their index in `attributes`.
     public var attributesByName: [String: AttributeDescription] {
         Dictionary(attributes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
