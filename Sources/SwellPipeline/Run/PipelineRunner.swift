@@ -69,6 +69,7 @@ public struct PipelineRunner: Sendable {
             if runExports {
                 for export in pipeline.exports where only.isEmpty || only.contains(export.name) {
                     guard let entity = pipeline.entity(named: export.entity) else { continue }
+                    logger.debug("export started", metadata: ["export": "\(export.name)"])
                     let context = container.newBackgroundContext()
                     context.name = "export.\(export.name)"
                     let entry = try context.performAndWait { () throws(PipelineError) -> RunReport.Export in

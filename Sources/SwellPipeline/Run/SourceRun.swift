@@ -476,6 +476,7 @@ final class SourceRun: @unchecked Sendable {
             }
             let writer = container.writerContext
             writer.perform { [self] in
+                logger.debug("writer saving", metadata: ["source": "\(source.name)", "batches": "\(moved)"])
                 do {
                     try writer.save()
                 } catch {
