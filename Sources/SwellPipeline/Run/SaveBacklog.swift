@@ -19,10 +19,13 @@ final class SaveBacklog: @unchecked Sendable {
         return saved
     }
 
-    func batchSaved() {
+    /// Counts one more saved batch; returns its number (from 1).
+    @discardableResult
+    func batchSaved() -> Int {
         condition.lock()
+        defer { condition.unlock() }
         saved += 1
-        condition.unlock()
+        return saved
     }
 
     /// The writer committed every batch saved up to `count`.

@@ -51,6 +51,16 @@ final class SourceRun: @unchecked Sendable {
         var seenKeys = Set<[StoreValue]>()
         var largestCursor: StoreValue?
         var saveScheduled = false
+        /// What each saved batch did, by batch number, until the writer has
+        /// committed it: the report counts only what is on disk.
+        var uncommitted: [Int: BatchCounts] = [:]
+    }
+
+    /// What one worker save did to the rows it moved.
+    private struct BatchCounts {
+        var inserted = 0
+        var updated = 0
+        var unchanged = 0
     }
     private let state: Mutex<State>
 
@@ -292,25 +302,22 @@ final class SourceRun: @unchecked Sendable {
         context.name = "\(source.name).upsert.\(number)"
         var unsaved = 0
         while let chunk = queue.take() {
-            let (saved, outcome) = context.performAndWait { () -> (Bool, PipelineError?) in
+            let (saved, outcome) = context.performAndWait { () -> (BatchCounts?, PipelineError?) in
                 do {
                     try insert(chunk, in: context)
                     unsaved += chunk.count
-                    guard unsaved >= options.batchSize else { return (false, nil) }
-                    try saveBatch(in: context)
+                    guard unsaved >= options.batchSize else { return (nil, nil) }
+                    let counts = try saveBatch(in: context)
                     unsaved = 0
-                    return (true, nil)
+                    return (counts, nil)
                 } catch {
                     // Valid records of this chunk (and earlier ones) are kept: save them, then stop.
-                    try? saveBatch(in: context)
+                    let counts = try? saveBatch(in: context)
                     unsaved = 0
-                    return (true, error as? PipelineError ?? PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)")))
+                    return (counts, error as? PipelineError ?? PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)")))
                 }
             }
-            if saved {
-                backlog.batchSaved()
-                requestSave()
-            }
+            if let saved { batchSaved(saved) }
             if let outcome {
                 // The run fails, but this worker keeps saving the valid records already fetched.
                 fail(outcome)
@@ -318,20 +325,38 @@ final class SourceRun: @unchecked Sendable {
             // Backpressure up the stack: wait while more than one saved batch is not on
             // disk yet (one in the writer's transaction, one waiting for it). Measured:
             // as fast as allowing one per worker, with less memory (BENCHMARKS.md).
-            if saved { backlog.waitForRoom(limit: 1) { self.failure != nil } }
+            if saved != nil { backlog.waitForRoom(limit: 1) { self.failure != nil } }
         }
         if unsaved > 0 {
-            let outcome = context.performAndWait { () -> PipelineError? in
+            let (saved, outcome) = context.performAndWait { () -> (BatchCounts?, PipelineError?) in
                 do {
-                    try saveBatch(in: context)
-                    return nil
+                    return (try saveBatch(in: context), nil)
                 } catch {
-                    return error as? PipelineError ?? PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)"))
+                    return (nil, error as? PipelineError ?? PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)")))
                 }
             }
             if let outcome { fail(outcome) }
-            backlog.batchSaved()
-            requestSave()
+            if let saved { batchSaved(saved) }
+        }
+    }
+
+    /// A worker's batch is in the view context: number it, keep its counts until
+    /// the writer commits it, and ask for it to be written.
+    private func batchSaved(_ counts: BatchCounts) {
+        let number = backlog.batchSaved()
+        state.withLock { $0.uncommitted[number] = counts }
+        requestSave()
+    }
+
+    /// The writer committed every batch up to `number`: they count in the report now.
+    private func countCommitted(upTo number: Int) {
+        state.withLock { state in
+            for (batch, counts) in state.uncommitted where batch <= number {
+                state.report.inserted += counts.inserted
+                state.report.updated += counts.updated
+                state.report.unchanged += counts.unchanged
+                state.uncommitted.removeValue(forKey: batch)
+            }
         }
     }
 
@@ -380,7 +405,7 @@ final class SourceRun: @unchecked Sendable {
     }
 
     /// Saves the worker's context into the view context and lets its rows go.
-    private func saveBatch(in context: ManagedObjectContext) throws {
+    private func saveBatch(in context: ManagedObjectContext) throws -> BatchCounts {
         let changes: ContextDidSaveChanges
         do {
             changes = try context.saveReturningChanges()
@@ -388,11 +413,7 @@ final class SourceRun: @unchecked Sendable {
             throw PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)"))
         }
         context.reset()
-        state.withLock { state in
-            state.report.inserted += changes.inserted.count
-            state.report.updated += changes.updated.count
-            state.report.unchanged += changes.unchanged.count
-        }
+        return BatchCounts(inserted: changes.inserted.count, updated: changes.updated.count, unchanged: changes.unchanged.count)
     }
 
     private func reject(_ item: IncomingRecord, message: String, attribute: String?, firstBad: inout PipelineError?, rejected: inout Int) throws {
@@ -479,6 +500,7 @@ final class SourceRun: @unchecked Sendable {
                 logger.debug("writer saving", metadata: ["source": "\(source.name)", "batches": "\(moved)"])
                 do {
                     try writer.save()
+                    countCommitted(upTo: moved)
                 } catch {
                     fail(PipelineError(.io, redactor("source \(source.name): writing the store failed: \(error)")))
                 }
@@ -501,9 +523,10 @@ final class SourceRun: @unchecked Sendable {
     private func finish(complete: Bool) {
         let view = container.viewContext
         let writer = container.writerContext
+        var deleted = 0
         do {
             if complete {
-                if source.mode == .replace { try deleteUnseen() }
+                if source.mode == .replace { deleted = try deleteUnseen() }
                 let cursor = state.withLock { $0.largestCursor }
                 let validators = pendingValidators.withLock { $0 }
                 view.performAndWait {
@@ -515,6 +538,9 @@ final class SourceRun: @unchecked Sendable {
             }
             try saver.sync { try moveViewChangesToWriter() }
             try writer.performAndWait { try writer.save() }
+            // Everything saved so far is on disk now.
+            countCommitted(upTo: .max)
+            state.withLock { $0.report.deleted = deleted }
         } catch let error as PipelineError {
             fail(error)
         } catch {
@@ -535,8 +561,9 @@ final class SourceRun: @unchecked Sendable {
         }
     }
 
-    /// Replace: deletes the rows whose key no page brought, after every page arrived.
-    private func deleteUnseen() throws {
+    /// Replace: deletes the rows whose key no page brought, after every page
+    /// arrived (saved into the view context; the writer's last save writes it).
+    private func deleteUnseen() throws -> Int {
         let seen = state.withLock { $0.seenKeys }
         let context = container.newBackgroundContext()
         let deleted = try context.performAndWait { () throws -> Int in
@@ -549,6 +576,6 @@ final class SourceRun: @unchecked Sendable {
             try context.save()
             return doomed.count
         }
-        state.withLock { $0.report.deleted = deleted }
+        return deleted
     }
 }

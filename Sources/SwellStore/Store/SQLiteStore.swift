@@ -95,6 +95,20 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
         } catch {
             throw .notAStore(path: path, reason: "cannot create the directory \(directory.path): \(error.localizedDescription)")
         }
+        if let problem = Self.writeProblem(file: path, directory: directory.path) {
+            throw .notAStore(path: path, reason: problem + " (a store in WAL mode is written, with its -wal and -shm files beside it, even to be read)")
+        }
+    }
+
+    /// Why the store file or its directory cannot be written, or nil when both can.
+    private static func writeProblem(file: String, directory: String) -> String? {
+        var info = statvfs()
+        if statvfs(directory, &info) == 0, info.f_flag & UInt(ST_RDONLY) != 0 {
+            return "it is on a read-only file system"
+        }
+        if access(directory, W_OK) != 0 { return "its directory \(directory) is not writable" }
+        if FileManager.default.fileExists(atPath: file), access(file, W_OK) != 0 { return "the file is read-only" }
+        return nil
     }
 
     private func configureWriter(_ connection: SQLiteConnection) throws {
