@@ -7,6 +7,7 @@ final class Transfer {
     private let onBody: (UnsafeRawBufferPointer) throws -> Void
     private let isFile: Bool
     private let maxBytes: Int64?
+    private let rejectsHTML: Bool
     /// The latest response's status line (each redirect's response replaces the previous one).
     private(set) var status = 0
     private(set) var reason = ""
@@ -16,10 +17,20 @@ final class Transfer {
     private(set) var bodyError: (any Error)?
     private(set) var isTooLarge = false
 
-    init(onBody: @escaping (UnsafeRawBufferPointer) throws -> Void, isFile: Bool, maxBytes: Int64?) {
+    init(onBody: @escaping (UnsafeRawBufferPointer) throws -> Void, isFile: Bool, maxBytes: Int64?, rejectsHTML: Bool = false) {
         self.onBody = onBody
         self.isFile = isFile
         self.maxBytes = maxBytes
+        self.rejectsHTML = rejectsHTML
+    }
+
+    /// The response's `Content-Type`, as sent.
+    var contentType: String? { headers.last { $0.name == "content-type" }?.value }
+
+    /// A success answer that is an HTML page where the request wants data.
+    var isUnwantedHTML: Bool {
+        guard rejectsHTML, !isFile, Self.isSuccess(status), let type = contentType else { return false }
+        return type.lowercased().hasPrefix("text/html")
     }
 
     static func isSuccess(_ status: Int) -> Bool {
@@ -31,6 +42,7 @@ final class Transfer {
     /// One body chunk; false aborts the transfer. Bodies of error statuses are dropped.
     func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
         guard hasSuccessStatus else { return true }
+        if isUnwantedHTML { return false }
         if let maxBytes, bodyBytes + Int64(chunk.count) > maxBytes {
             isTooLarge = true
             return false

@@ -70,7 +70,7 @@ public final class HTTPClient {
             throw .http(error)
         }
         return try withoutActuallyEscaping(onBody) { onBody throws(AttemptFailure) -> HTTPResponse in
-            let transfer = Transfer(onBody: onBody, isFile: target.isFile, maxBytes: request.maxBytes)
+            let transfer = Transfer(onBody: onBody, isFile: target.isFile, maxBytes: request.maxBytes, rejectsHTML: request.rejectsHTML)
             return try withExtendedLifetime((transfer, headerList)) { () throws(AttemptFailure) -> HTTPResponse in
                 try run(request, target: target, headerList: headerList, transfer: transfer)
             }
@@ -85,6 +85,11 @@ public final class HTTPClient {
         }
         let code = curl_easy_perform(handle)
         if let bodyError = transfer.bodyError { throw .body(bodyError) }
+        if transfer.isUnwantedHTML {
+            let type = transfer.contentType ?? "text/html"
+            throw .http(HTTPError(kind: .htmlPage, url: request.url,
+                                  message: "HTTP \(transfer.status) with an HTML page (Content-Type: \(type)) instead of the data: a server or proxy error page"))
+        }
         if transfer.isTooLarge || (code == CURLE_FILESIZE_EXCEEDED && transfer.hasSuccessStatus) {
             let limit = request.maxBytes.map { " of \($0) bytes" } ?? ""
             throw .http(HTTPError(kind: .tooLarge, url: request.url, message: "response body larger than the limit\(limit)"))

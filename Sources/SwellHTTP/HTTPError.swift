@@ -17,6 +17,8 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case tooLarge
         /// The final response has a status other than 2xx or 304; 429 and 5xx are retryable.
         case status(Int)
+        /// A 2xx answer carried an HTML page where data was expected (``HTTPRequest/rejectsHTML``). Retryable.
+        case htmlPage
         /// More than 10 redirects.
         case redirectLoop
         /// A file source could not be read (missing, unreadable).
@@ -54,7 +56,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
 extension HTTPError.Kind {
     var isRetryableByDefault: Bool {
         switch self {
-        case .connection, .timeout: true
+        case .connection, .timeout, .htmlPage: true
         case .status(let code): code == 429 || (500...599).contains(code)
         case .dns, .tls, .tooLarge, .redirectLoop, .file, .invalidURL: false
         }

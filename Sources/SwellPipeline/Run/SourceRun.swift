@@ -216,6 +216,7 @@ final class SourceRun: @unchecked Sendable {
         request.headers = source.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
         request.timeout = source.timeout
         request.maxBytes = source.maxBytes
+        request.rejectsHTML = true
         let conditional = !streaming && source.mode != .replace
         if conditional, let validators = try metadata(forKey: validatorKey(url)) {
             let parts = validators.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
