@@ -210,7 +210,8 @@ import Testing
         let token = "tok-9f8e7d6c5b4a"
         let server = try LoopbackHTTPServer { request in
             guard request.headers["authorization"] == "Bearer \(token)" else { return .json("{}", status: 401) }
-            return request.path.hasPrefix("/items") ? .json(EndToEndTests.page(1...1, next: "missing")) : .json("{}", status: 404)
+            // One bad record (its rejects line names the page URL, token and all).
+            return request.path.hasPrefix("/items") ? .json("{\"data\": [{\"id\": 1}, {\"id\": \"one\"}], \"next\": \"missing\"}") : .json("{}", status: 404)
         }
         defer { server.stop() }
         let workspace = try Workspace()
@@ -218,11 +219,15 @@ import Testing
                 headers:
                   Authorization: Bearer ${API_TOKEN}
                 paginate: { next: next }
+                on_error: skip
+                rejects: out/rejects.ndjson
             """))
         let outcome = try workspace.run("run", "items.yml", "--report", "out/report.json", "--log-level", "trace",
                                         environment: ["API_TOKEN": token, "API_KEY": "querysecret123"])
         #expect(outcome.status == 69)
-        let everything = outcome.stdout + outcome.stderr + (try workspace.read("out/report.json"))
+        let rejects = try workspace.read("out/rejects.ndjson")
+        #expect(rejects.contains("/items?key=***"), "\(rejects)")
+        let everything = outcome.stdout + outcome.stderr + (try workspace.read("out/report.json")) + rejects
         #expect(!everything.contains(token))
         #expect(!everything.contains("querysecret123"))
         #expect(everything.contains("***"))
@@ -255,6 +260,13 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: workspace.path(".swell")))
         let good = try workspace.run("validate", "pipelines/surf-journal.yml")
         #expect(good.status == 0, "\(good.stderr)")
+        // Nor the network: a valid pipeline naming a live server sends it nothing.
+        let server = try LoopbackHTTPServer { _ in .json(EndToEndTests.page(1...1)) }
+        defer { server.stop() }
+        try workspace.write("remote.yml", Self.pipeline(url: "\(server.baseURL)/items"))
+        #expect(try workspace.run("validate", "remote.yml").status == 0)
+        #expect(server.requests.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: workspace.path(".swell")))
     }
 
     @Test func replaceDeletesTheRowsANewSnapshotLacks() throws {
