@@ -1,4 +1,5 @@
 import Foundation
+import SwellCSV
 
 /// The run report (`--report PATH`): what a run did, also when it failed.
 public struct RunReport: Codable, Sendable {
@@ -70,12 +71,10 @@ public struct RunReport: Codable, Sendable {
         try container.encode(error, forKey: .error)  // null on success, as the contract shows
     }
 
-    /// UTC ISO-8601 with `Z`, to the second.
+    /// UTC ISO-8601 with `Z`, to the second (the CSV writer's own formatting:
+    /// Foundation's formatter would load ICU's time-zone data, megabytes of memory).
     static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
+        CSVFormat.isoDate(date.timeIntervalSince1970.rounded(.down))
     }
 
     /// Writes the report as JSON (creating the directory), atomically.

@@ -210,7 +210,8 @@ final class SourceRun: @unchecked Sendable {
     }
 
     /// Fetches one page. File pages stream records to the workers as they parse;
-    /// HTTP pages are parsed whole first, so a retried attempt never sends a record twice.
+    /// an HTTP page's bytes are kept until it arrived whole (so a retried attempt
+    /// never sends a record twice), then parsed and sent on the same way.
     private func fetchPage(_ url: String, client: HTTPClient, router: inout RecordRouter, streaming: Bool) throws -> PageResult {
         var request = HTTPRequest(url: url)
         request.headers = source.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
@@ -233,15 +234,19 @@ final class SourceRun: @unchecked Sendable {
             }
         }()
         var reader = JSONPageReader(format: source.isNDJSON ? .ndjson : .json, recordsPath: source.records, capturePaths: capturePaths)
-        // File pages stream to the workers as they parse; an HTTP page is kept
-        // until it arrived whole, so a retried attempt never sends a record twice.
-        var pageRecords: [IncomingRecord] = []
-        var streamed: [IncomingRecord] = []
+        var parsed: [IncomingRecord] = []
         let emit: (Int, JSONValue) throws -> Void = { index, record in
-            if streaming { streamed.append(IncomingRecord(page: url, index: index, record: record)) } else {
-                pageRecords.append(IncomingRecord(page: url, index: index, record: record))
-            }
+            parsed.append(IncomingRecord(page: url, index: index, record: record))
         }
+        /// Parses bytes and sends their records on, a chunk of records at a time.
+        func parse(_ bytes: UnsafeRawBufferPointer) throws {
+            try reader.feed(bytes, onRecord: emit)
+            for item in parsed { router.add(item) }
+            parsed.removeAll(keepingCapacity: true)
+        }
+        // An HTTP page's body, kept until the attempt completes (bytes are about
+        // a third of the memory its parsed records would take).
+        var body: [UInt8] = []
         var captured: [[String]: JSONValue] = [:]
         let response: HTTPResponse
         let retries: Int
@@ -250,30 +255,38 @@ final class SourceRun: @unchecked Sendable {
                 request, policy: RetryPolicy(retries: source.retries),
                 onAttempt: { attempt in
                     if attempt > 1 { self.logger.info("retrying", metadata: ["source": "\(self.source.name)", "url": "\(self.redactor(url))", "attempt": "\(attempt)"]) }
-                    reader = JSONPageReader(format: self.source.isNDJSON ? .ndjson : .json, recordsPath: self.source.records, capturePaths: capturePaths)
-                    pageRecords.removeAll()
+                    body.removeAll(keepingCapacity: true)
                 },
                 onBody: { bytes in
                     // A failed run stops reading (a big file need not be read to its end).
                     if let failure = self.failure { throw failure }
-                    try reader.feed(bytes, onRecord: emit)
-                    for item in streamed { router.add(item) }
-                    streamed.removeAll(keepingCapacity: true)
+                    if streaming { try parse(bytes) } else { body.append(contentsOf: bytes) }
                     self.progress.addBytes(bytes.count)
                 })
             if response.isNotModified {
                 state.withLock { $0.report.notModified += 1; $0.report.pages += 1; $0.report.retries += retries }
                 return PageResult(records: 0, captured: [:], linkHeader: response.header("link"))
             }
+            if !streaming {
+                let slice = 1 << 16
+                var offset = 0
+                try body.withUnsafeBytes { all in
+                    while offset < all.count {
+                        try parse(UnsafeRawBufferPointer(rebasing: all[offset..<min(offset + slice, all.count)]))
+                        offset += slice
+                    }
+                }
+                body = []
+            }
             captured = try reader.finish(onRecord: emit)
         } catch let error as JSONError {
+            router.flush()
             throw PipelineError(.data, redactor("source \(source.name): page \(url) is not valid \(source.isNDJSON ? "NDJSON" : "JSON"): \(error)"))
         } catch let error as HTTPError {
             throw PipelineError(.unavailable, redactor("source \(source.name): \(error)"))
         }
-        for item in streamed { router.add(item) }
-        streamed.removeAll()
-        for item in pageRecords { router.add(item) }
+        for item in parsed { router.add(item) }
+        parsed.removeAll()
         router.flush()
         let records = reader.recordCount
         state.withLock { state in
@@ -323,10 +336,10 @@ final class SourceRun: @unchecked Sendable {
                 // The run fails, but this worker keeps saving the valid records already fetched.
                 fail(outcome)
             }
-            // Backpressure up the stack: wait while more than one saved batch is not on
-            // disk yet (one in the writer's transaction, one waiting for it). Measured:
-            // as fast as allowing one per worker, with less memory (BENCHMARKS.md).
-            if saved != nil { backlog.waitForRoom(limit: 1) { self.failure != nil } }
+            // Backpressure up the stack: wait until every saved batch is on disk before
+            // taking more (the other worker goes on meanwhile). Measured: as fast as
+            // letting batches queue up for the writer, with less memory (BENCHMARKS.md).
+            if saved != nil { backlog.waitForRoom(limit: 0) { self.failure != nil } }
         }
         if unsaved > 0 {
             let (saved, outcome) = context.performAndWait { () -> (BatchCounts?, PipelineError?) in

@@ -147,6 +147,8 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
         do {
             let connection = try SQLiteConnection(path: path, mode: .readWrite)
             try connection.execute("PRAGMA query_only=1")
+            // A small page cache per reader (the OS caches the file too): measured, less memory at the same speed.
+            try connection.execute("PRAGMA cache_size=-512")
             return connection
         } catch {
             throw StoreError(error, path: path)
