@@ -153,12 +153,21 @@ struct ChangeLayer: Sendable {
 
     /// The rows of every entity in the order they were first changed.
     func orderedRows() -> [(entity: String, primaryKey: Int64, row: PendingRow)] {
-        var all: [(entity: String, primaryKey: Int64, row: PendingRow)] = []
-        all.reserveCapacity(count)
-        for (entity, changes) in entities {
-            for (key, row) in changes.rows { all.append((entity, key, row)) }
+        // Sorted as plain (sequence, entity, key) triples first: moving whole rows would retain their values.
+        let names = Array(entities.keys)
+        var order: [(sequence: UInt64, entity: Int, key: Int64)] = []
+        order.reserveCapacity(count)
+        for (entityIndex, name) in names.enumerated() {
+            for (key, row) in entities[name]!.rows { order.append((row.sequence, entityIndex, key)) }
         }
-        all.sort { $0.row.sequence < $1.row.sequence }
+        order.sort { $0.sequence < $1.sequence }
+        var all: [(entity: String, primaryKey: Int64, row: PendingRow)] = []
+        all.reserveCapacity(order.count)
+        let changes = names.map { entities[$0]! }
+        for item in order {
+            guard let row = changes[item.entity].rows[item.key] else { continue }
+            all.append((names[item.entity], item.key, row))
+        }
         return all
     }
 }

@@ -71,6 +71,7 @@ struct ChangeResolver {
     /// order they were first changed (entities do not refer to each other, so
     /// only the order within an entity matters).
     mutating func apply(_ layer: ChangeLayer) throws {
+        changes.inserted.reserveCapacity(layer.count)
         try prefetchStoreKeys(layer)
         for (entityName, changes) in layer.entities where !changes.rows.isEmpty {
             guard let entity = entities[entityName] else { throw StoreError.unknownEntity(entityName) }
@@ -82,9 +83,14 @@ struct ChangeResolver {
                 moveWhole(changes, entity: entity, into: &entityChanges)
                 continue
             }
-            let ordered = changes.rows.sorted { $0.value.sequence < $1.value.sequence }
-            entityChanges.rows.reserveCapacity(entityChanges.rows.count + ordered.count)
-            for (key, row) in ordered {
+            // Sorted as plain (sequence, key) pairs: moving whole rows would retain their values.
+            var order: [(sequence: UInt64, key: Int64)] = []
+            order.reserveCapacity(changes.rows.count)
+            for (key, row) in changes.rows { order.append((row.sequence, key)) }
+            order.sort { $0.sequence < $1.sequence }
+            entityChanges.rows.reserveCapacity(entityChanges.rows.count + order.count)
+            for (_, key) in order {
+                guard let row = changes.rows[key] else { continue }
                 try apply(row, key: key, plan: plan, changes: &entityChanges)
             }
         }

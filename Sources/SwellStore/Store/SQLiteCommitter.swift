@@ -19,6 +19,11 @@ struct SQLiteCommitter {
         self.entities = model.entitiesByName
     }
 
+    /// Makes room in the result for `count` operations (no rehashing as it fills).
+    mutating func reserveCapacity(_ count: Int) {
+        result.inserted.reserveCapacity(count)
+    }
+
     private func objectID(_ entity: String, _ key: Int64) -> ObjectID {
         ObjectID(entityName: entity, primaryKey: key, storeIdentifier: storeIdentifier)
     }
@@ -55,9 +60,24 @@ struct SQLiteCommitter {
 
     private var insertStatements: [InsertKey: String] = [:]
 
+    /// Prepared INSERTs by entity and mask, so a row costs one small hash, not the SQL text's.
+    private var preparedInserts: [InsertKey: SQLiteStatement] = [:]
+
+    private mutating func insertStatement(_ entity: EntityDescription, mask: AttributeMask) throws -> SQLiteStatement {
+        let keyed = !entity.uniquenessConstraint.isEmpty && policy != .error
+        let cacheKey = InsertKey(entity: entity.name, mask: keyed ? mask : .empty)
+        if let prepared = preparedInserts[cacheKey] {
+            prepared.reset()
+            return prepared
+        }
+        let statement = try connection.statement(insertSQL(entity, mask: mask))
+        preparedInserts[cacheKey] = statement
+        return statement
+    }
+
     private mutating func insert(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws {
         let keyed = !entity.uniquenessConstraint.isEmpty
-        let statement = try connection.statement(insertSQL(entity, mask: operation.row.mask))
+        let statement = try insertStatement(entity, mask: operation.row.mask)
         defer { statement.reset() }
         try statement.bind(.integer(operation.primaryKey), at: 1)
         for (index, value) in operation.row.values.enumerated() {
