@@ -184,6 +184,16 @@ import SwellStore
         #expect(error?.message.contains("titel") == true)
     }
 
+    /// Issue 5: TLS verification cannot be switched off, silently or otherwise:
+    /// the keys other tools use for it are unknown keys here (exit 64).
+    @Test(arguments: ["insecure: true", "verify_tls: false", "tls_verify: false", "ssl_verify: false"])
+    func tlsVerificationCannotBeSwitchedOff(key: String) {
+        let text = minimal + "\nsources:\n  - { name: items, entity: Item, url: \"https://example.test/items\", \(key) }\n"
+        let error = failure(text)
+        #expect(error?.line == 10)
+        #expect(error?.message.contains("unknown key") == true, "\(String(describing: error))")
+    }
+
     @Test func aMissingEnvironmentVariableIsNamed() {
         let text = minimal + "\nsources:\n  - { name: items, entity: Item, url: \"${API_BASE}/items\" }\n"
         let error = failure(text)
