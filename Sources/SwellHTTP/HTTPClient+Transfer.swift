@@ -27,10 +27,23 @@ final class Transfer {
     /// The response's `Content-Type`, as sent.
     var contentType: String? { headers.last { $0.name == "content-type" }?.value }
 
-    /// A success answer that is an HTML page where the request wants data.
-    var isUnwantedHTML: Bool {
-        guard rejectsHTML, !isFile, Self.isSuccess(status), let type = contentType else { return false }
-        return type.lowercased().hasPrefix("text/html")
+    /// Set when a 2xx body labelled `text/html` starts with `<`: an error page,
+    /// not data (some APIs label JSON `text/html`; their bodies start otherwise).
+    private(set) var isUnwantedHTML = false
+    /// Whether the body's first non-blank byte is still to be looked at.
+    private var sniffing = true
+
+    /// Looks at the body's first non-blank byte when the answer may be an error page.
+    private func sniffHTML(_ chunk: UnsafeRawBufferPointer) {
+        guard sniffing else { return }
+        guard rejectsHTML, !isFile, (200...299).contains(status), status != 204,
+              contentType?.lowercased().hasPrefix("text/html") == true else {
+            sniffing = false
+            return
+        }
+        guard let first = chunk.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else { return }
+        sniffing = false
+        isUnwantedHTML = first == UInt8(ascii: "<")
     }
 
     static func isSuccess(_ status: Int) -> Bool {
@@ -42,6 +55,7 @@ final class Transfer {
     /// One body chunk; false aborts the transfer. Bodies of error statuses are dropped.
     func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
         guard hasSuccessStatus else { return true }
+        sniffHTML(chunk)
         if isUnwantedHTML { return false }
         if let maxBytes, bodyBytes + Int64(chunk.count) > maxBytes {
             isTooLarge = true
@@ -67,6 +81,8 @@ final class Transfer {
             status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             reason = parts.count > 2 ? String(parts[2]) : ""
             headers = []
+            sniffing = true
+            isUnwantedHTML = false
         } else if line.first == " " || line.first == "\t" {
             guard !headers.isEmpty else { return }
             headers[headers.count - 1].value += " " + line.trimmingWhitespace()

@@ -14,9 +14,10 @@ public struct HTTPRequest: Sendable {
     public var ifNoneMatch: String? = nil
     /// An HTTP-date sent as `If-Modified-Since` (conditional GET).
     public var ifModifiedSince: String? = nil
-    /// Whether a 2xx answer with `Content-Type: text/html` is a server's or a
-    /// proxy's error page rather than the data: the attempt then fails with
-    /// ``HTTPError/Kind/htmlPage`` (retryable) before any of its body reaches `onBody`.
+    /// Whether a 2xx answer labelled `Content-Type: text/html` whose body starts
+    /// with `<` is a server's or a proxy's error page rather than the data: the
+    /// attempt then fails with ``HTTPError/Kind/htmlPage`` (retryable) before any
+    /// of its body reaches `onBody`. (JSON labelled `text/html` still passes.)
     public var rejectsHTML = false
 
     /// Creates a request for `url` with the defaults above.

@@ -187,3 +187,26 @@ private let greeting = #"{"greeting":"hello, gzip","pad":""# + String(repeating:
     #expect(first.text == "\"/a\"")
     #expect(second.text == "\"/b\"")
 }
+
+@Test func anHTMLErrorPageIsRejectedButJSONLabelledHTMLPasses() throws {
+    let html = LoopbackHTTPServer.Response(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")],
+                                           body: Array("\n  <html><body>Bad gateway</body></html>".utf8))
+    let jsonAsHTML = LoopbackHTTPServer.Response(status: 200, headers: [("Content-Type", "text/html; charset=UTF-8")],
+                                                 body: Array(#" {"data": []}"#.utf8))
+    let notModified = LoopbackHTTPServer.Response(status: 304, headers: [("Content-Type", "text/html")], body: [])
+    let server = try LoopbackHTTPServer(responses: [html, jsonAsHTML, notModified])
+    var request = HTTPRequest(url: server.baseURL + "/items")
+    request.rejectsHTML = true
+    var received: [UInt8] = []
+    let error = #expect(throws: HTTPError.self) {
+        try HTTPClient().perform(request) { received += $0 }
+    }
+    #expect(error?.kind == .htmlPage)
+    #expect(error?.isRetryable == true)
+    #expect(received.isEmpty)
+    let response = try HTTPClient().perform(request) { received += $0 }
+    #expect(response.status == 200)
+    #expect(String(decoding: received, as: UTF8.self) == #" {"data": []}"#)
+    let unchanged = try HTTPClient().perform(request) { _ in }
+    #expect(unchanged.isNotModified)
+}

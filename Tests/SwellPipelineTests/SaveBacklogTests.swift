@@ -6,7 +6,7 @@ import Testing
 /// The upsert workers' backpressure: a worker waits while too many saved batches are not on disk.
 @Suite struct SaveBacklogTests {
     /// Runs `waitForRoom` on another thread; true when it returned within 10 s (never a hang).
-    private func returns(_ backlog: SaveBacklog, limit: Int, stop: @escaping @Sendable () -> Bool = { false },
+    private func returns(_ backlog: SaveBacklog<Int>, limit: Int, stop: @escaping @Sendable () -> Bool = { false },
                          after action: () -> Void = {}) -> Bool {
         let done = DispatchSemaphore(value: 0)
         Thread {
@@ -18,16 +18,16 @@ import Testing
     }
 
     @Test func aWorkerGoesOnWhileTheBacklogIsWithinTheLimit() {
-        let backlog = SaveBacklog()
-        backlog.batchSaved()
-        backlog.batchSaved()
+        let backlog = SaveBacklog<Int>()
+        backlog.batchSaved(1)
+        backlog.batchSaved(2)
         let within = returns(backlog, limit: 2)
         #expect(within)
     }
 
     @Test func aWorkerWaitsUntilTheWriterCommitsEnough() {
-        let backlog = SaveBacklog()
-        for _ in 0..<5 { backlog.batchSaved() }
+        let backlog = SaveBacklog<Int>()
+        for batch in 1...5 { backlog.batchSaved(batch) }
         // 5 saved, 0 committed, limit 2: the wait ends only once the writer committed up to batch 3.
         let went = returns(backlog, limit: 2, after: { backlog.committed(upTo: 3) })
         #expect(went)
@@ -35,11 +35,20 @@ import Testing
     }
 
     @Test func aFailedRunReleasesEveryWaitingWorker() {
-        let backlog = SaveBacklog()
-        for _ in 0..<5 { backlog.batchSaved() }
+        let backlog = SaveBacklog<Int>()
+        for batch in 1...5 { backlog.batchSaved(batch) }
         let released = returns(backlog, limit: 1, after: { backlog.release() })
         #expect(released)
         let stopped = returns(backlog, limit: 1, stop: { true })
         #expect(stopped)
+    }
+
+    @Test func whatABatchDidIsHandedBackOnceItIsOnDiskAndNotWhenTheWriteFailed() {
+        let backlog = SaveBacklog<Int>()
+        for batch in 1...4 { backlog.batchSaved(batch * 10) }
+        #expect(backlog.committed(upTo: 2) == [10, 20])
+        #expect(backlog.committed(upTo: 3, written: false).isEmpty)
+        #expect(backlog.committed(upTo: .max) == [30, 40])
+        #expect(backlog.committed(upTo: .max).isEmpty)
     }
 }

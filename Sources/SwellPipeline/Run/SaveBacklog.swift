@@ -6,11 +6,13 @@ import Foundation
 /// than parsing: memory stays bounded whatever the input size.
 ///
 /// `@unchecked Sendable`: every access to the counts holds `condition`.
-final class SaveBacklog: @unchecked Sendable {
+final class SaveBacklog<Counts: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var saved = 0
     private var committedCount = 0
     private var released = false
+    /// What each saved batch did, by number, until it is known to be on disk.
+    private var uncommitted: [Int: Counts] = [:]
 
     /// Batches saved so far.
     var savedCount: Int {
@@ -19,21 +21,25 @@ final class SaveBacklog: @unchecked Sendable {
         return saved
     }
 
-    /// Counts one more saved batch; returns its number (from 1).
-    @discardableResult
-    func batchSaved() -> Int {
+    /// Counts one more saved batch and keeps what it did until it is on disk.
+    func batchSaved(_ counts: Counts) {
         condition.lock()
         defer { condition.unlock() }
         saved += 1
-        return saved
+        uncommitted[saved] = counts
     }
 
-    /// The writer committed every batch saved up to `count`.
-    func committed(upTo count: Int) {
+    /// The writer is done with every batch saved up to `count` (on disk when
+    /// `written`); returns what the batches newly known to be on disk did.
+    @discardableResult
+    func committed(upTo count: Int, written: Bool = true) -> [Counts] {
         condition.lock()
+        defer { condition.unlock() }
         committedCount = max(committedCount, count)
         condition.broadcast()
-        condition.unlock()
+        guard written else { return [] }
+        let done = uncommitted.keys.filter { $0 <= count }.sorted()
+        return done.compactMap { uncommitted.removeValue(forKey: $0) }
     }
 
     /// Lets every waiting worker go (the run failed or ended).

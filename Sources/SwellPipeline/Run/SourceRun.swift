@@ -51,13 +51,11 @@ final class SourceRun: @unchecked Sendable {
         var seenKeys = Set<[StoreValue]>()
         var largestCursor: StoreValue?
         var saveScheduled = false
-        /// What each saved batch did, by batch number, until the writer has
-        /// committed it: the report counts only what is on disk.
-        var uncommitted: [Int: BatchCounts] = [:]
     }
 
-    /// What one worker save did to the rows it moved.
-    private struct BatchCounts {
+    /// What one worker save did to the rows it moved: the report counts a
+    /// batch once the writer has committed it, so it tells what is on disk.
+    struct BatchCounts: Sendable {
         var inserted = 0
         var updated = 0
         var unchanged = 0
@@ -256,6 +254,8 @@ final class SourceRun: @unchecked Sendable {
                 onAttempt: { attempt in
                     if attempt > 1 { self.logger.info("retrying", metadata: ["source": "\(self.source.name)", "url": "\(self.redactor(url))", "attempt": "\(attempt)"]) }
                     body.removeAll(keepingCapacity: true)
+                    reader = JSONPageReader(format: self.source.isNDJSON ? .ndjson : .json, recordsPath: self.source.records, capturePaths: capturePaths)
+                    parsed.removeAll()
                 },
                 onBody: { bytes in
                     // A failed run stops reading (a big file need not be read to its end).
@@ -357,25 +357,23 @@ final class SourceRun: @unchecked Sendable {
     /// A worker's batch is in the view context: number it, keep its counts until
     /// the writer commits it, and ask for it to be written.
     private func batchSaved(_ counts: BatchCounts) {
-        let number = backlog.batchSaved()
-        state.withLock { $0.uncommitted[number] = counts }
+        backlog.batchSaved(counts)
         requestSave()
     }
 
-    /// The writer committed every batch up to `number`: they count in the report now.
-    private func countCommitted(upTo number: Int) {
+    /// Batches the writer committed: they count in the report now.
+    private func count(_ committed: [BatchCounts]) {
         state.withLock { state in
-            for (batch, counts) in state.uncommitted where batch <= number {
+            for counts in committed {
                 state.report.inserted += counts.inserted
                 state.report.updated += counts.updated
                 state.report.unchanged += counts.unchanged
-                state.uncommitted.removeValue(forKey: batch)
             }
         }
     }
 
     /// Batches saved into the view context and not yet committed by the writer.
-    private let backlog = SaveBacklog()
+    private let backlog = SaveBacklog<BatchCounts>()
 
     /// Maps and inserts a chunk of records into the worker's context (not saved yet).
     private func insert(_ chunk: [IncomingRecord], in context: ManagedObjectContext) throws {
@@ -514,11 +512,11 @@ final class SourceRun: @unchecked Sendable {
                 logger.debug("writer saving", metadata: ["source": "\(source.name)", "batches": "\(moved)"])
                 do {
                     try writer.save()
-                    countCommitted(upTo: moved)
+                    count(backlog.committed(upTo: moved))
                 } catch {
                     fail(PipelineError(.io, redactor("source \(source.name): writing the store failed: \(error)")))
+                    backlog.committed(upTo: moved, written: false)
                 }
-                backlog.committed(upTo: moved)
             }
         }
     }
@@ -553,7 +551,7 @@ final class SourceRun: @unchecked Sendable {
             try saver.sync { try moveViewChangesToWriter() }
             try writer.performAndWait { try writer.save() }
             // Everything saved so far is on disk now.
-            countCommitted(upTo: .max)
+            count(backlog.committed(upTo: .max))
             state.withLock { $0.report.deleted = deleted }
         } catch let error as PipelineError {
             fail(error)

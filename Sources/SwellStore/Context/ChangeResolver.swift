@@ -72,6 +72,10 @@ struct ChangeResolver {
     /// only the order within an entity matters).
     mutating func apply(_ layer: ChangeLayer) throws {
         changes.inserted.reserveCapacity(layer.count)
+        // The levels above first, then the store: a commit that ends in between is
+        // then in one or the other (it leaves the writer's in-flight level only
+        // after it is in the store), so prefetched rows are never older than both.
+        for entityName in layer.entities.keys { _ = layers(entityName) }
         try prefetchStoreKeys(layer)
         for (entityName, changes) in layer.entities where !changes.rows.isEmpty {
             guard let entity = entities[entityName] else { throw StoreError.unknownEntity(entityName) }
