@@ -33,15 +33,18 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(
+            name: "SwellCalendar"
+        ),
+        .target(
             name: "SwellStore",
-            dependencies: ["CSQLite"]
+            dependencies: ["CSQLite", "SwellCalendar"]
         ),
         .target(
             name: "SwellJSON"
         ),
         .target(
             name: "SwellHTTP",
-            dependencies: ["CCurl"]
+            dependencies: ["CCurl", "SwellCalendar"]
         ),
         .target(
             name: "SwellCSV",
@@ -50,7 +53,7 @@ let package = Package(
         .target(
             name: "SwellPipeline",
             dependencies: [
-                "SwellStore", "SwellJSON", "SwellHTTP", "SwellCSV",
+                "SwellStore", "SwellJSON", "SwellHTTP", "SwellCSV", "SwellCalendar",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -78,6 +81,10 @@ let package = Package(
             dependencies: ["SwellStore"]
         ),
         .testTarget(
+            name: "SwellCalendarTests",
+            dependencies: ["SwellCalendar", "SwellTestSupport"]
+        ),
+        .testTarget(
             name: "SwellJSONTests",
             dependencies: ["SwellJSON"]
         ),
@@ -87,7 +94,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellCSVTests",
-            dependencies: ["SwellCSV"]
+            dependencies: ["SwellCSV", "SwellCalendar", "SwellTestSupport"]
         ),
         .testTarget(
             name: "SwellPipelineTests",

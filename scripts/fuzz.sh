@@ -17,7 +17,12 @@ for target in "${targets[@]}"; do
         swiftc -sanitize=fuzzer,address -O -swift-version 6 -parse-as-library -module-name SwellJSON \
             Sources/SwellJSON/*.swift fuzz/JSONReaderFuzz.swift -o "$out/json-fuzz" > "$log" 2>&1 || { cat "$log" >&2; exit 1; } ;;
     predicate)
+        # SwellStore imports SwellCalendar: build that first as a module of its own.
+        swiftc -sanitize=address -O -swift-version 6 -parse-as-library -module-name SwellCalendar \
+            -emit-module -emit-module-path "$out/SwellCalendar.swiftmodule" -emit-library -static \
+            Sources/SwellCalendar/*.swift -o "$out/libSwellCalendar.a" > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
         swiftc -sanitize=fuzzer,address -O -swift-version 6 -parse-as-library -package-name swell -module-name SwellStore \
+            -I "$out" -L "$out" -lSwellCalendar \
             -I Sources/CSQLite -Xcc -fmodule-map-file=Sources/CSQLite/module.modulemap -lsqlite3 \
             $(ls Sources/SwellStore/*/*.swift) fuzz/PredicateFuzz.swift -o "$out/predicate-fuzz" > "$log" 2>&1 || { cat "$log" >&2; exit 1; } ;;
     csv)

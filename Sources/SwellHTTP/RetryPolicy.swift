@@ -1,4 +1,5 @@
 import Foundation
+import SwellCalendar
 
 /// Exponential backoff with full jitter, honouring Retry-After; a pure function.
 ///
@@ -70,18 +71,8 @@ enum HTTPDate {
         guard let day, let month, var year, time.count == 3, (1...31).contains(day),
               (0...23).contains(time[0]), (0...59).contains(time[1]), (0...60).contains(time[2]) else { return nil }
         if year < 100 { year += year >= 70 ? 1900 : 2000 }
-        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]
+        let seconds = Int(CivilDate.days(year: Int64(year), month: Int64(month), day: Int64(day))) * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]
         return Date(timeIntervalSince1970: Double(seconds))
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }
 

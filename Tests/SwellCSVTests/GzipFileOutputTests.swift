@@ -1,4 +1,6 @@
 import Foundation
+import SwellCalendar
+import SwellTestSupport
 import Testing
 @testable import SwellCSV
 
@@ -84,7 +86,7 @@ private func writeSampleGzip(to path: String, level: Int = 6) throws {
                 .value(CSVFormat.integer(Int64(row))),
                 .text("station \(generator.next() % 100_000), reading"),
                 .value(CSVFormat.double(Double(generator.next() % 1_000_000) / 1000)),
-                .value(CSVFormat.isoDate(Double(generator.next() % 2_000_000_000))),
+                .value(ISODate.string(fromSeconds: Double(generator.next() % 2_000_000_000))),
                 .text(String(generator.next(), radix: 36)),
             ]
             try writer.writeRow(cells)

@@ -1,5 +1,6 @@
 import CZlib
 import Foundation
+import SwellTestSupport
 import Testing
 @testable import SwellCSV
 

@@ -1,5 +1,6 @@
 import Foundation
 import SwellHTTP
+import SwellTestSupport
 import Testing
 
 /// Sun, 06 Nov 1994 08:49:37 GMT

@@ -442,20 +442,6 @@ func typeMismatchesAreReportedAtTheirOffset(format: String, offset: Int) {
     try expectMatches(FetchPredicate(format: "date < \(Int(mayFirstDawn))"), in: rows, [0, 3])
 }
 
-@Test func isoLiteralsParse() {
-    #expect(ISO8601Literal.seconds(from: "1970-01-01") == 0)
-    #expect(ISO8601Literal.seconds(from: "1969-12-31T23:59:59Z") == -1)
-    #expect(ISO8601Literal.seconds(from: "2024-05-01T06:30:00Z") == mayFirstDawn)
-    #expect(ISO8601Literal.seconds(from: "2024-05-01T06:30Z") == mayFirstDawn)
-    #expect(ISO8601Literal.seconds(from: "2024-05-01 06:30:00") == mayFirstDawn)
-    #expect(ISO8601Literal.seconds(from: "2024-05-01T12:00:00+05:30") == mayFirstDawn)
-    #expect(ISO8601Literal.seconds(from: "2024-02-29") == 1_709_164_800)
-    #expect(ISO8601Literal.seconds(from: "2023-02-29") == nil)
-    #expect(ISO8601Literal.seconds(from: "2024-05-01T24:00:00Z") == nil)
-    #expect(ISO8601Literal.seconds(from: "2024-05-01T06:30:00Zjunk") == nil)
-    #expect(ISO8601Literal.seconds(from: "May 1, 2024") == nil)
-}
-
 @Test func integersAndDoublesCompareExactlyAtTheEdges() throws {
     let rows = [
         entry(rating: 9_007_199_254_740_993), entry(rating: 9_007_199_254_740_992), entry(rating: .max),

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import SwellCSV
 import SwellStore
+import SwellCalendar
 
 /// Writes one export: a batched, streamed read of the entity (filtered,
 /// sorted, the key breaking ties) on a private context, through the CSV
@@ -76,7 +77,7 @@ struct ExportRun {
     }
 
     private static func date(_ seconds: Double, format: String?) -> String {
-        format.map { CSVFormat.date(seconds, pattern: $0) } ?? CSVFormat.isoDate(seconds)
+        format.map { CSVFormat.date(seconds, pattern: $0) } ?? ISODate.string(fromSeconds: seconds)
     }
 
     /// The file's size and SHA-256 (hex).

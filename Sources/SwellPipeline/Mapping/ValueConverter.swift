@@ -1,6 +1,7 @@
 import SwellCSV
 import SwellJSON
 import SwellStore
+import SwellCalendar
 
 /// Turns JSON values into store values per the Values table of the pipeline
 /// file contract; a value that does not fit gives a message for the rejects
@@ -72,7 +73,7 @@ enum ValueConverter {
     static func date(_ value: JSONValue, format: DateFormat) -> Double? {
         switch (format, value) {
         case (.iso8601, .string(let text)):
-            return CSVFormat.parseISODate(text)
+            return ISODate.seconds(from: text)
         case (.unix, .number(let number)):
             return number.double
         case (.unix, .string(let text)):

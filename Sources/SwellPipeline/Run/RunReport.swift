@@ -1,5 +1,5 @@
 import Foundation
-import SwellCSV
+import SwellCalendar
 
 /// The run report (`--report PATH`): what a run did, also when it failed.
 public struct RunReport: Codable, Sendable {
@@ -71,10 +71,10 @@ public struct RunReport: Codable, Sendable {
         try container.encode(error, forKey: .error)  // null on success, as the contract shows
     }
 
-    /// UTC ISO-8601 with `Z`, to the second (the CSV writer's own formatting:
-    /// Foundation's formatter would load ICU's time-zone data, megabytes of memory).
+    /// UTC ISO-8601 with `Z`, to the second (`ISODate`: Foundation's formatter
+    /// would load ICU's time-zone data, megabytes of memory).
     static func timestamp(_ date: Date) -> String {
-        CSVFormat.isoDate(date.timeIntervalSince1970.rounded(.down))
+        ISODate.string(fromSeconds: date.timeIntervalSince1970.rounded(.down))
     }
 
     /// Writes the report as JSON (creating the directory), atomically.

@@ -5,6 +5,7 @@ import SwellHTTP
 import SwellJSON
 import SwellStore
 import Synchronization
+import SwellCalendar
 
 /// How a run's upsert stage is sized.
 public struct RunOptions: Sendable {
@@ -563,8 +564,8 @@ final class SourceRun: @unchecked Sendable {
     /// The text sent in the incremental parameter: ISO-8601 UTC for dates.
     static func cursorText(_ value: StoreValue, type: AttributeType) -> String {
         switch (value, type) {
-        case (.real(let seconds), .date): CSVFormat.isoDate(seconds)
-        case (.integer(let int), .date): CSVFormat.isoDate(Double(int))
+        case (.real(let seconds), .date): ISODate.string(fromSeconds: seconds)
+        case (.integer(let int), .date): ISODate.string(fromSeconds: Double(int))
         case (.integer(let int), .boolean): int != 0 ? "true" : "false"
         case (.integer(let int), _): String(int)
         case (.real(let double), _): CSVFormat.double(double)

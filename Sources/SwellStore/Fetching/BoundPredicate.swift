@@ -1,3 +1,5 @@
+import SwellCalendar
+
 /// A predicate typed against an entity: compiled to SQL for the store, or
 /// evaluated in memory on unsaved values, with the same result either way.
 ///
@@ -360,7 +362,7 @@ private struct PredicateBinder {
         case (.boolean, .bool(let bool)): converted = .integer(bool ? 1 : 0)
         case (.boolean, .integer(let int)) where int == 0 || int == 1: converted = .integer(int)
         case (.date, .string(let string)):
-            guard let seconds = ISO8601Literal.seconds(from: string) else {
+            guard let seconds = ISODate.seconds(from: string) else {
                 throw error(
                     "'\(string)' is not an ISO-8601 date (like 2024-05-01T06:30:00Z or 2024-05-01) for date attribute '\(attribute.name)' of \(entity.name)",
                     at: operand.offset)
@@ -397,107 +399,5 @@ extension AttributeType {
         case .boolean: "TRUE, FALSE, YES, NO, 0 or 1"
         case .date: "an ISO-8601 date string, Unix seconds or a Date"
         }
-    }
-}
-
-/// Reads the ISO-8601 dates predicates compare date attributes with:
-/// `2024-05-01T06:30:00Z`, with optional fractional seconds, a zone `Z`,
-/// `+02:00`, `+0200` or `+02` (none means UTC), or a plain `2024-05-01`
-/// (midnight UTC).
-enum ISO8601Literal {
-    /// Unix seconds, or nil when `string` is not such a date.
-    static func seconds(from string: String) -> Double? {
-        var scanner = Scanner(Array(string.utf8))
-        guard let year = scanner.digits(4), scanner.skip("-"),
-            let month = scanner.digits(2), scanner.skip("-"),
-            let day = scanner.digits(2),
-            (1...12).contains(month), (1...daysInMonth(year: year, month: month)).contains(day)
-        else { return nil }
-        var seconds = Double(daysFromCivil(year: year, month: month, day: day) * 86_400)
-        if scanner.isAtEnd { return seconds }
-        guard scanner.skip("T") || scanner.skip("t") || scanner.skip(" "),
-            let hour = scanner.digits(2), scanner.skip(":"), let minute = scanner.digits(2),
-            hour < 24, minute < 60
-        else { return nil }
-        var second = 0
-        var fraction = 0.0
-        if scanner.skip(":") {
-            guard let value = scanner.digits(2), value < 60 else { return nil }
-            second = value
-            if scanner.skip(".") || scanner.skip(",") {
-                guard let digits = scanner.digitRun(), let value = Double("0." + digits) else { return nil }
-                fraction = value
-            }
-        }
-        var offset = 0
-        if scanner.skip("Z") || scanner.skip("z") {
-            offset = 0
-        } else if !scanner.isAtEnd {
-            let sign: Int
-            if scanner.skip("+") { sign = 1 } else if scanner.skip("-") { sign = -1 } else { return nil }
-            guard let offsetHours = scanner.digits(2), offsetHours < 24 else { return nil }
-            var offsetMinutes = 0
-            if !scanner.isAtEnd {
-                _ = scanner.skip(":")
-                guard let value = scanner.digits(2), value < 60 else { return nil }
-                offsetMinutes = value
-            }
-            offset = sign * (offsetHours * 3600 + offsetMinutes * 60)
-        }
-        guard scanner.isAtEnd else { return nil }
-        seconds += Double(hour * 3600 + minute * 60 + second - offset)
-        return seconds + fraction
-    }
-
-    private struct Scanner {
-        let bytes: [UInt8]
-        var index = 0
-
-        init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-        var isAtEnd: Bool { index == bytes.count }
-
-        mutating func skip(_ character: Unicode.Scalar) -> Bool {
-            guard index < bytes.count, bytes[index] == UInt8(ascii: character) else { return false }
-            index += 1
-            return true
-        }
-
-        /// Exactly `count` ASCII digits as a number.
-        mutating func digits(_ count: Int) -> Int? {
-            guard index + count <= bytes.count else { return nil }
-            var value = 0
-            for byte in bytes[index..<index + count] {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-                value = value * 10 + Int(byte - UInt8(ascii: "0"))
-            }
-            index += count
-            return value
-        }
-
-        /// One or more ASCII digits, as written.
-        mutating func digitRun() -> String? {
-            let start = index
-            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
-            return index > start ? String(decoding: bytes[start..<index], as: UTF8.self) : nil
-        }
-    }
-
-    private static func daysInMonth(year: Int, month: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }

@@ -1,11 +1,28 @@
-extension CSVFormat {
+/// ISO-8601 dates as Swell reads and writes them, in UTC, without Foundation's
+/// formatters (no ICU): the CSV writer's date cells, predicates' date
+/// literals, record values and the run report all use these.
+public enum ISODate {
+    /// Parses ISO-8601 date-times as APIs send them: "2024-05-01T06:30:00Z", fractional seconds, offsets "+02:00"/"+0200", "2024-05-01 06:30:00" (UTC), a plain date "2024-05-01"; Unix seconds returned; nil when not such a date. Fast, no DateFormatter.
+    ///
+    /// Accepted: a four-digit year; `T`, `t` or a space before the time; `HH:mm` with optional
+    /// `:ss` and a fraction after `.` or `,` (any number of digits); then nothing (UTC), `Z`/`z`,
+    /// or an offset `±HH`, `±HHmm`, `±HH:mm`. Rejected: out-of-range fields (February 30th,
+    /// hour 24, second 60), surrounding spaces, anything after the zone.
+    public static func seconds(from text: String) -> Double? {
+        var text = text
+        return text.withUTF8 { bytes in
+            var scanner = ISOScanner(bytes: bytes)
+            return scanner.parse()
+        }
+    }
+
     /// ISO-8601 UTC from Unix seconds: "2024-05-01T06:30:00Z"; with ".SSS" only when the milliseconds are not zero ("2024-05-01T06:30:00.250Z"). Round to the nearest millisecond. Fast: no DateFormatter (civil-from-days arithmetic).
     ///
     /// Times before 1970 work (proleptic Gregorian calendar). Years outside 0...9999 are written
     /// with a sign and at least four digits ("-0001", "+10000"), as ISO 8601's expanded form.
     /// NaN, the infinities and times further than 10^15 seconds (about 31 million years) from 1970
     /// give "" (an empty field).
-    public static func isoDate(_ secondsSince1970: Double) -> String {
+    public static func string(fromSeconds secondsSince1970: Double) -> String {
         guard secondsSince1970.isFinite, secondsSince1970.magnitude < 1e15 else { return "" }
         let floor = secondsSince1970.rounded(.down)
         var milliseconds = Int64(((secondsSince1970 - floor) * 1000).rounded())
@@ -14,9 +31,9 @@ extension CSVFormat {
             seconds += 1
             milliseconds = 0
         }
-        let days = floorDivide(seconds, 86_400)
+        let days = CivilDate.floorDivide(seconds, 86_400)
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilDate.civil(fromDays: days)
 
         return String(unsafeUninitializedCapacity: 40) { buffer in
             var position = 0
@@ -60,64 +77,9 @@ extension CSVFormat {
             return position
         }
     }
-
-    /// Parses ISO-8601 date-times as APIs send them: "2024-05-01T06:30:00Z", fractional seconds, offsets "+02:00"/"+0200", "2024-05-01 06:30:00" (UTC), a plain date "2024-05-01"; Unix seconds returned; nil when not such a date. Fast, no DateFormatter.
-    ///
-    /// Accepted: a four-digit year; `T`, `t` or a space before the time; `HH:mm` with optional
-    /// `:ss` and a fraction after `.` or `,` (any number of digits); then nothing (UTC), `Z`/`z`,
-    /// or an offset `±HH`, `±HHmm`, `±HH:mm`. Rejected: out-of-range fields (February 30th,
-    /// hour 24, second 60), surrounding spaces, anything after the zone.
-    public static func parseISODate(_ text: String) -> Double? {
-        var text = text
-        return text.withUTF8 { bytes in
-            var scanner = ISOScanner(bytes: bytes)
-            return scanner.parse()
-        }
-    }
-
-    /// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar (H. Hinnant's algorithm).
-    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = floorDivide(z, 146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (year, month, day)
-    }
-
-    /// (year, month, day) → days since 1970-01-01 (H. Hinnant's algorithm).
-    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = floorDivide(y, 400)
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func daysInMonth(_ year: Int64, _ month: Int64) -> Int64 {
-        switch month {
-        case 2:
-            let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-            return leap ? 29 : 28
-        case 4, 6, 9, 11:
-            return 30
-        default:
-            return 31
-        }
-    }
-
-    private static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
-        let quotient = a / b
-        return (a % b != 0 && (a < 0) != (b < 0)) ? quotient - 1 : quotient
-    }
 }
 
-/// A one-pass reader of the ISO-8601 forms `CSVFormat.parseISODate` accepts.
+/// A one-pass reader of the ISO-8601 forms `ISODate.seconds(from:)` accepts.
 private struct ISOScanner {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
@@ -130,9 +92,9 @@ private struct ISOScanner {
         guard let year = number(digits: 4), take("-"),
               let month = number(digits: 2), take("-"),
               let day = number(digits: 2),
-              (1...12).contains(month), (1...CSVFormat.daysInMonth(year, month)).contains(day)
+              (1...12).contains(month), (1...CivilDate.daysInMonth(year: year, month: month)).contains(day)
         else { return nil }
-        let days = CSVFormat.days(fromCivil: year, month, day)
+        let days = CivilDate.days(year: year, month: month, day: day)
         guard index < bytes.count else {
             return Double(days * 86_400)
         }
