@@ -384,11 +384,11 @@ struct JSONMachine: Sendable {
         case .capture(let index):
             captures[capturePaths[index]] = value
         case .records:
-            guard value == .null else { throw notAnArray(kindName(of: value), at: offset) }
+            guard value == .null else { throw notAnArray(value.kindDescription, at: offset) }
             sawRecords = true
         case .nav:
             if frames.isEmpty {
-                throw error("no array at '\(recordsPathText)': the page is \(kindName(of: value)), not an object", at: offset)
+                throw error("no array at '\(recordsPathText)': the page is \(value.kindDescription), not an object", at: offset)
             }
         }
         afterValue()
@@ -403,16 +403,6 @@ struct JSONMachine: Sendable {
         }
     }
 
-    private func kindName(of value: JSONValue) -> String {
-        switch value {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .number: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
-    }
 
     private func notAnArray(_ found: String, at offset: Int) -> JSONError {
         if recordsPath == nil {

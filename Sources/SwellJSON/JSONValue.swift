@@ -50,6 +50,19 @@ public enum JSONValue: Sendable, Equatable {
         return .success(result)
     }
 
+    /// What kind of value this is, for messages: "null", "a boolean", "a number",
+    /// "a string", "an array", "an object".
+    public var kindDescription: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
     /// The value at a dot path of object keys (e.g. ["meta", "next_cursor"]); nil when any step is missing or not an object.
     ///
     /// The empty path gives the value itself. With duplicate keys the last one wins.

@@ -38,7 +38,7 @@ struct RecordMapper: Sendable {
     /// The record's values by attribute index, or why it is bad.
     func map(_ record: JSONValue) -> Result<[StoreValue], BadRecord> {
         guard case .object(let object) = record else {
-            return .failure(BadRecord(attribute: nil, message: "a record must be a JSON object, got \(Self.kind(record))"))
+            return .failure(BadRecord(attribute: nil, message: "a record must be a JSON object, got \(record.kindDescription)"))
         }
         let rawValues = fieldValues(object)
         var values: [StoreValue] = []
@@ -75,17 +75,6 @@ struct RecordMapper: Sendable {
             }
         }
         return Int(UInt(bitPattern: hasher.finalize()) % UInt(count))
-    }
-
-    static func kind(_ value: JSONValue) -> String {
-        switch value {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .number: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
     }
 }
 
