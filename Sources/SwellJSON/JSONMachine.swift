@@ -177,27 +177,18 @@ struct JSONMachine: Sendable {
                     let text = String(decoding: UnsafeRawBufferPointer(rebasing: buffer[index..<next]), as: UTF8.self)
                     value = .number(JSONNumber(text: text))
                     index = next
-                case UInt8(ascii: "t"):
-                    guard try scanLiteral("true", buffer, from: index, base: base, isFinal: isFinal) else {
+                case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+                    let (literal, literalValue): (StaticString, JSONValue) = switch byte {
+                    case UInt8(ascii: "t"): ("true", .bool(true))
+                    case UInt8(ascii: "f"): ("false", .bool(false))
+                    default: ("null", .null)
+                    }
+                    guard try scanLiteral(literal, buffer, from: index, base: base, isFinal: isFinal) else {
                         position = index
                         return .needMore
                     }
-                    value = .bool(true)
-                    index += 4
-                case UInt8(ascii: "f"):
-                    guard try scanLiteral("false", buffer, from: index, base: base, isFinal: isFinal) else {
-                        position = index
-                        return .needMore
-                    }
-                    value = .bool(false)
-                    index += 5
-                case UInt8(ascii: "n"):
-                    guard try scanLiteral("null", buffer, from: index, base: base, isFinal: isFinal) else {
-                        position = index
-                        return .needMore
-                    }
-                    value = .null
-                    index += 4
+                    value = literalValue
+                    index += literal.utf8CodeUnitCount
                 default:
                     throw unexpected(byte, at: base + index)
                 }
