@@ -17,7 +17,7 @@ struct RecordMapper: Sendable {
             let field = source.fields[attribute.name] ?? FieldSpec(path: [attribute.name], dateFormat: nil)
             return (field.path, field.dateFormat ?? source.dates)
         }
-        self.keyIndices = entity.key.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
+        self.keyIndices = self.entity.keyIndices
         self.fieldHeads = fields.map { $0.path.first ?? "" }
         self.fieldTails = fields.map { Array($0.path.dropFirst()) }
     }

@@ -9,7 +9,7 @@ private struct EntityPlan {
 
     init(entity: EntityDescription, farther: [EntityChanges]) {
         self.entity = entity
-        self.keyIndices = entity.uniquenessConstraint.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
+        self.keyIndices = entity.keyIndices
         var mask = AttributeMask.empty
         for index in keyIndices { mask.insert(index) }
         self.keyMask = mask
@@ -301,7 +301,7 @@ struct ChangeResolver {
     private mutating func prefetchStoreKeys(_ layer: ChangeLayer) throws {
         for (entityName, changes) in layer.entities {
             guard let entity = entities[entityName], !entity.uniquenessConstraint.isEmpty else { continue }
-            let keyIndices = entity.uniquenessConstraint.compactMap { name in entity.attributes.firstIndex { $0.name == name } }
+            let keyIndices = entity.keyIndices
             var keys: [[StoreValue]] = []
             for row in changes.rows.values where row.kind == .inserted && !row.keyCheckedAgainstStore {
                 let key = keyIndices.map { row.values[$0] }

@@ -99,9 +99,7 @@ struct SQLiteCommitter {
                 } else {
                     // DO NOTHING (rollback policy): the existing row stays as it was.
                     statement.reset()
-                    let key = entity.uniquenessConstraint.compactMap { name in
-                        entity.attributes.firstIndex { $0.name == name }.map { operation.row.values[$0] }
-                    }
+                    let key = entity.keyIndices.map { operation.row.values[$0] }
                     if let existing = try existingPrimaryKey(entity, key: key) {
                         result.merged[incoming] = objectID(entity.name, existing)
                     }
@@ -187,7 +185,7 @@ struct SQLiteCommitter {
         for index in indices { values[index] = operation.row.values[index] }
         if policy == .error { throw try conflictError(entity, values: values, incoming: incoming) }
         if policy == .rollback { return }
-        let key = entity.uniquenessConstraint.compactMap { name in entity.attributes.firstIndex { $0.name == name }.map { values[$0] } }
+        let key = entity.keyIndices.map { values[$0] }
         guard let existing = try existingPrimaryKey(entity, key: key) else { return }
         let existingValues = try connection.query(
             "SELECT \(entity.attributes.map { quoteIdentifier($0.name) }.joined(separator: ", ")) FROM \(quoteIdentifier(entity.name)) WHERE \"_pk\" = ?",
