@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 @testable import SwellStore
 
@@ -103,6 +104,115 @@ import Testing
         #expect(onDisk == 30)
         _ = await writer.perform(schedule: .enqueued) { true }
         #expect(try count(observer) == 31)
+    }
+
+    @Test func aViewContextFetchReturnsWhileAWorkersSaveWaitsForTheStore() async throws {
+        let container = try makeContainer(directory)
+        try await seed(container)
+        container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
+        let store = try #require(container.persistentStoreCoordinator.sqliteStore)
+        let inRead = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let armed = Atomic<Bool>(true)
+        // The first store read after this point is held open: a disk that does not answer.
+        store.readObserver = {
+            guard armed.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged else { return }
+            inRead.signal()
+            _ = release.wait(timeout: .now() + 30)
+        }
+        defer { store.readObserver = nil }
+        let worker = container.newBackgroundContext()
+        let saved = DispatchSemaphore(value: 0)
+        let saveError = Mutex<(any Error)?>(nil)
+        enqueue(worker) {
+            // Key 1 is stored, key 500 is new: the save must look both up in the store.
+            _ = insertEntry(worker, id: 1, rating: 5)
+            _ = insertEntry(worker, id: 500)
+            do { try worker.save() } catch { saveError.withLock { $0 = error } }
+            saved.signal()
+        }
+        #expect(inRead.wait(timeout: .now() + 10) == .success)
+        // The worker's save is inside its store read: the view context (main queue) still fetches.
+        let view = container.viewContext
+        let fetched = DispatchSemaphore(value: 0)
+        let seen = Mutex<Int?>(nil)
+        enqueue(view) {
+            let count = try? view.count(for: FetchRequest(entityName: "JournalEntry"))
+            seen.withLock { $0 = count }
+            fetched.signal()
+        }
+        let fetchReturned = fetched.wait(timeout: .now() + 10)
+        release.signal()
+        #expect(fetchReturned == .success)
+        #expect(seen.withLock { $0 } == 30)
+        #expect(saved.wait(timeout: .now() + 10) == .success)
+        #expect(saveError.withLock { $0 } == nil)
+        let after = try await view.perform { () throws -> (count: Int, rating: Int?) in
+            let request = FetchRequest(entityName: "JournalEntry")
+            var first = request
+            first.predicate = FetchPredicate(format: "id == 1")
+            return (try view.count(for: request), try view.fetch(first).first?["rating"] as? Int)
+        }
+        #expect(after.count == 31)
+        #expect(after.rating == 5)
+    }
+
+    @Test func aChildSaveThatReadTheStoreBeforeACommitStillFindsTheCommittedKeys() async throws {
+        let container = try makeContainer(directory)
+        container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
+        let store = try #require(container.persistentStoreCoordinator.sqliteStore)
+        let view = container.viewContext
+        let writer = container.writerContext
+        // Key 7 reaches the writer (not yet the disk).
+        let first = container.newBackgroundContext()
+        try await first.perform {
+            _ = insertEntry(first, id: 7, rating: 1)
+            try first.save()
+        }
+        try await view.perform { try view.save() }
+        let firstID = try await view.perform { () throws -> ObjectID? in
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.predicate = FetchPredicate(format: "id == 7")
+            return try view.fetch(request).first?.objectID
+        }
+        // A second worker's save reads the store (key 7 absent); while it is inside
+        // that read, the writer commits key 7 and its in-flight level goes.
+        let inRead = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let armed = Atomic<Bool>(true)
+        store.readObserver = {
+            guard armed.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged else { return }
+            inRead.signal()
+            _ = release.wait(timeout: .now() + 30)
+        }
+        defer { store.readObserver = nil }
+        let second = container.newBackgroundContext()
+        let saved = DispatchSemaphore(value: 0)
+        let outcome = Mutex<(incoming: ObjectID, changes: ContextDidSaveChanges)?>(nil)
+        enqueue(second) {
+            let incoming = insertEntry(second, id: 7, rating: 2).objectID
+            if let changes = try? second.saveReturningChanges() { outcome.withLock { $0 = (incoming, changes) } }
+            saved.signal()
+        }
+        #expect(inRead.wait(timeout: .now() + 10) == .success)
+        try await writer.perform { try writer.save() }
+        #expect(try storedRowCount(container.storeURL) == 1)
+        release.signal()
+        #expect(saved.wait(timeout: .now() + 10) == .success)
+        // The save saw the committed key 7 (read again after the commit): a merge, not an insert.
+        let result = try #require(outcome.withLock { $0 })
+        #expect(result.changes.merged[result.incoming] == firstID)
+        #expect(!result.changes.inserted.contains(result.incoming))
+        try await view.perform { try view.save() }
+        try await writer.perform { try writer.save() }
+        // One object with key 7, carrying the later value: not a second row, not a conflict.
+        #expect(try storedRowCount(container.storeURL) == 1)
+        let rating = try await view.perform { () throws -> Int? in
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.predicate = FetchPredicate(format: "id == 7")
+            return try view.fetch(request).first?["rating"] as? Int
+        }
+        #expect(rating == 2)
     }
 
     @Test func countEqualsTheNumberOfObjectsTheFetchReturns() async throws {

@@ -33,38 +33,45 @@ struct ChangeResolver {
     let policy: MergePolicy
     let entities: [String: EntityDescription]
     let storeIdentifier: String
-    /// Levels above the parent, nearest first, by entity.
-    let fartherLayers: (String) -> [EntityChanges]
-    /// The store's row and key look-ups.
+    /// The store's row and key look-ups (only when no prefetch covers a change).
     let store: any PersistentStore
 
     private(set) var changes = ContextDidSaveChanges()
     private var conflicts: [StoreError] = []
-    private var farther: [String: [EntityChanges]] = [:]
+    /// Levels above the parent, nearest first, by entity (copied under the parent's lock).
+    private let farther: [String: [EntityChanges]]
     /// The store's rows for the incoming inserts' keys, looked up once per save (entities absent: not prefetched).
     private var storeKeys: [String: [[StoreValue]: StoreRow]] = [:]
     /// The same rows by primary key, so merging an insert into a stored row reads nothing more.
     private var storeRows: [String: [Int64: [StoreValue]]] = [:]
+    /// Whether the store's rows were read before the save took its locks.
+    private let hasPrefetch: Bool
 
+    /// - Parameters:
+    ///   - farther: the levels above the parent, nearest first, by entity of the incoming layer.
+    ///   - prefetched: the store's rows the incoming layer needs, read before the locks were
+    ///     taken (`StorePrefetch.Request`); nil reads them during `apply`.
     init(target: ChangeLayer, policy: MergePolicy, entities: [String: EntityDescription], storeIdentifier: String,
-         store: any PersistentStore, fartherLayers: @escaping (String) -> [EntityChanges]) {
+         store: any PersistentStore, farther: [String: [EntityChanges]], prefetched: StorePrefetch?) {
         self.target = target
         self.policy = policy
         self.entities = entities
         self.storeIdentifier = storeIdentifier
         self.store = store
-        self.fartherLayers = fartherLayers
+        self.farther = farther
+        self.hasPrefetch = prefetched != nil
+        if let prefetched {
+            self.storeKeys = prefetched.rowsByKey
+            self.storeRows = prefetched.rowsByPrimaryKey
+        }
     }
 
     private func id(_ entity: String, _ key: Int64) -> ObjectID {
         ObjectID(entityName: entity, primaryKey: key, storeIdentifier: storeIdentifier)
     }
 
-    private mutating func layers(_ entity: String) -> [EntityChanges] {
-        if let cached = farther[entity] { return cached }
-        let layers = fartherLayers(entity)
-        farther[entity] = layers
-        return layers
+    private func layers(_ entity: String) -> [EntityChanges] {
+        farther[entity] ?? []
     }
 
     /// Applies every row of `layer`, entity by entity, each entity's rows in the
@@ -72,11 +79,10 @@ struct ChangeResolver {
     /// only the order within an entity matters).
     mutating func apply(_ layer: ChangeLayer) throws {
         changes.inserted.reserveCapacity(layer.count)
-        // The levels above first, then the store: a commit that ends in between is
-        // then in one or the other (it leaves the writer's in-flight level only
-        // after it is in the store), so prefetched rows are never older than both.
-        for entityName in layer.entities.keys { _ = layers(entityName) }
-        try prefetchStoreKeys(layer)
+        // The levels above were copied first, then the store is read: a commit that
+        // ends in between is then in one or the other (it leaves the writer's
+        // in-flight level only after it is in the store).
+        if !hasPrefetch { try prefetchStoreKeys(layer) }
         for (entityName, changes) in layer.entities where !changes.rows.isEmpty {
             guard let entity = entities[entityName] else { throw StoreError.unknownEntity(entityName) }
             // Taken out of the layer while it changes, so that changing it copies nothing.
@@ -297,23 +303,13 @@ struct ChangeResolver {
         return nil
     }
 
-    /// Looks up, in one read, which keys of the incoming inserts the store already has.
+    /// Looks up, in one read, which keys of the incoming inserts the store already has
+    /// (when the save could not read them before taking its locks).
     private mutating func prefetchStoreKeys(_ layer: ChangeLayer) throws {
-        for (entityName, changes) in layer.entities {
-            guard let entity = entities[entityName], !entity.uniquenessConstraint.isEmpty else { continue }
-            let keyIndices = entity.keyIndices
-            var keys: [[StoreValue]] = []
-            for row in changes.rows.values where row.kind == .inserted && !row.keyCheckedAgainstStore {
-                let key = keyIndices.map { row.values[$0] }
-                if !key.contains(where: \.isNull) { keys.append(key) }
-            }
-            guard keys.count > 1 else { continue }
-            let found = try store.read { try $0.rows(forKeys: keys, entity: entity) }
-            storeKeys[entityName] = found
-            var byPrimaryKey: [Int64: [StoreValue]] = [:]
-            byPrimaryKey.reserveCapacity(found.count)
-            for row in found.values { byPrimaryKey[row.primaryKey] = row.values }
-            storeRows[entityName] = byPrimaryKey
-        }
+        let request = StorePrefetch.Request(layer: layer, entities: entities)
+        guard !request.isEmpty else { return }
+        let prefetched = try request.read(from: store, entities: entities)
+        storeKeys = prefetched.rowsByKey
+        storeRows = prefetched.rowsByPrimaryKey
     }
 }

@@ -56,28 +56,66 @@ extension ManagedObjectContext {
 
     /// Child save: resolve and apply under this context's lock, then the parent's
     /// (locks are always taken child before parent), without waiting for the parent's queue.
+    ///
+    /// The store's rows the changes need are read first, holding no lock: a
+    /// fetch on the parent (the view context on the main queue) waits for this
+    /// save's in-memory work at most, never for the disk. Under the locks the
+    /// read is only checked: when this level's changes or the store changed in
+    /// between (a writer commit ended), it is read again; after a few such
+    /// rounds the save reads under the locks as a last resort.
     private func save(into parent: ManagedObjectContext, coordinator: PersistentStoreCoordinator,
                       onlyWithoutObjectEdits: Bool = false) throws -> ContextDidSaveChanges? {
         let store = try coordinator.store
         let policy = parent.mergePolicy
-        return try level.withLock { (own: inout LevelState) throws -> ContextDidSaveChanges? in
-            // Without edits of its own objects, every row came from a child's save, which validated it.
-            if onlyWithoutObjectEdits && own.hasObjectEdits { return nil }
-            return try parent.level.withLock { (target: inout LevelState) throws -> ContextDidSaveChanges in
-                let parentInFlight = target.inFlight
-                var resolver = ChangeResolver(
-                    target: target.pending, policy: policy, entities: coordinator.entitiesByName,
-                    storeIdentifier: coordinator.storeIdentifier, store: store,
-                    fartherLayers: { entity in parent.layerChainAbove(entity: entity, targetInFlight: parentInFlight) })
-                try resolver.apply(own.pending)
-                target.pending = resolver.target
-                own.pending = ChangeLayer()
-                own.hasObjectEdits = false
-                target.metadata.merge(own.metadata) { _, new in new }
-                own.metadata.removeAll()
-                return resolver.changes
+        let entities = coordinator.entitiesByName
+        for attempt in 1...Self.prefetchAttempts + 1 {
+            let (request, version) = level.withLock { own in
+                (StorePrefetch.Request(layer: own.pending, entities: entities), own.pendingVersion)
             }
+            // nil: read under the locks (the last attempt).
+            var prefetched: StorePrefetch?
+            let generation = coordinator.commitGeneration
+            if attempt <= Self.prefetchAttempts {
+                prefetched = request.isEmpty ? StorePrefetch() : try request.read(from: store, entities: entities)
+            }
+            let outcome = try level.withLock { (own: inout LevelState) throws -> SaveOutcome in
+                // Without edits of its own objects, every row came from a child's save, which validated it.
+                if onlyWithoutObjectEdits && own.hasObjectEdits { return .saved(nil) }
+                if prefetched != nil && own.pendingVersion != version { return .readAgain }
+                return try parent.level.withLock { (target: inout LevelState) throws -> SaveOutcome in
+                    let parentInFlight = target.inFlight
+                    // The levels above are copied before the store's state is checked: a
+                    // commit that ended after the read is then still in the writer's in-flight level.
+                    var farther: [String: [EntityChanges]] = [:]
+                    for entity in own.pending.entities.keys {
+                        farther[entity] = parent.layerChainAbove(entity: entity, targetInFlight: parentInFlight)
+                    }
+                    if prefetched != nil && !request.isEmpty && coordinator.commitGeneration != generation { return .readAgain }
+                    var resolver = ChangeResolver(
+                        target: target.pending, policy: policy, entities: entities,
+                        storeIdentifier: coordinator.storeIdentifier, store: store,
+                        farther: farther, prefetched: prefetched)
+                    try resolver.apply(own.pending)
+                    target.pending = resolver.target
+                    own.pending = ChangeLayer()
+                    own.hasObjectEdits = false
+                    target.metadata.merge(own.metadata) { _, new in new }
+                    own.metadata.removeAll()
+                    return .saved(resolver.changes)
+                }
+            }
+            if case .saved(let changes) = outcome { return changes }
         }
+        // Not reached: the last attempt reads under the locks, so it saves or throws.
+        preconditionFailure("a child's save ended without saving or throwing")
+    }
+
+    /// How often a child's save reads the store before its locks (then once more under them).
+    private static var prefetchAttempts: Int { 3 }
+
+    private enum SaveOutcome {
+        case saved(ContextDidSaveChanges?)
+        case readAgain
     }
 
     /// The levels above this context (its in-flight save, then its ancestors), nearest first.
@@ -114,6 +152,9 @@ extension ManagedObjectContext {
             }
             throw error
         }
+        // Counted before the in-flight level goes: a child's save that read the store
+        // before this commit sees the count change, or still finds the rows in flight.
+        coordinator.noteCommit()
         level.withLock { $0.inFlight = nil }
         var changes = ContextDidSaveChanges()
         changes.inserted = result.inserted

@@ -43,7 +43,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     struct LevelState: Sendable {
         /// Unsaved changes at this level (own edits and children's saves).
-        var pending = ChangeLayer()
+        var pending = ChangeLayer() {
+            didSet { pendingVersion &+= 1 }  // no `oldValue`: changes in place stay in place
+        }
+        /// Counts changes to `pending`: a save that read the store before taking
+        /// the locks checks with it that its level did not change meanwhile.
+        private(set) var pendingVersion: UInt64 = 0
         /// A root context's changes being committed to the store right now.
         var inFlight: ChangeLayer?
         /// Values set with the wrong type or on unknown attributes since the last save.

@@ -68,6 +68,16 @@ public final class PersistentStoreCoordinator: Sendable {
 
     var storeIdentifier: String { state.withLock { $0.store?.identifier ?? "unloaded" } }
 
+    /// Root saves committed to the store so far (by any root context of this coordinator).
+    var commitGeneration: UInt64 { commits.load(ordering: .acquiring) }
+
+    /// Counts a root save that reached the store; called before its changes leave the in-flight level.
+    func noteCommit() {
+        commits.add(1, ordering: .releasing)
+    }
+
+    private let commits = Atomic<UInt64>(0)
+
     /// New primary keys for objects of `entity`: IDs are permanent from insert.
     /// Contexts take them in blocks, so inserts on many queues do not contend here.
     func allocatePrimaryKeys(for entity: String, count: Int64) -> Range<Int64> {

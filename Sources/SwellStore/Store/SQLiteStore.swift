@@ -35,6 +35,14 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
         set { observerLock.withLock { _commitObserver = newValue } }
     }
 
+    /// Called inside every read, after the reader ran and before its snapshot closes.
+    /// For tests that hold a store read open (a slow disk) at a known moment.
+    private var _readObserver: (@Sendable () -> Void)?
+    var readObserver: (@Sendable () -> Void)? {
+        get { observerLock.withLock { _readObserver } }
+        set { observerLock.withLock { _readObserver = newValue } }
+    }
+
     /// The store file's path (kept: `URL.path` is too slow to compute per read).
     let path: String
 
@@ -136,7 +144,9 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
             throw StoreError(error, path: path)
         }
         defer { try? connection.execute("COMMIT") }
-        return try body(SQLiteStoreReader(connection: connection, model: model, path: path))
+        let result = try body(SQLiteStoreReader(connection: connection, model: model, path: path))
+        readObserver?()
+        return result
     }
 
     private func checkOutReader() throws(StoreError) -> SQLiteConnection {

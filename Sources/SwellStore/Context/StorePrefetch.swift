@@ -1,0 +1,68 @@
+/// The store's rows a child's save needs to resolve its changes, read before
+/// the parent's lock is taken, so that nothing waiting for that lock (a
+/// main-queue fetch on the view context) ever waits for the disk (store.md 11, 14).
+///
+/// What it holds: for each keyed entity, the stored rows whose keys are among
+/// the keys of the save's inserts (absent keys are not stored), and the stored
+/// rows of updated objects whose key changes (their full values are needed to
+/// check the new key).
+struct StorePrefetch: Sendable {
+    /// Stored rows by key, per entity: authoritative for the keys that were looked up.
+    var rowsByKey: [String: [[StoreValue]: StoreRow]] = [:]
+    /// Stored rows by primary key, per entity (those found by key and those read by primary key).
+    var rowsByPrimaryKey: [String: [Int64: [StoreValue]]] = [:]
+
+    /// What a save's changes need from the store, worked out from the child's layer (no I/O).
+    struct Request: Sendable {
+        var keys: [String: [[StoreValue]]] = [:]
+        var primaryKeys: [String: [Int64]] = [:]
+
+        var isEmpty: Bool { keys.isEmpty && primaryKeys.isEmpty }
+
+        init(layer: ChangeLayer, entities: [String: EntityDescription]) {
+            for (entityName, changes) in layer.entities {
+                guard let entity = entities[entityName], !entity.uniquenessConstraint.isEmpty else { continue }
+                let keyIndices = entity.keyIndices
+                var keyMask = AttributeMask.empty
+                for index in keyIndices { keyMask.insert(index) }
+                var keys: [[StoreValue]] = []
+                var primaryKeys: [Int64] = []
+                for (primaryKey, row) in changes.rows {
+                    switch row.kind {
+                    case .inserted where !row.keyCheckedAgainstStore:
+                        let key = keyIndices.map { row.values[$0] }
+                        if !key.contains(where: \.isNull) { keys.append(key) }
+                    case .updated where row.mask.intersects(keyMask):
+                        primaryKeys.append(primaryKey)
+                    default:
+                        break
+                    }
+                }
+                if !keys.isEmpty { self.keys[entityName] = keys }
+                if !primaryKeys.isEmpty { self.primaryKeys[entityName] = primaryKeys }
+            }
+        }
+
+        /// Reads every requested row in one snapshot of the store.
+        func read(from store: any PersistentStore, entities: [String: EntityDescription]) throws -> StorePrefetch {
+            try store.read { reader in
+                var prefetch = StorePrefetch()
+                for (entityName, keys) in keys {
+                    guard let entity = entities[entityName] else { continue }
+                    let found = try reader.rows(forKeys: keys, entity: entity)
+                    prefetch.rowsByKey[entityName] = found
+                    var byPrimaryKey = prefetch.rowsByPrimaryKey[entityName] ?? [:]
+                    byPrimaryKey.reserveCapacity(found.count)
+                    for row in found.values { byPrimaryKey[row.primaryKey] = row.values }
+                    prefetch.rowsByPrimaryKey[entityName] = byPrimaryKey
+                }
+                for (entityName, primaryKeys) in primaryKeys {
+                    guard let entity = entities[entityName] else { continue }
+                    let found = try reader.rows(primaryKeys: primaryKeys, entity: entity)
+                    prefetch.rowsByPrimaryKey[entityName, default: [:]].merge(found) { stored, _ in stored }
+                }
+                return prefetch
+            }
+        }
+    }
+}
