@@ -20,13 +20,15 @@ final class AtomicFile {
     private(set) var bytesWritten: Int64 = 0
     private var descriptor: Int32
     private var state = State.open
+    /// Sees every byte the file gets, in order (a digest computed as the file is written).
+    let observer: ((UnsafeRawBufferPointer) -> Void)?
 
     private enum State {
         case open, committed, discarded
     }
 
     /// Creates the target's missing directories and an empty temporary file beside the target.
-    init(path: String) throws(CSVError) {
+    init(path: String, observer: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(CSVError) {
         guard !path.isEmpty else {
             throw CSVError(path: path, message: "the path is empty")
         }
@@ -45,6 +47,7 @@ final class AtomicFile {
         self.targetPath = path
         self.temporaryPath = temporaryPath
         self.descriptor = fd
+        self.observer = observer
     }
 
     deinit {
@@ -63,6 +66,7 @@ final class AtomicFile {
             throw error
         }
         bytesWritten += Int64(bytes.count)
+        observer?(bytes)
     }
 
     /// Flushes the file to disk, closes it and renames it onto the target; then fsyncs the directory.

@@ -6,11 +6,12 @@
 public final class AtomicFileOutput: CSVOutput {
     private let file: AtomicFile
 
-    /// Opens a temporary file beside `path`, creating missing directories.
+    /// Opens a temporary file beside `path`, creating missing directories. `onFileBytes` is
+    /// called with every byte the file gets, in order (to hash the file as it is written).
     ///
     /// - Throws: `CSVError` naming `path` when a directory cannot be created or the file cannot be opened.
-    public init(path: String) throws(CSVError) {
-        file = try AtomicFile(path: path)
+    public init(path: String, onFileBytes: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(CSVError) {
+        file = try AtomicFile(path: path, observer: onFileBytes)
     }
 
     /// Appends `bytes` to the temporary file.

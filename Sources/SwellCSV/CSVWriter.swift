@@ -61,6 +61,77 @@ public final class CSVWriter {
         rowsWritten += 1
     }
 
+    // MARK: Field by field
+
+    /// Fields written in the current row (field-by-field writing).
+    private var fieldsInRow = 0
+
+    /// Writes a text field from its UTF-8 bytes (formula escaping applies, as for `.text`),
+    /// without a `String`: for callers that read values in place (the store's column bytes).
+    /// End the row with `endRow()`.
+    public func writeTextField(_ bytes: UnsafeBufferPointer<UInt8>) throws(CSVError) {
+        try separateField()
+        try appendField(bytes, escape: escapeFormulas)
+    }
+
+    /// Writes an already formatted value's UTF-8 bytes (never escaped, as for `.value`).
+    public func writeValueField(_ bytes: UnsafeBufferPointer<UInt8>) throws(CSVError) {
+        try separateField()
+        try appendField(bytes, escape: false)
+    }
+
+    /// Writes an already formatted value (never escaped, as for `.value`).
+    public func writeValueField(_ value: String) throws(CSVError) {
+        try separateField()
+        try appendField(value, escape: false)
+    }
+
+    /// Writes an integer's decimal digits (`CSVFormat.integer`), straight into the buffer.
+    public func writeIntegerField(_ value: Int64) throws(CSVError) {
+        try separateField()
+        try reserve(20)
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 20 digits, filled from the end
+        let length: Int = withUnsafeMutableBytes(of: &digits) { raw in
+            var position = raw.count
+            repeat {
+                position -= 1
+                raw[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                position -= 1
+                raw[position] = UInt8(ascii: "-")
+            }
+            let length = raw.count - position
+            (buffer + count).update(from: raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + position, count: length)
+            return length
+        }
+        count += length
+    }
+
+    /// Writes an empty field (no value).
+    public func writeNullField() throws(CSVError) {
+        try separateField()
+    }
+
+    /// Ends a row written field by field.
+    public func endRow() throws(CSVError) {
+        try appendByte(ASCII.lineFeed)
+        fieldsInRow = 0
+        rowsWritten += 1
+    }
+
+    private func separateField() throws(CSVError) {
+        if fieldsInRow > 0 { try appendByte(ASCII.comma) }
+        fieldsInRow += 1
+    }
+
+    /// Makes room for `bytes` more bytes in the buffer (at most `capacity`).
+    private func reserve(_ bytes: Int) throws(CSVError) {
+        if bytes > capacity - count { try flush() }
+    }
+
     /// Writes what is buffered, then completes the output (`output.finish()`: fsync and rename).
     ///
     /// - Throws: `CSVError` from the output; the target is then left as it was.
@@ -94,10 +165,29 @@ public final class CSVWriter {
             text.withUTF8 { plan.encode($0, into: buffer + count) }
             count += plan.length
         } else {
-            let large = UnsafeMutablePointer<UInt8>.allocate(capacity: plan.length)
-            defer { large.deallocate() }
-            text.withUTF8 { plan.encode($0, into: large) }
-            try output.write(UnsafeRawBufferPointer(start: large, count: plan.length))
+            try writeLarge(plan) { plan, target in text.withUTF8 { plan.encode($0, into: target) } }
+        }
+    }
+
+    /// A field larger than the buffer goes to the output on its own.
+    private func writeLarge(_ plan: FieldPlan, _ encode: (FieldPlan, UnsafeMutablePointer<UInt8>) -> Void) throws(CSVError) {
+        let large = UnsafeMutablePointer<UInt8>.allocate(capacity: plan.length)
+        defer { large.deallocate() }
+        encode(plan, large)
+        try output.write(UnsafeRawBufferPointer(start: large, count: plan.length))
+    }
+
+    private func appendField(_ bytes: UnsafeBufferPointer<UInt8>, escape: Bool) throws(CSVError) {
+        let plan = FieldPlan(scanning: bytes, escapeFormulas: escape)
+        guard plan.length > 0 else { return }
+        if plan.length > capacity - count {
+            try flush()
+        }
+        if plan.length <= capacity {
+            plan.encode(bytes, into: buffer + count)
+            count += plan.length
+        } else {
+            try writeLarge(plan) { plan, target in plan.encode(bytes, into: target) }
         }
     }
 }

@@ -17,11 +17,14 @@ public final class GzipFileOutput: CSVOutput {
     /// - Parameters:
     ///   - level: zlib's level, 1 (fastest) ... 9 (smallest); 6 by default.
     ///   - threads: compression threads, at least 1; 2 by default.
+    ///   - onFileBytes: called with every byte the file gets (compressed), in order, on the
+    ///     writing thread — to hash the file as it is written rather than read it back.
     /// - Throws: `CSVError` naming `path` for a level outside 1...9, fewer than 1 thread, a
     ///   directory that cannot be created or a file that cannot be opened.
-    public init(path: String, level: Int = 6, threads: Int = 2) throws(CSVError) {
+    public init(path: String, level: Int = 6, threads: Int = 2,
+                onFileBytes: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(CSVError) {
         encoder = try GzipEncoder(level: level, threads: threads, path: path)
-        file = try AtomicFile(path: path)
+        file = try AtomicFile(path: path, observer: onFileBytes)
     }
 
     /// Compresses `bytes`; blocks compressed by now are written, in order.

@@ -23,7 +23,17 @@ public enum ISODate {
     /// NaN, the infinities and times further than 10^15 seconds (about 31 million years) from 1970
     /// give "" (an empty field).
     public static func string(fromSeconds secondsSince1970: Double) -> String {
-        guard secondsSince1970.isFinite, secondsSince1970.magnitude < 1e15 else { return "" }
+        String(unsafeUninitializedCapacity: maximumLength) { write(fromSeconds: secondsSince1970, into: $0) }
+    }
+
+    /// The most bytes `write(fromSeconds:into:)` writes.
+    public static let maximumLength = 40
+
+    /// Writes `string(fromSeconds:)`'s UTF-8 bytes at the start of `buffer` (at least
+    /// `maximumLength` bytes) and returns how many it wrote: the same text, no `String` made.
+    public static func write(fromSeconds secondsSince1970: Double, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        precondition(buffer.count >= maximumLength, "ISODate.write needs \(maximumLength) bytes")
+        guard secondsSince1970.isFinite, secondsSince1970.magnitude < 1e15 else { return 0 }
         let floor = secondsSince1970.rounded(.down)
         var milliseconds = Int64(((secondsSince1970 - floor) * 1000).rounded())
         var seconds = Int64(floor)
@@ -35,7 +45,7 @@ public enum ISODate {
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = CivilDate.civil(fromDays: days)
 
-        return String(unsafeUninitializedCapacity: 40) { buffer in
+        do {
             var position = 0
             func put(_ byte: UInt8) {
                 buffer[position] = byte

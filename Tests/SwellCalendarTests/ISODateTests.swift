@@ -108,3 +108,11 @@ private let mayFirstDawn: Double = 1_714_545_000
     #expect(CivilDate.daysInMonth(year: 1900, month: 2) == 28)
     #expect(CivilDate.daysInMonth(year: 2000, month: 2) == 29)
 }
+
+@Test func isoDateWrittenIntoBytesIsTheSameText() {
+    var bytes = [UInt8](repeating: 0, count: ISODate.maximumLength)
+    for seconds in [0, 1_700_000_000.5, -86_400 * 800_000, 1e14, 253_402_300_800, -1.0005, .nan, .infinity] {
+        let length = bytes.withUnsafeMutableBufferPointer { ISODate.write(fromSeconds: seconds, into: $0) }
+        #expect(String(decoding: bytes[..<length], as: UTF8.self) == ISODate.string(fromSeconds: seconds))
+    }
+}

@@ -71,4 +71,36 @@ import Testing
         }
         #expect(withChanges == [9, 5, 4, 3, 2, 1])
     }
+
+    @Test func rowCursorsReadTheSameValuesAsRowsWithAndWithoutUnsavedChanges() async throws {
+        let container = try makeContainer(directory)
+        let writer = container.writerContext
+        try await writer.perform {
+            for id in 1...5 { insertEntry(writer, id: id, location: id % 2 == 0 ? "Pacifica, \"CA\"" : nil, rating: id) }
+            try writer.save()
+        }
+        let request = FetchRequest(entityName: "JournalEntry")
+        let reader = container.newBackgroundContext()
+        for unsaved in [false, true] {
+            let (rows, cursors) = try await reader.perform { () throws -> ([[StoreValue]], [[StoreValue]]) in
+                if unsaved { insertEntry(reader, id: 9, location: "Linda Mar", rating: 9) }
+                var rows: [[StoreValue]] = []
+                try reader.enumerateRows(request) { primaryKey, values in rows.append([.integer(primaryKey)] + values) }
+                var cursors: [[StoreValue]] = []
+                try reader.enumerateRowCursors(request) { cursor in
+                    cursors.append([.integer(cursor.primaryKey)] + (0..<journalEntity.attributes.count).map { index -> StoreValue in
+                        switch cursor.kind(index) {
+                        case .null: return .null
+                        case .integer: return .integer(cursor.integer(index))
+                        case .real: return .real(cursor.real(index))
+                        case .text: return .text(cursor.withText(index) { String(decoding: $0, as: UTF8.self) })
+                        }
+                    })
+                }
+                return (rows, cursors)
+            }
+            #expect(rows.count == (unsaved ? 6 : 5))
+            #expect(cursors == rows)
+        }
+    }
 }

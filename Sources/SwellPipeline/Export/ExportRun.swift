@@ -26,25 +26,25 @@ struct ExportRun {
     /// Runs on `context`'s queue.
     func run(in context: ManagedObjectContext) throws(PipelineError) -> RunReport.Export {
         let started = Date()
+        let digest = FileDigest()
         let output: CSVOutput
         do {
-            output = export.isGzip ? try GzipFileOutput(path: export.path, level: export.gzipLevel) : try AtomicFileOutput(path: export.path)
+            output = export.isGzip
+                ? try GzipFileOutput(path: export.path, level: export.gzipLevel, onFileBytes: digest.update)
+                : try AtomicFileOutput(path: export.path, onFileBytes: digest.update)
         } catch {
             throw PipelineError(.cannotCreate, "export \(export.name): \(error)")
         }
         let writer = CSVWriter(output: output, escapeFormulas: export.escapeFormulas)
-        let columns: [(index: Int, type: AttributeType, format: String?)] = export.columns.compactMap { column in
+        let columns: [Column] = export.columns.compactMap { column in
             guard let index = entity.attributes.firstIndex(where: { $0.name == column.attribute }) else { return nil }
-            return (index, entity.attributes[index].type, column.format)
+            return Column(attribute: index, type: entity.attributes[index].type, format: column.format)
         }
         do {
             if export.header { try writer.writeHeader(export.columns.map(\.name)) }
-            var cells = [CSVCell](repeating: .null, count: columns.count)
-            try context.enumerateRows(request) { _, values in
-                for (position, column) in columns.enumerated() {
-                    cells[position] = Self.cell(values[column.index], type: column.type, format: column.format)
-                }
-                try writer.writeRow(cells)
+            try context.enumerateRowCursors(request) { row in
+                for column in columns { try Self.write(row, column, to: writer) }
+                try writer.endRow()
             }
             try writer.finish()
         } catch let error as CSVError {
@@ -54,47 +54,70 @@ struct ExportRun {
             output.abort()
             throw PipelineError(.io, "export \(export.name): reading the store failed: \(error)")
         }
-        let (bytes, digest) = try Self.digest(of: export.path)
-        return RunReport.Export(name: export.name, path: export.path, rows: writer.rowsWritten, bytes: bytes, sha256: digest,
-                                durationS: SourceRun.rounded(Date().timeIntervalSince(started)))
+        return RunReport.Export(name: export.name, path: export.path, rows: writer.rowsWritten, bytes: output.bytesWritten,
+                                sha256: digest.hex, durationS: SourceRun.rounded(Date().timeIntervalSince(started)))
     }
 
-    /// A value's CSV cell per the Values table.
-    static func cell(_ value: StoreValue, type: AttributeType, format: String?) -> CSVCell {
-        switch (value, type) {
-        case (.null, _): return .null
-        case (.text(let text), _): return .text(text)
-        case (.integer(let int), .boolean): return .value(CSVFormat.boolean(int != 0))
-        case (.integer(let int), .date): return .value(date(Double(int), format: format))
-        case (.integer(let int), .double): return .value(CSVFormat.double(Double(int)))
-        case (.integer(let int), _): return .value(CSVFormat.integer(int))
-        case (.real(let double), .date): return .value(date(double, format: format))
-        case (.real(let double), .integer):
-            if let int = Int64(exactly: double) { return .value(CSVFormat.integer(int)) }
-            return .value(CSVFormat.double(double))
-        case (.real(let double), _): return .value(CSVFormat.double(double))
+    /// An exported column: the attribute's index and type, and the date format if any.
+    struct Column {
+        var attribute: Int
+        var type: AttributeType
+        var format: String?
+    }
+
+    /// Writes a value's CSV cell per the Values table, from the store's bytes in place.
+    static func write(_ row: StoreRowCursor, _ column: Column, to writer: CSVWriter) throws {
+        let index = column.attribute
+        switch (row.kind(index), column.type) {
+        case (.null, _):
+            try writer.writeNullField()
+        case (.text, _):
+            try row.withText(index) { try writer.writeTextField($0) }
+        case (.integer, .boolean):
+            try writer.writeValueField(CSVFormat.boolean(row.integer(index) != 0))
+        case (.integer, .date):
+            try writeDate(Double(row.integer(index)), format: column.format, to: writer)
+        case (.integer, .double):
+            try writer.writeValueField(CSVFormat.double(Double(row.integer(index))))
+        case (.integer, _):
+            try writer.writeIntegerField(row.integer(index))
+        case (.real, .date):
+            try writeDate(row.real(index), format: column.format, to: writer)
+        case (.real, .integer):
+            let double = row.real(index)
+            if let int = Int64(exactly: double) {
+                try writer.writeIntegerField(int)
+            } else {
+                try writer.writeValueField(CSVFormat.double(double))
+            }
+        case (.real, _):
+            try writer.writeValueField(CSVFormat.double(row.real(index)))
         }
     }
 
-    private static func date(_ seconds: Double, format: String?) -> String {
-        format.map { CSVFormat.date(seconds, pattern: $0) } ?? ISODate.string(fromSeconds: seconds)
+    private static func writeDate(_ seconds: Double, format: String?, to writer: CSVWriter) throws {
+        if let format {
+            try writer.writeValueField(CSVFormat.date(seconds, pattern: format))
+            return
+        }
+        var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)  // ISODate.maximumLength bytes
+        try withUnsafeMutableBytes(of: &text) { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            let length = ISODate.write(fromSeconds: seconds, into: bytes)
+            try writer.writeValueField(UnsafeBufferPointer(rebasing: bytes[..<length]))
+        }
+    }
+}
+
+/// The SHA-256 of a file, computed from its bytes as they are written (nothing is read back).
+private final class FileDigest {
+    private var hasher = SHA256()
+
+    func update(_ bytes: UnsafeRawBufferPointer) {
+        hasher.update(bufferPointer: bytes)
     }
 
-    /// The file's size and SHA-256 (hex).
-    static func digest(of path: String) throws(PipelineError) -> (Int64, String) {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw PipelineError(.cannotCreate, "cannot read back \(path)")
-        }
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        var total: Int64 = 0
-        while true {
-            let chunk = handle.readData(ofLength: 1 << 20)
-            if chunk.isEmpty { break }
-            total += Int64(chunk.count)
-            hasher.update(data: chunk)
-        }
-        let hex = hasher.finalize().map { String(format: "%02x", $0) }.joined()
-        return (total, hex)
+    var hex: String {
+        hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -43,6 +43,21 @@ extension ManagedObjectContext {
         }
     }
 
+    /// Like `enumerateRows`, with each row's values read in place from the store
+    /// (no `StoreValue`s or `String`s made): `body` must not keep the cursor.
+    /// The exports format millions of rows this way, in constant memory.
+    package func enumerateRowCursors(_ request: FetchRequest, _ body: (StoreRowCursor) throws -> Void) throws {
+        assertOnQueue("read \(request.entityName)")
+        let plan = try makePlan(request)
+        if layerChain(entity: plan.entity.name, includeSelf: true).isEmpty {
+            try storeOrThrow().read { reader in try reader.forEachRowCursor(plan.storeQuery, body) }
+            return
+        }
+        for row in try resolveRows(plan) {
+            try body(StoreRowCursor(primaryKey: row.primaryKey, values: row.values))
+        }
+    }
+
     /// The entity a request names, as the model has it.
     package func entityDescription(named name: String) throws -> EntityDescription {
         guard let coordinator else { throw StoreError.noPersistentStore }

@@ -27,6 +27,8 @@ protocol StoreReader {
     func rows(_ query: StoreQuery) throws -> [StoreRow]
     /// Calls `body` with each row matching a query, in order, one at a time (constant memory).
     func forEachRow(_ query: StoreQuery, _ body: (StoreRow) throws -> Void) throws
+    /// Like `forEachRow`, with each row's values read in place (no copies), valid only inside `body`.
+    func forEachRowCursor(_ query: StoreQuery, _ body: (StoreRowCursor) throws -> Void) throws
     /// A value Swell keeps in the store beside the data (`swell_state`).
     func metadata(forKey key: String) throws -> String?
     /// The number of rows matching a query's predicate (ignoring limit and offset).

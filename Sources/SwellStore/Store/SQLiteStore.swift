@@ -250,6 +250,16 @@ struct SQLiteStoreReader: StoreReader {
     }
 
     func forEachRow(_ query: StoreQuery, _ body: (StoreRow) throws -> Void) throws {
+        let count = query.entity.attributes.count
+        try forEachRowCursor(query) { cursor in
+            var values: [StoreValue] = []
+            values.reserveCapacity(count)
+            for index in 0..<count { values.append(cursor.value(index)) }
+            try body(StoreRow(primaryKey: cursor.primaryKey, values: values))
+        }
+    }
+
+    func forEachRowCursor(_ query: StoreQuery, _ body: (StoreRowCursor) throws -> Void) throws {
         let entity = query.entity
         var (sql, arguments) = whereClause(query)
         sql = "SELECT \(columns(entity)) FROM \(quoteIdentifier(entity.name))" + sql
@@ -267,12 +277,8 @@ struct SQLiteStoreReader: StoreReader {
             let statement = try connection.statement(sql)
             defer { statement.reset() }
             try statement.bind(arguments)
-            let count = Int32(entity.attributes.count)
             while try statement.step() {
-                var values: [StoreValue] = []
-                values.reserveCapacity(Int(count))
-                for index in 0..<count { values.append(statement.column(index + 1)) }
-                try body(StoreRow(primaryKey: statement.int64(0), values: values))
+                try body(StoreRowCursor(statement: statement.handle))
             }
         }
     }
