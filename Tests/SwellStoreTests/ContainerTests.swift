@@ -60,8 +60,10 @@ import Testing
                 try worker.save()
             }
             try await container.saveToDisk()
-            let viewHeld = container.viewContext.level.withLock { $0.pending.count }
-            let writerHeld = container.writerContext.level.withLock { $0.pending.count + ($0.inFlight?.count ?? 0) }
+            let viewHeld = container.viewContext.level.withLock { $0.layers.reduce(0) { $0 + $1.count } }
+            let writerHeld = container.writerContext.level.withLock {
+                ($0.layers + $0.inFlight).reduce(0) { $0 + $1.count }
+            }
             #expect(viewHeld == 0)
             #expect(writerHeld == 0)
         }

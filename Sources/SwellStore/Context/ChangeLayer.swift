@@ -127,6 +127,10 @@ struct EntityChanges: Sendable {
 struct ChangeLayer: Sendable {
     var entities: [String: EntityChanges] = [:]
     private(set) var nextSequence: UInt64 = 0
+    /// Every row is an insert whose key (if it has one) was checked against every
+    /// level above and the store when the layer was moved whole into its level (a
+    /// segment): the next level takes it without looking at its rows.
+    var keysChecked = false
 
     var isEmpty: Bool { entities.values.allSatisfy { $0.rows.isEmpty } }
 
@@ -169,5 +173,51 @@ struct ChangeLayer: Sendable {
             all.append((names[item.entity], item.key, row))
         }
         return all
+    }
+}
+
+extension ChangeLayer {
+    /// Puts `newer`'s changes on top of this layer's, as if they had been made here
+    /// afterwards (per-row work; rows new here take fresh sequence numbers).
+    mutating func stack(_ newer: ChangeLayer) {
+        keysChecked = false
+        // In the order the newer changes were made, so later ones stay later.
+        for (entity, key, row) in newer.orderedRows() {
+            let sequence = takeSequence()
+            modify(entity) { merged in
+                if var older = merged.rows[key] {
+                    switch (older.kind, row.kind) {
+                    case (.inserted, .deleted):
+                        merged.removeRow(key)
+                        return
+                    case (_, .deleted): older = row
+                    case (.deleted, _): older = row
+                    default:
+                        for index in row.mask.indices(below: row.values.count) { older.values[index] = row.values[index] }
+                        older.mask.formUnion(row.mask)
+                    }
+                    merged.rows[key] = older
+                } else {
+                    var moved = row
+                    moved.sequence = sequence
+                    merged.rows[key] = moved
+                }
+                if let newKey = newer.entities[entity]?.keyOfRow[key] { merged.setKey(newKey, for: key) }
+            }
+        }
+    }
+
+    /// Layers folded into one, oldest first.
+    static func folded(_ layers: [ChangeLayer]) -> ChangeLayer {
+        guard var result = layers.first else { return ChangeLayer() }
+        for newer in layers.dropFirst() { result.stack(newer) }
+        result.keysChecked = false
+        return result
+    }
+
+    /// The rows of layers (oldest first), each layer's in the order they were first changed.
+    static func orderedRows(_ layers: [ChangeLayer]) -> [(entity: String, primaryKey: Int64, row: PendingRow)] {
+        if layers.count == 1 { return layers[0].orderedRows() }
+        return layers.flatMap { $0.orderedRows() }
     }
 }

@@ -166,8 +166,12 @@ extension ManagedObjectContext {
         var context: ManagedObjectContext? = includeSelf ? self : parent
         while let current = context {
             current.level.withLock { level in
-                if let changes = level.pending.entities[entity], !changes.rows.isEmpty { result.append(changes) }
-                if let changes = level.inFlight?.entities[entity], !changes.rows.isEmpty { result.append(changes) }
+                for layer in level.layers {
+                    if let changes = layer.entities[entity], !changes.rows.isEmpty { result.append(changes) }
+                }
+                for layer in level.inFlight.reversed() {
+                    if let changes = layer.entities[entity], !changes.rows.isEmpty { result.append(changes) }
+                }
             }
             context = current.parent
         }

@@ -22,8 +22,9 @@ extension ManagedObjectContext {
         let invalid = level.withLock { $0.invalidValues }
         if let first = invalid.first { throw first }
         guard let coordinator else { throw StoreError.noPersistentStore }
-        let (snapshot, hasMetadata) = level.withLock { ($0.pending, !$0.metadata.isEmpty) }
-        guard !snapshot.isEmpty || hasMetadata else { return ContextDidSaveChanges() }
+        // Segments came from children's saves, which validated them: only the rest is checked here.
+        let (snapshot, isEmpty, hasMetadata) = level.withLock { ($0.unsegmented, $0.isEmpty, !$0.metadata.isEmpty) }
+        guard !isEmpty || hasMetadata else { return ContextDidSaveChanges() }
         try validateRequiredValues(snapshot, coordinator: coordinator)
         let changes: ContextDidSaveChanges
         if let parent {
@@ -70,7 +71,7 @@ extension ManagedObjectContext {
         let entities = coordinator.entitiesByName
         for attempt in 1...Self.prefetchAttempts + 1 {
             let (request, version) = level.withLock { own in
-                (StorePrefetch.Request(layer: own.pending, entities: entities), own.pendingVersion)
+                (StorePrefetch.Request(layer: own.unsegmented, entities: entities), own.pendingVersion)
             }
             // nil: read under the locks (the last attempt).
             var prefetched: StorePrefetch?
@@ -83,31 +84,85 @@ extension ManagedObjectContext {
                 if onlyWithoutObjectEdits && own.hasObjectEdits { return .saved(nil) }
                 if prefetched != nil && own.pendingVersion != version { return .readAgain }
                 return try parent.level.withLock { (target: inout LevelState) throws -> SaveOutcome in
-                    let parentInFlight = target.inFlight
+                    let moving = own.unsegmented
                     // The levels above are copied before the store's state is checked: a
                     // commit that ended after the read is then still in the writer's in-flight level.
                     var farther: [String: [EntityChanges]] = [:]
-                    for entity in own.pending.entities.keys {
-                        farther[entity] = parent.layerChainAbove(entity: entity, targetInFlight: parentInFlight)
+                    for entity in moving.entities.keys {
+                        farther[entity] = parent.layerChainAbove(entity: entity, targetInFlight: target.inFlight)
                     }
                     if prefetched != nil && !request.isEmpty && coordinator.commitGeneration != generation { return .readAgain }
-                    var resolver = ChangeResolver(
-                        target: target.pending, policy: policy, entities: entities,
-                        storeIdentifier: coordinator.storeIdentifier, store: store,
-                        farther: farther, prefetched: prefetched)
-                    try resolver.apply(own.pending)
-                    target.pending = resolver.target
-                    own.pending = ChangeLayer()
+                    var changes = ContextDidSaveChanges()
+                    if !moving.isEmpty {
+                        if let prefetched, let whole = Self.wholeIfNoKeyMeets(moving, sameLevel: target.layers, farther: farther,
+                                                                                 prefetched: prefetched, entities: entities) {
+                            // New objects whose keys meet nothing: the layer moves as it is (no per-row work but the look-ups).
+                            target.appendSegment(whole)
+                            insertIDs(of: whole, into: &changes, storeIdentifier: coordinator.storeIdentifier)
+                        } else {
+                            var resolver = ChangeResolver(
+                                target: target.pending, policy: policy, entities: entities,
+                                storeIdentifier: coordinator.storeIdentifier, store: store,
+                                farther: farther, prefetched: prefetched)
+                            try resolver.apply(moving)
+                            target.pending = resolver.target
+                            changes = resolver.changes
+                        }
+                    }
+                    // Segments were checked against every level above when they arrived here: they move as they are.
+                    for segment in own.segments {
+                        target.appendSegment(segment)
+                        insertIDs(of: segment, into: &changes, storeIdentifier: coordinator.storeIdentifier)
+                    }
+                    _ = own.takeLayers()
                     own.hasObjectEdits = false
                     target.metadata.merge(own.metadata) { _, new in new }
                     own.metadata.removeAll()
-                    return .saved(resolver.changes)
+                    return .saved(changes)
                 }
             }
             if case .saved(let changes) = outcome { return changes }
         }
         // Not reached: the last attempt reads under the locks, so it saves or throws.
         preconditionFailure("a child's save ended without saving or throwing")
+    }
+
+    /// `layer` marked as key-checked when it holds only new objects and none of their
+    /// keys meets another object: not in the layer itself, at the receiving level
+    /// (`sameLevel`), above it (`farther`), or in the store (`prefetched`). Then the
+    /// parent takes it whole, as a segment; otherwise nil (resolve row by row).
+    private static func wholeIfNoKeyMeets(_ layer: ChangeLayer, sameLevel: [ChangeLayer], farther: [String: [EntityChanges]],
+                                          prefetched: StorePrefetch, entities: [String: EntityDescription]) -> ChangeLayer? {
+        for (entityName, changes) in layer.entities where !changes.rows.isEmpty {
+            guard let entity = entities[entityName] else { return nil }
+            let keyIndices = entity.keyIndices
+            var keyed = 0
+            for row in changes.rows.values {
+                guard row.kind == .inserted else { return nil }
+                if !keyIndices.isEmpty && !keyIndices.contains(where: { row.values[$0].isNull }) { keyed += 1 }
+            }
+            guard keyed > 0 else { continue }
+            // Every keyed row is in the key index (one object per key), and its keys were looked up in the store.
+            guard changes.keyOfRow.count == keyed, let stored = prefetched.rowsByKey[entityName] else { return nil }
+            let others = (sameLevel.compactMap { $0.entities[entityName] } + (farther[entityName] ?? [])).filter { !$0.keyIndex.isEmpty }
+            for (primaryKey, key) in changes.keyOfRow {
+                guard changes.keyIndex[key] == primaryKey, stored[key] == nil else { return nil }
+                for other in others where other.keyIndex[key] != nil { return nil }
+            }
+        }
+        var whole = layer
+        whole.keysChecked = true
+        return whole
+    }
+
+    /// Adds the IDs of a layer's rows (all inserts) to a save's inserted objects.
+    private func insertIDs(of layer: ChangeLayer, into changes: inout ContextDidSaveChanges, storeIdentifier: String) {
+        for (entityName, entityChanges) in layer.entities {
+            changes.inserted.reserveCapacity(changes.inserted.count + entityChanges.rows.count)
+            for primaryKey in entityChanges.rows.keys {
+                changes.inserted.insert(ObjectID(entityName: entityName, primaryKey: primaryKey, storeIdentifier: storeIdentifier))
+            }
+        }
     }
 
     /// How often a child's save reads the store before its locks (then once more under them).
@@ -119,9 +174,11 @@ extension ManagedObjectContext {
     }
 
     /// The levels above this context (its in-flight save, then its ancestors), nearest first.
-    fileprivate func layerChainAbove(entity: String, targetInFlight: ChangeLayer?) -> [EntityChanges] {
+    fileprivate func layerChainAbove(entity: String, targetInFlight: [ChangeLayer]) -> [EntityChanges] {
         var result: [EntityChanges] = []
-        if let changes = targetInFlight?.entities[entity], !changes.rows.isEmpty { result.append(changes) }
+        for layer in targetInFlight.reversed() {
+            if let changes = layer.entities[entity], !changes.rows.isEmpty { result.append(changes) }
+        }
         return result + layerChain(entity: entity, includeSelf: false)
     }
 
@@ -129,16 +186,15 @@ extension ManagedObjectContext {
     /// readers) while they are committed; new changes from children keep arriving.
     private func saveToStore(coordinator: PersistentStoreCoordinator) throws -> ContextDidSaveChanges {
         let store = try coordinator.store
-        let (inFlight, metadata) = level.withLock { level -> (ChangeLayer, [String: String?]) in
-            let pending = level.pending
+        let (inFlight, metadata) = level.withLock { level -> ([ChangeLayer], [String: String?]) in
+            let layers = level.takeLayers()
             let metadata = level.metadata
-            level.inFlight = pending
-            level.pending = ChangeLayer()
+            level.inFlight = layers
             level.metadata.removeAll()
             level.hasObjectEdits = false
-            return (pending, metadata)
+            return (layers, metadata)
         }
-        let operations = inFlight.orderedRows().map {
+        let operations = ChangeLayer.orderedRows(inFlight).map {
             StoreChangeSet.Operation(entity: $0.entity, primaryKey: $0.primaryKey, row: $0.row)
         }
         let result: StoreCommitResult
@@ -146,8 +202,9 @@ extension ManagedObjectContext {
             result = try store.commit(StoreChangeSet(operations: operations, metadata: metadata, mergePolicy: mergePolicy))
         } catch {
             level.withLock { level in
-                level.pending = Self.restore(inFlight, under: level.pending)
-                level.inFlight = nil
+                // The failed changes go back under those that arrived meanwhile.
+                level.pending = ChangeLayer.folded(inFlight + level.takeLayers())
+                level.inFlight = []
                 level.metadata.merge(metadata) { newer, _ in newer }
             }
             throw error
@@ -155,41 +212,13 @@ extension ManagedObjectContext {
         // Counted before the in-flight level goes: a child's save that read the store
         // before this commit sees the count change, or still finds the rows in flight.
         coordinator.noteCommit()
-        level.withLock { $0.inFlight = nil }
+        level.withLock { $0.inFlight = [] }
         var changes = ContextDidSaveChanges()
         changes.inserted = result.inserted
         changes.updated = result.updated
         changes.deleted = result.deleted
         changes.merged = result.merged
         return changes
-    }
-
-    /// Puts a failed save's changes back under the changes that arrived meanwhile.
-    private static func restore(_ failed: ChangeLayer, under newer: ChangeLayer) -> ChangeLayer {
-        var result = failed
-        for (entity, changes) in newer.entities {
-            var merged = result.entities[entity, default: EntityChanges()]
-            for (key, row) in changes.rows {
-                if var older = merged.rows[key] {
-                    switch (older.kind, row.kind) {
-                    case (.inserted, .deleted): merged.removeRow(key); continue
-                    case (_, .deleted): older = row
-                    case (.deleted, _): older = row
-                    default:
-                        for index in row.mask.indices(below: row.values.count) { older.values[index] = row.values[index] }
-                        older.mask.formUnion(row.mask)
-                    }
-                    merged.rows[key] = older
-                } else {
-                    var moved = row
-                    moved.sequence = result.takeSequence()
-                    merged.rows[key] = moved
-                }
-                if let newKey = changes.keyOfRow[key] { merged.setKey(newKey, for: key) }
-            }
-            result.entities[entity] = merged
-        }
-        return result
     }
 
     /// After a save: registered objects take their saved values, the context lets

@@ -42,15 +42,36 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     private let settings = Mutex<Settings>(Settings())
 
     struct LevelState: Sendable {
-        /// Unsaved changes at this level (own edits and children's saves).
-        var pending = ChangeLayer() {
-            didSet { pendingVersion &+= 1 }  // no `oldValue`: changes in place stay in place
+        /// Unsaved changes at this level (own edits and children's saves), as one layer.
+        /// Reading or changing it first folds the segments into it (per-row work): the
+        /// fast paths use `layers`, `appendSegment` and `takeLayers` instead.
+        var pending: ChangeLayer {
+            mutating get {
+                foldSegments()
+                return base
+            }
+            set {
+                base = newValue
+                segments.removeAll()
+                pendingVersion &+= 1
+            }
+            _modify {
+                foldSegments()
+                pendingVersion &+= 1
+                yield &base
+            }
         }
-        /// Counts changes to `pending`: a save that read the store before taking
+        /// The changes that are not in a segment; older than every segment.
+        private var base = ChangeLayer()
+        /// Whole layers of new objects moved here by children's saves without per-row
+        /// work, oldest first, never changed once here: every row is an insert whose
+        /// key was checked against every level above and the store (`ChangeLayer.keysChecked`).
+        private(set) var segments: [ChangeLayer] = []
+        /// Counts changes to this level: a save that read the store before taking
         /// the locks checks with it that its level did not change meanwhile.
         private(set) var pendingVersion: UInt64 = 0
-        /// A root context's changes being committed to the store right now.
-        var inFlight: ChangeLayer?
+        /// A root context's changes being committed to the store right now, oldest first.
+        var inFlight: [ChangeLayer] = []
         /// Values set with the wrong type or on unknown attributes since the last save.
         var invalidValues: [StoreError] = []
         /// Store metadata set here (or saved into here) and not yet saved: key → value (nil removes).
@@ -58,6 +79,48 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         /// Whether this context's own objects were inserted, changed or deleted since the last save
         /// (then only a save on the queue may move the changes: it updates those objects).
         var hasObjectEdits = false
+
+        /// This level's changes without folding, nearest (newest) first.
+        var layers: [ChangeLayer] {
+            segments.isEmpty ? [base] : segments.reversed() + [base]
+        }
+
+        /// The changes not in a segment (without folding).
+        var unsegmented: ChangeLayer { base }
+
+        /// Whether the level holds no change (without folding).
+        var isEmpty: Bool { base.isEmpty && segments.allSatisfy(\.isEmpty) }
+
+        /// Adds a whole layer of key-checked inserts as the newest segment: no per-row work.
+        mutating func appendSegment(_ layer: ChangeLayer) {
+            precondition(layer.keysChecked, "a segment holds only key-checked inserts")
+            segments.append(layer)
+            pendingVersion &+= 1
+        }
+
+        /// Takes every change, oldest first (the unsegmented changes, then the segments), leaving the level empty.
+        mutating func takeLayers() -> [ChangeLayer] {
+            var taken = base.isEmpty ? [] : [base]
+            taken += segments
+            base = ChangeLayer()
+            segments.removeAll()
+            pendingVersion &+= 1
+            return taken
+        }
+
+        /// This level's own change of an object (without folding: a segment's rows are new objects, in no other layer).
+        func row(_ id: ObjectID) -> PendingRow? {
+            for segment in segments.reversed() {
+                if let row = segment.row(id) { return row }
+            }
+            return base.row(id)
+        }
+
+        private mutating func foldSegments() {
+            guard !segments.isEmpty else { return }
+            base = ChangeLayer.folded([base] + segments)
+            segments.removeAll()
+        }
     }
 
     private struct Links {
@@ -364,14 +427,18 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// This context's own unsaved change of an object, if any.
     func pendingRow(for id: ObjectID) -> PendingRow? {
         level.withLock { level in
-            level.pending.row(id) ?? level.inFlight?.row(id)
+            if let row = level.row(id) { return row }
+            for layer in level.inFlight.reversed() {
+                if let row = layer.row(id) { return row }
+            }
+            return nil
         }
     }
 
     /// Whether a save would move anything.
     public var hasChanges: Bool {
         assertOnQueue("ask for changes")
-        return level.withLock { !$0.pending.isEmpty || !$0.invalidValues.isEmpty || !$0.metadata.isEmpty }
+        return level.withLock { !$0.isEmpty || !$0.invalidValues.isEmpty || !$0.metadata.isEmpty }
     }
 
     /// Objects inserted here (or saved into this context by children) and not yet saved.

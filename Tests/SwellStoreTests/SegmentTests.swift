@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import SwellStore
+
+/// A child's save of new objects whose keys meet nothing moves its layer up whole
+/// (a segment, no per-row work); anything else resolves row by row as before.
+@Suite struct SegmentTests {
+    let directory = TemporaryDirectory()
+
+    private func insert(_ ids: ClosedRange<Int>, rating: Int, into container: PersistentContainer) async throws {
+        let worker = container.newBackgroundContext()
+        try await worker.perform {
+            for id in ids { _ = insertEntry(worker, id: id, rating: rating) }
+            try worker.save()
+        }
+    }
+
+    private func ratings(_ context: ManagedObjectContext) async throws -> [Int: Int] {
+        try await context.perform { () throws -> [Int: Int] in
+            var result: [Int: Int] = [:]
+            for entry in try context.fetch(FetchRequest(entityName: "JournalEntry")) {
+                result[entry["id"] as! Int] = entry["rating"] as? Int
+            }
+            return result
+        }
+    }
+
+    @Test func newKeysMoveUpWholeAndMeetingKeysStillMerge() async throws {
+        let container = try makeContainer(directory)
+        let view = container.viewContext
+        view.mergePolicy = .mergeByPropertyObjectTrump
+        try await insert(1...100, rating: 1, into: container)
+        try await insert(101...200, rating: 2, into: container)
+        // Two whole layers, nothing folded.
+        #expect(view.level.withLock { ($0.segments.count, $0.unsegmented.isEmpty) } == (2, true))
+        #expect(try await ratings(view).count == 200)
+        // Keys 51...150 meet both segments: resolved row by row (the level folds), later values win.
+        try await insert(51...150, rating: 3, into: container)
+        #expect(view.level.withLock { $0.segments.count } == 0)
+        let seen = try await ratings(view)
+        #expect(seen.count == 200)
+        #expect(seen[50] == 1 && seen[51] == 3 && seen[150] == 3 && seen[151] == 2)
+        try await container.saveToDisk()
+        #expect(try storedRowCount(container.storeURL) == 200)
+        let observer = try makeRootContext(at: container.storeURL)
+        #expect(try await ratings(observer) == seen)
+    }
+
+    @Test func segmentsMoveToTheWriterWholeAndReachTheDisk() async throws {
+        let container = try makeContainer(directory)
+        let view = container.viewContext
+        view.mergePolicy = .mergeByPropertyObjectTrump
+        try await insert(1...50, rating: 1, into: container)
+        try await insert(51...100, rating: 2, into: container)
+        _ = try await view.perform { try view.saveIntoParentOffQueue() }
+        #expect(container.writerContext.level.withLock { $0.segments.count } == 2)
+        #expect(view.level.withLock { $0.isEmpty })
+        // A key already in the writer's segments, saved from a worker: a merge, not a second row.
+        try await insert(50...50, rating: 5, into: container)
+        #expect(view.level.withLock { $0.segments.count } == 0)
+        try await container.saveToDisk()
+        let stored = try await ratings(try makeRootContext(at: container.storeURL))
+        #expect(stored.count == 100)
+        #expect(stored[50] == 5 && stored[49] == 1 && stored[51] == 2)
+    }
+
+    @Test func editingAnObjectThatArrivedInASegmentSavesTheEdit() async throws {
+        let container = try makeContainer(directory)
+        let view = container.viewContext
+        view.mergePolicy = .mergeByPropertyObjectTrump
+        try await insert(1...10, rating: 1, into: container)
+        #expect(view.level.withLock { $0.segments.count } == 1)
+        try await view.perform {
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.predicate = FetchPredicate(format: "id == 7")
+            let entry = try #require(try view.fetch(request).first)
+            #expect(entry.isInserted)
+            entry["rating"] = 4
+            #expect(view.hasChanges)
+        }
+        try await container.saveToDisk()
+        let stored = try await ratings(try makeRootContext(at: container.storeURL))
+        #expect(stored.count == 10)
+        #expect(stored[7] == 4 && stored[6] == 1)
+    }
+
+    @Test func twoNewObjectsWithOneKeyInOneSaveAreResolvedNotMovedWhole() async throws {
+        let container = try makeContainer(directory)
+        let view = container.viewContext
+        view.mergePolicy = .mergeByPropertyObjectTrump
+        let worker = container.newBackgroundContext()
+        let changes = try await worker.perform { () throws -> ContextDidSaveChanges in
+            _ = insertEntry(worker, id: 1, rating: 1)
+            _ = insertEntry(worker, id: 1, rating: 2)
+            _ = insertEntry(worker, id: 2, rating: 2)
+            return try worker.saveReturningChanges()
+        }
+        #expect(changes.inserted.count == 2)
+        #expect(changes.merged.count == 1)
+        #expect(view.level.withLock { $0.segments.count } == 0)
+        #expect(try await ratings(view) == [1: 2, 2: 2])
+    }
+}
