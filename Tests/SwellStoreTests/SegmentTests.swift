@@ -100,4 +100,34 @@ import Testing
         #expect(view.level.withLock { $0.segments.count } == 0)
         #expect(try await ratings(view) == [1: 2, 2: 2])
     }
+
+    @Test func aCheckedKeyTakenByAnotherRootMeanwhileIsMergedByThePolicy() async throws {
+        let container = try makeContainer(directory)
+        let view = container.viewContext
+        let writer = container.writerContext
+        view.mergePolicy = .mergeByPropertyObjectTrump
+        writer.mergePolicy = .mergeByPropertyObjectTrump
+        // Key 5 reaches the writer, checked against the store (absent there).
+        try await insert(5...6, rating: 1, into: container)
+        _ = try await view.perform { try view.saveIntoParentOffQueue() }
+        // Another root on the same coordinator commits key 5 first.
+        let other = ManagedObjectContext(concurrencyType: .privateQueue)
+        other.persistentStoreCoordinator = container.persistentStoreCoordinator
+        try await other.perform {
+            _ = insertEntry(other, id: 5, location: "Pacifica", rating: 9)
+            try other.save()
+        }
+        let changes = try await writer.perform { try writer.saveReturningChanges() }
+        #expect(changes.merged.count == 1)
+        #expect(changes.inserted.count == 1)
+        let stored = try makeRootContext(at: container.storeURL)
+        let rows = try await stored.perform { () throws -> [(Int, Int?, String?)] in
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.sortDescriptors = [FetchSortDescriptor(key: "id")]
+            return try stored.fetch(request).map { ($0["id"] as! Int, $0["rating"] as? Int, $0["location"] as? String) }
+        }
+        #expect(rows.count == 2)
+        #expect(rows[0].0 == 5 && rows[0].1 == 1 && rows[0].2 == "Pacifica")
+        #expect(rows[1].0 == 6)
+    }
 }

@@ -200,6 +200,7 @@ extension ChangeLayer {
                 } else {
                     var moved = row
                     moved.sequence = sequence
+                    if newer.keysChecked { moved.keyCheckedAgainstStore = true }
                     merged.rows[key] = moved
                 }
                 if let newKey = newer.entities[entity]?.keyOfRow[key] { merged.setKey(newKey, for: key) }
@@ -215,9 +216,19 @@ extension ChangeLayer {
         return result
     }
 
-    /// The rows of layers (oldest first), each layer's in the order they were first changed.
+    /// The rows of layers (oldest first), each layer's in the order they were first
+    /// changed; rows of a key-checked layer (a segment) say so themselves.
     static func orderedRows(_ layers: [ChangeLayer]) -> [(entity: String, primaryKey: Int64, row: PendingRow)] {
-        if layers.count == 1 { return layers[0].orderedRows() }
-        return layers.flatMap { $0.orderedRows() }
+        var all: [(entity: String, primaryKey: Int64, row: PendingRow)] = []
+        all.reserveCapacity(layers.reduce(0) { $0 + $1.count })
+        for layer in layers {
+            let checked = layer.keysChecked
+            for (entity, primaryKey, row) in layer.orderedRows() {
+                var row = row
+                if checked { row.keyCheckedAgainstStore = true }
+                all.append((entity, primaryKey, row))
+            }
+        }
+        return all
     }
 }

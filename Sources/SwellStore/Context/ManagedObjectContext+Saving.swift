@@ -165,6 +165,9 @@ extension ManagedObjectContext {
         }
     }
 
+    /// Where a root save's committed rows are freed, off the saving queue.
+    private static let releaseQueue = DispatchQueue(label: "swell.release", qos: .utility)
+
     /// How often a child's save reads the store before its locks (then once more under them).
     private static var prefetchAttempts: Int { 3 }
 
@@ -213,6 +216,9 @@ extension ManagedObjectContext {
         // before this commit sees the count change, or still finds the rows in flight.
         coordinator.noteCommit()
         level.withLock { $0.inFlight = [] }
+        // The committed rows are freed on another queue: the root's save is the serial stage.
+        let committed = (inFlight, operations)
+        Self.releaseQueue.async { withExtendedLifetime(committed) {} }
         var changes = ContextDidSaveChanges()
         changes.inserted = result.inserted
         changes.updated = result.updated

@@ -38,9 +38,10 @@ struct SQLiteCommitter {
     }
 
     /// The INSERT for an entity, a policy and (for the conflict clause) a mask: built once per save.
-    private mutating func insertSQL(_ entity: EntityDescription, mask: AttributeMask) -> String {
-        let keyed = !entity.uniquenessConstraint.isEmpty && policy != .error
-        let cacheKey = InsertKey(entity: entity.name, mask: keyed ? mask : .empty)
+    /// `upsert: false` gives the plain INSERT (for rows whose key is known to be new).
+    private mutating func insertSQL(_ entity: EntityDescription, mask: AttributeMask, upsert: Bool) -> String {
+        let keyed = upsert && !entity.uniquenessConstraint.isEmpty && policy != .error
+        let cacheKey = InsertKey(entity: entity.name, mask: keyed ? mask : .empty, upsert: keyed)
         if let cached = insertStatements[cacheKey] { return cached }
         let names = ["_pk"] + entity.attributes.map(\.name)
         var sql = "INSERT INTO \(quoteIdentifier(entity.name)) (\(names.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
@@ -56,6 +57,7 @@ struct SQLiteCommitter {
     private struct InsertKey: Hashable {
         var entity: String
         var mask: AttributeMask
+        var upsert: Bool
     }
 
     private var insertStatements: [InsertKey: String] = [:]
@@ -63,20 +65,24 @@ struct SQLiteCommitter {
     /// Prepared INSERTs by entity and mask, so a row costs one small hash, not the SQL text's.
     private var preparedInserts: [InsertKey: SQLiteStatement] = [:]
 
-    private mutating func insertStatement(_ entity: EntityDescription, mask: AttributeMask) throws -> SQLiteStatement {
-        let keyed = !entity.uniquenessConstraint.isEmpty && policy != .error
-        let cacheKey = InsertKey(entity: entity.name, mask: keyed ? mask : .empty)
+    private mutating func insertStatement(_ entity: EntityDescription, mask: AttributeMask, upsert: Bool = true) throws -> SQLiteStatement {
+        let keyed = upsert && !entity.uniquenessConstraint.isEmpty && policy != .error
+        let cacheKey = InsertKey(entity: entity.name, mask: keyed ? mask : .empty, upsert: keyed)
         if let prepared = preparedInserts[cacheKey] {
             prepared.reset()
             return prepared
         }
-        let statement = try connection.statement(insertSQL(entity, mask: mask))
+        let statement = try connection.statement(insertSQL(entity, mask: mask, upsert: upsert))
         preparedInserts[cacheKey] = statement
         return statement
     }
 
     private mutating func insert(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws {
         let keyed = !entity.uniquenessConstraint.isEmpty
+        if keyed && policy != .error && operation.row.keyCheckedAgainstStore {
+            let inserted = try insertKnownNew(operation, entity)
+            if inserted { return }
+        }
         let statement = try insertStatement(entity, mask: operation.row.mask)
         defer { statement.reset() }
         try statement.bind(.integer(operation.primaryKey), at: 1)
@@ -112,6 +118,29 @@ struct SQLiteCommitter {
             statement.reset()
             throw try conflictError(entity, values: operation.row.values, incoming: incoming)
         }
+    }
+
+    /// A row whose key the levels above checked against the store: a plain INSERT (no
+    /// conflict clause to evaluate, nothing returned). Returns false when the key was
+    /// taken after all (another root context on the same store committed it meanwhile):
+    /// then the upsert resolves it by the policy.
+    private mutating func insertKnownNew(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws -> Bool {
+        let statement = try insertStatement(entity, mask: operation.row.mask, upsert: false)
+        try statement.bind(.integer(operation.primaryKey), at: 1)
+        for (index, value) in operation.row.values.enumerated() {
+            try statement.bind(value, at: Int32(index + 2))
+        }
+        let inserted: Bool
+        do {
+            try statement.run()
+            inserted = true
+        } catch {
+            statement.reset()
+            guard error.isConstraintViolation else { throw error }
+            inserted = false
+        }
+        if inserted { result.inserted.insert(objectID(entity.name, operation.primaryKey)) }
+        return inserted
     }
 
     /// The `DO …` part of an insert's conflict clause for the policy.
