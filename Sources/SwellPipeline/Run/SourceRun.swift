@@ -580,12 +580,12 @@ final class SourceRun: @unchecked Sendable {
         let seen = state.withLock { $0.seenKeys }
         let context = container.newBackgroundContext()
         let deleted = try context.performAndWait { () throws -> Int in
-            var doomed: [ObjectID] = []
+            var doomed: [Int64] = []
             try context.enumerateRows(FetchRequest(entityName: entity.name)) { primaryKey, values in
                 let key = mapper.keyIndices.map { values[$0] }
-                if !seen.contains(key) { doomed.append(context.objectIDForRow(entity: entity.name, primaryKey: primaryKey)) }
+                if !seen.contains(key) { doomed.append(primaryKey) }
             }
-            context.deleteObjects(with: doomed)
+            context.deleteRows(entity: entity.name, primaryKeys: doomed)
             try context.save()
             return doomed.count
         }
