@@ -1,3 +1,4 @@
+import SwellCSV
 import SwellJSON
 import SwellStore
 
@@ -35,8 +36,8 @@ struct RecordMapper: Sendable {
         return raw
     }
 
-    /// The record's values by attribute index, or why it is bad.
-    func map(_ record: JSONValue) -> Result<[StoreValue], BadRecord> {
+    /// The record's values by attribute index, or why it is bad; date patterns are read with `patterns`.
+    func map(_ record: JSONValue, using patterns: DatePatterns) -> Result<[StoreValue], BadRecord> {
         guard case .object(let object) = record else {
             return .failure(BadRecord(attribute: nil, message: "a record must be a JSON object, got \(record.kindDescription)"))
         }
@@ -46,7 +47,7 @@ struct RecordMapper: Sendable {
         for (index, attribute) in entity.attributes.enumerated() {
             let field = fields[index]
             let raw = rawValues[index]
-            switch ValueConverter.convert(raw, to: attribute.type, dates: field.dates) {
+            switch ValueConverter.convert(raw, to: attribute.type, dates: field.dates, patterns: patterns) {
             case .success(let value):
                 if value.isNull && !attribute.isOptional {
                     let what = keyIndices.contains(index) ? "the key attribute" : "a required value"
@@ -65,12 +66,12 @@ struct RecordMapper: Sendable {
 
     /// Which of `count` workers a record goes to: records with the same key always
     /// go to the same worker, in the order they arrived, so the later one wins.
-    func worker(for record: JSONValue, of count: Int) -> Int {
+    func worker(for record: JSONValue, of count: Int, using patterns: DatePatterns) -> Int {
         guard count > 1 else { return 0 }
         var hasher = Hasher()
         for index in keyIndices {
             let raw = record.value(at: fields[index].path) ?? .null
-            if case .success(let value) = ValueConverter.convert(raw, to: entity.attributes[index].type, dates: fields[index].dates) {
+            if case .success(let value) = ValueConverter.convert(raw, to: entity.attributes[index].type, dates: fields[index].dates, patterns: patterns) {
                 hasher.combine(value)
             }
         }

@@ -315,11 +315,12 @@ final class SourceRun: @unchecked Sendable {
     private func work(queue: BatchQueue<[IncomingRecord]>, number: Int) {
         let context = container.newBackgroundContext()
         context.name = "\(source.name).upsert.\(number)"
+        let patterns = DatePatterns()
         var unsaved = 0
         while let chunk = queue.take() {
             let (saved, outcome) = context.performAndWait { () -> (BatchCounts?, PipelineError?) in
                 do {
-                    try insert(chunk, in: context)
+                    try insert(chunk, in: context, patterns: patterns)
                     unsaved += chunk.count
                     guard unsaved >= options.batchSize else { return (nil, nil) }
                     let counts = try saveBatch(in: context)
@@ -376,8 +377,9 @@ final class SourceRun: @unchecked Sendable {
     /// Batches saved into the view context and not yet committed by the writer.
     private let backlog = SaveBacklog<BatchCounts>()
 
-    /// Maps and inserts a chunk of records into the worker's context (not saved yet).
-    private func insert(_ chunk: [IncomingRecord], in context: ManagedObjectContext) throws {
+    /// Maps and inserts a chunk of records into the worker's context (not saved yet);
+    /// `patterns` are the worker's own date formatters.
+    private func insert(_ chunk: [IncomingRecord], in context: ManagedObjectContext, patterns: DatePatterns) throws {
         let description = entity.description
         var firstBad: PipelineError?
         var rejected = 0
@@ -386,7 +388,7 @@ final class SourceRun: @unchecked Sendable {
         let cursorIndex = source.incremental.flatMap { spec in entity.attributes.firstIndex { $0.name == spec.cursor } }
         var accepted: [(IncomingRecord, [StoreValue])] = []
         for item in chunk {
-            switch mapper.map(item.record) {
+            switch mapper.map(item.record, using: patterns) {
             case .success(let values):
                 accepted.append((item, values))
             case .failure(let bad):
