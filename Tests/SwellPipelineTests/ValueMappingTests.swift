@@ -71,7 +71,9 @@ import Testing
                                 onError: .fail, rejects: "r", timeout: 1, retries: 0, maxBytes: nil, incremental: nil)
         let mapper = RecordMapper(source: source, entity: entity)
         func failure(_ json: String) throws -> BadRecord? {
-            if case .failure(let bad) = mapper.map(try JSONValue.parse(Array(json.utf8)), using: DatePatterns()) { return bad }
+            let record = try JSONValue.parse(Array(json.utf8))
+            let patterns = DatePatterns()
+            if case .failure(let bad) = mapper.map(record, key: mapper.mapKey(record, using: patterns), using: patterns) { return bad }
             return nil
         }
         #expect(try failure("{\"id\": 1, \"meta\": {\"at\": 5}}") == nil)

@@ -20,13 +20,6 @@ public struct RunOptions: Sendable {
     }
 }
 
-/// One record on its way from the fetch stage to an upsert worker.
-struct IncomingRecord: Sendable {
-    var page: String
-    var index: Int
-    var record: JSONValue
-}
-
 /// Runs one source through the three-level stack: fetch pages (libcurl) and
 /// parse them on this thread; upsert workers on private child contexts of the
 /// view context save batches into it; the view context saves into the writer
@@ -233,15 +226,19 @@ final class SourceRun: @unchecked Sendable {
             }
         }()
         var reader = JSONPageReader(format: source.isNDJSON ? .ndjson : .json, recordsPath: source.records, capturePaths: capturePaths)
-        var parsed: [IncomingRecord] = []
+        var parsed: [(index: Int, record: JSONValue)] = []
         let emit: (Int, JSONValue) throws -> Void = { index, record in
-            parsed.append(IncomingRecord(page: url, index: index, record: record))
+            parsed.append((index, record))
         }
-        /// Parses bytes and sends their records on, a chunk of records at a time.
+        /// Sends the parsed records on, a chunk of records at a time.
+        func send() {
+            for item in parsed { router.add(page: url, index: item.index, record: item.record) }
+            parsed.removeAll(keepingCapacity: true)
+        }
+        /// Parses bytes and sends their records on.
         func parse(_ bytes: UnsafeRawBufferPointer) throws {
             try reader.feed(bytes, onRecord: emit)
-            for item in parsed { router.add(item) }
-            parsed.removeAll(keepingCapacity: true)
+            send()
         }
         // An HTTP page's body, kept until the attempt completes (bytes are about
         // a third of the memory its parsed records would take).
@@ -286,8 +283,7 @@ final class SourceRun: @unchecked Sendable {
         } catch let error as HTTPError {
             throw PipelineError(.unavailable, redactor("source \(source.name): \(error)"))
         }
-        for item in parsed { router.add(item) }
-        parsed.removeAll()
+        send()
         router.flush()
         let records = reader.recordCount
         state.withLock { state in
@@ -388,7 +384,7 @@ final class SourceRun: @unchecked Sendable {
         let cursorIndex = source.incremental.flatMap { spec in entity.attributes.firstIndex { $0.name == spec.cursor } }
         var accepted: [(IncomingRecord, [StoreValue])] = []
         for item in chunk {
-            switch mapper.map(item.record, using: patterns) {
+            switch mapper.map(item.record, key: item.key, using: patterns) {
             case .success(let values):
                 accepted.append((item, values))
             case .failure(let bad):
