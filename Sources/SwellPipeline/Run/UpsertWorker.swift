@@ -141,7 +141,7 @@ struct UpsertWorker: Sendable {
     private func dropExisting(_ accepted: [(IncomingRecord, [StoreValue])], in context: ManagedObjectContext,
                               firstBad: inout PipelineError?, rejected: inout Int) throws -> [(IncomingRecord, [StoreValue])] {
         let keyIndices = mapper.keyIndices
-        let existing = try existingKeys(accepted.map { item in keyIndices.map { item.1[$0] } }, in: context)
+        let existing = try KeyLookup(entity: mapper.entity).existing(accepted.map { item in keyIndices.map { item.1[$0] } }, in: context)
         var seen = Set<[StoreValue]>()
         var kept: [(IncomingRecord, [StoreValue])] = []
         for (item, values) in accepted {
@@ -155,20 +155,6 @@ struct UpsertWorker: Sendable {
             }
         }
         return kept
-    }
-
-    private func existingKeys(_ keys: [[StoreValue]], in context: ManagedObjectContext) throws -> Set<[StoreValue]> {
-        var found = Set<[StoreValue]>()
-        let wanted = Set(keys)
-        var request = FetchRequest(entityName: entity.name)
-        if entity.key.count == 1, let attribute = entity.attributes.first(where: { $0.name == entity.key[0] }) {
-            request.predicate = FetchPredicate(format: "%K IN %@", entity.key[0], keys.compactMap { $0.first?.swiftValue(for: attribute.type) })
-        }
-        try context.enumerateRows(request) { _, values in
-            let key = mapper.keyIndices.map { values[$0] }
-            if wanted.contains(key) { found.insert(key) }
-        }
-        return found
     }
 
     /// A key value as the append message shows it.
