@@ -1,4 +1,5 @@
 import Foundation
+import SwellCSV
 import SwellJSON
 import SwellStore
 import Testing
@@ -8,7 +9,7 @@ import Testing
 @Suite struct ValueMappingTests {
     private func convert(_ json: String, _ type: AttributeType, _ dates: DateFormat = .iso8601) throws -> StoreValue? {
         let value = try JSONValue.parse(Array(json.utf8))
-        if case .success(let converted) = ValueConverter.convert(value, to: type, dates: dates) { return converted }
+        if case .success(let converted) = ValueConverter.convert(value, to: type, dates: dates, patterns: DatePatterns()) { return converted }
         return nil
     }
 
@@ -16,7 +17,7 @@ import Testing
         let url = Workspace.repositoryRoot.appendingPathComponent("fixtures/third-party/magicalrecord-single-entity.json")
         let record = try JSONValue.parse(Array(try Data(contentsOf: url)))
         func field(_ name: String, _ type: AttributeType, _ dates: DateFormat = .iso8601) -> StoreValue? {
-            guard case .success(let value) = ValueConverter.convert(record.value(at: [name]) ?? .null, to: type, dates: dates) else { return nil }
+            guard case .success(let value) = ValueConverter.convert(record.value(at: [name]) ?? .null, to: type, dates: dates, patterns: DatePatterns()) else { return nil }
             return value
         }
         #expect(field("int64TestAttribute", .integer) == .integer(10_158_365_420_975_381))
@@ -70,7 +71,9 @@ import Testing
                                 onError: .fail, rejects: "r", timeout: 1, retries: 0, maxBytes: nil, incremental: nil)
         let mapper = RecordMapper(source: source, entity: entity)
         func failure(_ json: String) throws -> BadRecord? {
-            if case .failure(let bad) = mapper.map(try JSONValue.parse(Array(json.utf8))) { return bad }
+            let record = try JSONValue.parse(Array(json.utf8))
+            let patterns = DatePatterns()
+            if case .failure(let bad) = mapper.map(record, key: mapper.mapKey(record, using: patterns), using: patterns) { return bad }
             return nil
         }
         #expect(try failure("{\"id\": 1, \"meta\": {\"at\": 5}}") == nil)

@@ -42,8 +42,9 @@ struct ExportRun {
         }
         do {
             if export.header { try writer.writeHeader(export.columns.map(\.name)) }
+            let patterns = DatePatterns()
             try context.enumerateRowCursors(request) { row in
-                for column in columns { try Self.write(row, column, to: writer) }
+                for column in columns { try Self.write(row, column, patterns: patterns, to: writer) }
                 try writer.endRow()
             }
             try writer.finish()
@@ -65,8 +66,9 @@ struct ExportRun {
         var format: String?
     }
 
-    /// Writes a value's CSV cell per the Values table, from the store's bytes in place.
-    static func write(_ row: StoreRowCursor, _ column: Column, to writer: CSVWriter) throws {
+    /// Writes a value's CSV cell per the Values table, from the store's bytes in place;
+    /// `patterns` (the export's own) writes dates with a column `format`.
+    static func write(_ row: StoreRowCursor, _ column: Column, patterns: DatePatterns, to writer: CSVWriter) throws {
         let index = column.attribute
         switch (row.kind(index), column.type) {
         case (.null, _):
@@ -76,13 +78,13 @@ struct ExportRun {
         case (.integer, .boolean):
             try writer.writeValueField(CSVFormat.boolean(row.integer(index) != 0))
         case (.integer, .date):
-            try writeDate(Double(row.integer(index)), format: column.format, to: writer)
+            try writeDate(Double(row.integer(index)), format: column.format, patterns: patterns, to: writer)
         case (.integer, .double):
             try writer.writeValueField(CSVFormat.double(Double(row.integer(index))))
         case (.integer, _):
             try writer.writeIntegerField(row.integer(index))
         case (.real, .date):
-            try writeDate(row.real(index), format: column.format, to: writer)
+            try writeDate(row.real(index), format: column.format, patterns: patterns, to: writer)
         case (.real, .integer):
             let double = row.real(index)
             if let int = Int64(exactly: double) {
@@ -95,9 +97,9 @@ struct ExportRun {
         }
     }
 
-    private static func writeDate(_ seconds: Double, format: String?, to writer: CSVWriter) throws {
+    private static func writeDate(_ seconds: Double, format: String?, patterns: DatePatterns, to writer: CSVWriter) throws {
         if let format {
-            try writer.writeValueField(CSVFormat.date(seconds, pattern: format))
+            try writer.writeValueField(patterns.string(fromSeconds: seconds, pattern: format))
             return
         }
         var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)  // ISODate.maximumLength bytes

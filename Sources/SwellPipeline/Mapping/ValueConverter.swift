@@ -5,10 +5,12 @@ import SwellCalendar
 
 /// Turns JSON values into store values per the Values table of the pipeline
 /// file contract; a value that does not fit gives a message for the rejects
-/// file and the error (`expected integer, got "five"`).
+/// file and the error (`expected integer, got "five"`). Date patterns are read
+/// with the caller's own `DatePatterns` (one per worker: no shared formatter).
 enum ValueConverter {
     /// The store value, or a message saying why the JSON value does not fit.
-    static func convert(_ value: JSONValue, to type: AttributeType, dates: DateFormat) -> Result<StoreValue, ConversionFailure> {
+    static func convert(_ value: JSONValue, to type: AttributeType, dates: DateFormat,
+                        patterns: DatePatterns) -> Result<StoreValue, ConversionFailure> {
         switch value {
         case .null:
             return .success(.null)
@@ -50,7 +52,7 @@ enum ValueConverter {
             default: break
             }
         case .date:
-            if let seconds = date(value, format: dates) { return .success(.real(seconds)) }
+            if let seconds = date(value, format: dates, patterns: patterns) { return .success(.real(seconds)) }
             return .failure(ConversionFailure(expected: type, got: value, dateFormat: dates))
         }
         return .failure(ConversionFailure(expected: type, got: value))
@@ -70,7 +72,7 @@ enum ValueConverter {
         return value
     }
 
-    static func date(_ value: JSONValue, format: DateFormat) -> Double? {
+    static func date(_ value: JSONValue, format: DateFormat, patterns: DatePatterns) -> Double? {
         switch (format, value) {
         case (.iso8601, .string(let text)):
             return ISODate.seconds(from: text)
@@ -83,7 +85,7 @@ enum ValueConverter {
         case (.unixMilliseconds, .string(let text)):
             return decimal(text).map { $0 / 1000 }
         case (.pattern(let pattern), .string(let text)):
-            return CSVFormat.parseDate(text, pattern: pattern)
+            return patterns.seconds(from: text, pattern: pattern)
         default:
             return nil
         }

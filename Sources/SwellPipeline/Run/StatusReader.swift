@@ -25,7 +25,7 @@ public struct StatusReader {
                     lines.append("entity \(entity.name): \(count) rows")
                 }
                 for source in pipeline.sources where source.incremental != nil {
-                    let value = try context.storeMetadata(forKey: "incremental.\(source.name)") ?? "(none yet)"
+                    let value = try context.storeMetadata(forKey: IncrementalCursor.metadataKey(source: source.name)) ?? "(none yet)"
                     lines.append("source \(source.name): incremental \(source.incremental!.cursor) = \(value)")
                 }
                 let runs = try context.storeMetadata(forKey: RunHistory.key).map(RunHistory.decode) ?? []

@@ -93,18 +93,28 @@ extension ManagedObjectContext {
         }
     }
 
-    /// Deletes the objects with these IDs (loaded from this context's view) without keeping them.
-    package func deleteObjects(with ids: [ObjectID]) {
-        assertOnQueue("delete objects")
-        for id in ids {
-            delete(object(with: id))
+    /// Deletes the rows with these primary keys of `entity`'s table (found with
+    /// `enumerateRows`) without reading them or creating managed objects: replace
+    /// mode deletes thousands of rows at once. A row whose object this context
+    /// has handed out is deleted as `delete(_:)` does; the others, like
+    /// `insertRow`'s rows, are no object's edits (`saveIntoParentOffQueue` moves them).
+    package func deleteRows(entity: String, primaryKeys: [Int64]) {
+        assertOnQueue("delete \(entity) rows")
+        var rows: [Int64] = []
+        rows.reserveCapacity(primaryKeys.count)
+        for key in primaryKeys {
+            if !registry.isEmpty, let object = registeredObject(for: objectID(entity, key)) {
+                delete(object)
+            } else {
+                rows.append(key)
+            }
         }
-    }
-}
-
-extension ManagedObjectContext {
-    /// The ID of the object in row `primaryKey` of `entity`'s table.
-    package func objectIDForRow(entity: String, primaryKey: Int64) -> ObjectID {
-        objectID(entity, primaryKey)
+        guard !rows.isEmpty else { return }
+        level.withLock { level in
+            let sequences = rows.map { _ in level.pending.takeSequence() }
+            level.pending.modify(entity) { changes in
+                for (key, sequence) in zip(rows, sequences) { changes.markDeleted(key, sequence: sequence) }
+            }
+        }
     }
 }

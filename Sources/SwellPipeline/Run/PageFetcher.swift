@@ -1,0 +1,160 @@
+import Logging
+import SwellHTTP
+import SwellJSON
+import SwellStore
+
+/// What one page gave: what pagination reads next (its records, the captured
+/// body values, the `Link` header) and what the report counts.
+struct FetchedPage: Sendable {
+    var url: String
+    var records = 0
+    var captured: [[String]: JSONValue] = [:]
+    var linkHeader: String?
+    /// Body bytes received (0 for a 304).
+    var bytes: Int64 = 0
+    var retries = 0
+    /// The server answered 304: the stored rows stand.
+    var notModified = false
+    /// Validators to keep for the next run's conditional GET, if the server sent any.
+    var validators: HTTPValidators?
+}
+
+/// Fetches one page of a source — over HTTP (libcurl, with retries and
+/// conditional GET) or from a file — and hands its records to the router as
+/// they parse.
+///
+/// File pages stream records as they are read; an HTTP page's bytes are kept
+/// until it arrived whole (so a retried attempt never sends a record twice),
+/// then parsed and sent on the same way. Conditional GET is for HTTP pages of
+/// sources not in replace mode (replace needs every record).
+///
+/// Used on the fetch thread only: it owns a libcurl handle and reads the
+/// source's stored state on a private child of the view context (which sees
+/// what the view context holds, and keeps the store read off the main queue).
+struct PageFetcher {
+    private let source: SourceSpec
+    private let capturePaths: [[String]]
+    private let client: HTTPClient
+    private let stateReader: ManagedObjectContext
+    private let logger: Logger
+    private let redactor: Redactor
+    private let progress: ProgressCounter
+    private let isFile: Bool
+
+    init(source: SourceSpec, capturePaths: [[String]], container: PersistentContainer, logger: Logger, redactor: Redactor,
+         progress: ProgressCounter) throws(PipelineError) {
+        do {
+            client = try HTTPClient()
+        } catch {
+            throw PipelineError(.other, "cannot set up libcurl: \(error)")
+        }
+        self.source = source
+        self.capturePaths = capturePaths
+        stateReader = container.newBackgroundContext()
+        stateReader.name = "\(source.name).state"
+        self.logger = logger
+        self.redactor = redactor
+        self.progress = progress
+        isFile = !(source.url.hasPrefix("http://") || source.url.hasPrefix("https://"))
+    }
+
+    /// A store metadata value as the view context sees it.
+    func storeMetadata(forKey key: String) throws(PipelineError) -> String? {
+        let reader = stateReader
+        do {
+            return try reader.performAndWait { try reader.storeMetadata(forKey: key) }
+        } catch {
+            throw PipelineError(.io, "cannot read the store: \(error)")
+        }
+    }
+
+    private func makeReader() -> JSONPageReader {
+        JSONPageReader(format: source.isNDJSON ? .ndjson : .json, recordsPath: source.records, capturePaths: capturePaths)
+    }
+
+    /// Fetches the page at `url`, sending its records to `router`. `failure`
+    /// tells whether the run failed meanwhile (then reading stops with it).
+    ///
+    /// - Throws: `PipelineError`: `.data` for a page that is not valid JSON /
+    ///   NDJSON, `.unavailable` when it could not be had, or the run's failure.
+    func fetch(_ url: String, into router: inout RecordRouter, failure: () -> PipelineError?) throws -> FetchedPage {
+        var request = HTTPRequest(url: url)
+        request.headers = source.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
+        request.timeout = source.timeout
+        request.maxBytes = source.maxBytes
+        request.rejectsHTML = true
+        let conditional = !isFile && source.mode != .replace
+        if conditional, let text = try storeMetadata(forKey: HTTPValidators.metadataKey(source: source.name, url: url)),
+           let validators = HTTPValidators(metadataText: text) {
+            validators.apply(to: &request)
+        }
+        var reader = makeReader()
+        var parsed: [(index: Int, record: JSONValue)] = []
+        let emit: (Int, JSONValue) throws -> Void = { index, record in
+            parsed.append((index, record))
+        }
+        /// Sends the parsed records on, a chunk of records at a time.
+        func send() {
+            for item in parsed { router.add(page: url, index: item.index, record: item.record) }
+            parsed.removeAll(keepingCapacity: true)
+        }
+        /// Parses bytes and sends their records on.
+        func parse(_ bytes: UnsafeRawBufferPointer) throws {
+            try reader.feed(bytes, onRecord: emit)
+            send()
+        }
+        // An HTTP page's body, kept until the attempt completes (bytes are about
+        // a third of the memory its parsed records would take).
+        var body: [UInt8] = []
+        var captured: [[String]: JSONValue] = [:]
+        let response: HTTPResponse
+        let retries: Int
+        do {
+            (response, retries) = try client.fetch(
+                request, policy: RetryPolicy(retries: source.retries),
+                onAttempt: { attempt in
+                    if attempt > 1 { logger.info("retrying", metadata: ["source": "\(source.name)", "url": "\(redactor(url))", "attempt": "\(attempt)"]) }
+                    body.removeAll(keepingCapacity: true)
+                    reader = makeReader()
+                    parsed.removeAll()
+                },
+                onBody: { bytes in
+                    // A failed run stops reading (a big file need not be read to its end).
+                    if let failure = failure() { throw failure }
+                    if isFile { try parse(bytes) } else { body.append(contentsOf: bytes) }
+                    progress.addBytes(bytes.count)
+                })
+            if response.isNotModified {
+                return FetchedPage(url: url, linkHeader: response.header("link"), retries: retries, notModified: true)
+            }
+            if !isFile {
+                let slice = 1 << 16
+                var offset = 0
+                try body.withUnsafeBytes { all in
+                    while offset < all.count {
+                        try parse(UnsafeRawBufferPointer(rebasing: all[offset..<min(offset + slice, all.count)]))
+                        offset += slice
+                    }
+                }
+                body = []
+            }
+            captured = try reader.finish(onRecord: emit)
+        } catch let error as JSONError {
+            router.flush()
+            throw PipelineError(.data, redactor("source \(source.name): page \(url) is not valid \(source.isNDJSON ? "NDJSON" : "JSON"): \(error)"))
+        } catch let error as HTTPError {
+            throw PipelineError(.unavailable, redactor("source \(source.name): \(error)"))
+        }
+        send()
+        router.flush()
+        let records = reader.recordCount
+        progress.addPage()
+        logger.debug("page fetched", metadata: ["source": "\(source.name)", "url": "\(redactor(url))", "records": "\(records)"])
+        return FetchedPage(url: url, records: records, captured: captured, linkHeader: response.header("link"),
+                           bytes: response.bodyBytes, retries: retries,
+                           validators: conditional ? HTTPValidators(response: response) : nil)
+    }
+}
+
+@available(*, unavailable)
+extension PageFetcher: Sendable {}

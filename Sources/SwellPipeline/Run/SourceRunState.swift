@@ -1,0 +1,77 @@
+import Synchronization
+import SwellStore
+
+/// What the stages of one source run share: the report's counts, the run's
+/// first failure, and the largest incremental cursor value seen. The fetch
+/// thread, the upsert workers and the save queues all write to it.
+///
+/// `Sendable`: a `Mutex` guards it.
+final class SourceRunState: Sendable {
+    private struct Shared {
+        var report: RunReport.Source
+        var failure: PipelineError?
+        var largestCursor: StoreValue?
+    }
+
+    private let shared: Mutex<Shared>
+    /// Workers waiting for saved batches to reach disk, let go when the run fails.
+    private let backlog: SaveBacklog<SaveScheduler.BatchCounts>
+
+    init(source: SourceSpec, backlog: SaveBacklog<SaveScheduler.BatchCounts>) {
+        shared = Mutex(Shared(report: RunReport.Source(name: source.name, entity: source.entity)))
+        self.backlog = backlog
+    }
+
+    /// The run's first failure, if any.
+    var failure: PipelineError? { shared.withLock { $0.failure } }
+
+    /// The report entry as counted so far.
+    var report: RunReport.Source { shared.withLock { $0.report } }
+
+    /// The largest incremental cursor value the workers saw.
+    var largestCursor: StoreValue? { shared.withLock { $0.largestCursor } }
+
+    /// Fails the run (the first failure is the one reported) and lets every
+    /// worker waiting for the writer go.
+    func fail(_ error: PipelineError) {
+        shared.withLock { shared in
+            if shared.failure == nil { shared.failure = error }
+        }
+        backlog.release()
+    }
+
+    /// A page arrived (or was not modified).
+    func count(_ page: FetchedPage) {
+        shared.withLock { shared in
+            shared.report.pages += 1
+            shared.report.bytes += page.bytes
+            shared.report.retries += page.retries
+            if page.notModified { shared.report.notModified += 1 }
+        }
+    }
+
+    /// A worker took a chunk of `records`, of which it rejected `rejected`; `cursor` is the chunk's largest cursor value.
+    func count(records: Int, rejected: Int, cursor: StoreValue?) {
+        shared.withLock { shared in
+            shared.report.records += records
+            shared.report.rejected += rejected
+            shared.largestCursor = IncrementalCursor.larger(shared.largestCursor, cursor)
+        }
+    }
+
+    /// Batches the writer committed: they count in the report now.
+    func count(committed: [SaveScheduler.BatchCounts]) {
+        shared.withLock { shared in
+            for counts in committed {
+                shared.report.inserted += counts.inserted
+                shared.report.updated += counts.updated
+                shared.report.unchanged += counts.unchanged
+            }
+        }
+    }
+
+    /// Replace deleted `deleted` rows, now on disk.
+    func count(deleted: Int) {
+        shared.withLock { $0.report.deleted = deleted }
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import SwellCSV
+import SwellStore
+
+/// An upsert worker: a thread with its own private child context of the view
+/// context. It takes chunks of records from its queue, maps each (the key came
+/// mapped from the router), sends bad ones to the rejects file (or fails the
+/// run), inserts the rest without creating objects, and every `batchSize`
+/// records saves its context into the view context and lets the rows go — so
+/// records wait in small chunks, not whole batches. After each save it waits
+/// until the batch is on disk (backpressure).
+///
+/// A failed run does not stop it: it keeps saving the valid records already
+/// fetched, so earlier pages stay saved.
+struct UpsertWorker: Sendable {
+    let source: SourceSpec
+    let entity: PipelineEntity
+    let mapper: RecordMapper
+    let batchSize: Int
+    let container: PersistentContainer
+    let state: SourceRunState
+    let scheduler: SaveScheduler
+    let rejects: RejectsWriter
+    /// Replace mode: where the keys seen go.
+    let sweeper: ReplaceSweeper?
+    /// Incremental sync: the cursor attribute whose largest value is kept.
+    let cursor: IncrementalCursor?
+    let redactor: Redactor
+    let progress: ProgressCounter
+
+    /// Starts worker `number` on its own thread, taking from `queue`; it leaves `group` when the queue is closed and drained.
+    func start(number: Int, queue: BatchQueue<[IncomingRecord]>, group: DispatchGroup) {
+        group.enter()
+        let thread = Thread {
+            defer { group.leave() }
+            run(number: number, queue: queue)
+        }
+        thread.name = "swell.upsert.\(source.name).\(number)"
+        thread.start()
+    }
+
+    private func run(number: Int, queue: BatchQueue<[IncomingRecord]>) {
+        let context = container.newBackgroundContext()
+        context.name = "\(source.name).upsert.\(number)"
+        let patterns = DatePatterns()
+        var unsaved = 0
+        /// On the context's queue: `work` inserts and says whether the batch is
+        /// full; a full batch is saved, and so are the valid records when `work` failed.
+        func step(_ work: () throws -> Bool) -> (SaveScheduler.BatchCounts?, PipelineError?) {
+            context.performAndWait {
+                do {
+                    guard try work() else { return (nil, nil) }
+                    unsaved = 0
+                    return (try saveBatch(in: context), nil)
+                } catch {
+                    unsaved = 0
+                    return (try? saveBatch(in: context), error as? PipelineError ?? savingFailed(error))
+                }
+            }
+        }
+        while let chunk = queue.take() {
+            let (saved, failure) = step {
+                try insert(chunk, in: context, patterns: patterns)
+                unsaved += chunk.count
+                return unsaved >= batchSize
+            }
+            if let saved { scheduler.batchSaved(saved) }
+            // The run fails, but this worker keeps saving the valid records already fetched.
+            if let failure { state.fail(failure) }
+            // Wait until every saved batch is on disk before taking more (the other workers go on meanwhile).
+            if saved != nil { scheduler.waitUntilWritten() }
+        }
+        if unsaved > 0 {
+            let (saved, failure) = step { true }
+            if let saved { scheduler.batchSaved(saved) }
+            if let failure { state.fail(failure) }
+        }
+    }
+
+    private func savingFailed(_ error: any Error) -> PipelineError {
+        PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)"))
+    }
+
+    /// Maps and inserts a chunk of records into the worker's context (not saved yet).
+    private func insert(_ chunk: [IncomingRecord], in context: ManagedObjectContext, patterns: DatePatterns) throws {
+        var firstBad: PipelineError?
+        var rejected = 0
+        var accepted: [(IncomingRecord, [StoreValue])] = []
+        for item in chunk {
+            switch mapper.map(item.record, key: item.key, using: patterns) {
+            case .success(let values):
+                accepted.append((item, values))
+            case .failure(let bad):
+                try reject(item, message: bad.message, attribute: bad.attribute, firstBad: &firstBad, rejected: &rejected)
+            }
+        }
+        if source.mode == .append {
+            accepted = try dropExisting(accepted, in: context, firstBad: &firstBad, rejected: &rejected)
+        }
+        let description = mapper.entity
+        let keyIndices = mapper.keyIndices
+        var keys: [[StoreValue]] = []
+        var largest: StoreValue?
+        for (_, values) in accepted {
+            context.insertRow(entity: description, keyIndices: keyIndices, values: values)
+            if sweeper != nil { keys.append(keyIndices.map { values[$0] }) }
+            if let cursor { largest = cursor.largest(largest, values) }
+        }
+        state.count(records: chunk.count, rejected: rejected, cursor: largest)
+        sweeper?.saw(keys)
+        progress.addRecords(chunk.count)
+        if let firstBad { throw firstBad }
+    }
+
+    /// Saves the worker's context into the view context and lets its rows go.
+    private func saveBatch(in context: ManagedObjectContext) throws -> SaveScheduler.BatchCounts {
+        let changes: ContextDidSaveChanges
+        do {
+            changes = try context.saveReturningChanges()
+        } catch let error as StoreError {
+            throw savingFailed(error)
+        }
+        context.reset()
+        return SaveScheduler.BatchCounts(inserted: changes.inserted.count, updated: changes.updated.count, unchanged: changes.unchanged.count)
+    }
+
+    /// A bad record: into the rejects file (`on_error: skip`), or the chunk's failure (`fail`).
+    private func reject(_ item: IncomingRecord, message: String, attribute: String?, firstBad: inout PipelineError?, rejected: inout Int) throws {
+        switch source.onError {
+        case .skip:
+            try rejects.write(page: item.page, index: item.index, error: message, record: item.record)
+            rejected += 1
+        case .fail:
+            if firstBad == nil {
+                firstBad = PipelineError(.data, redactor("source \(source.name): bad record at page \(item.page), index \(item.index), attribute \(attribute ?? "-"): \(message)"))
+            }
+        }
+    }
+
+    /// Append mode: a record whose key is stored already (or came earlier in the run) is a bad record.
+    private func dropExisting(_ accepted: [(IncomingRecord, [StoreValue])], in context: ManagedObjectContext,
+                              firstBad: inout PipelineError?, rejected: inout Int) throws -> [(IncomingRecord, [StoreValue])] {
+        let keyIndices = mapper.keyIndices
+        let existing = try KeyLookup(entity: mapper.entity).existing(accepted.map { item in keyIndices.map { item.1[$0] } }, in: context)
+        var seen = Set<[StoreValue]>()
+        var kept: [(IncomingRecord, [StoreValue])] = []
+        for (item, values) in accepted {
+            let key = keyIndices.map { values[$0] }
+            if existing.contains(key) || !seen.insert(key).inserted {
+                let shown = zip(entity.key, key).map { "\($0)=\(Self.describe($1))" }.joined(separator: ", ")
+                try reject(item, message: "\(entity.key.first ?? "key"): \(shown) exists already (mode: append)", attribute: entity.key.first,
+                           firstBad: &firstBad, rejected: &rejected)
+            } else {
+                kept.append((item, values))
+            }
+        }
+        return kept
+    }
+
+    /// A key value as the append message shows it.
+    private static func describe(_ value: StoreValue) -> String {
+        switch value {
+        case .null: "nil"
+        case .integer(let int): String(int)
+        case .real(let double): String(double)
+        case .text(let text): "\"\(text)\""
+        }
+    }
+}
