@@ -44,6 +44,8 @@ struct UpsertWorker: Sendable {
         context.name = "\(source.name).upsert.\(number)"
         let patterns = DatePatterns()
         var unsaved = 0
+        /// Records of the batch that arrived unchanged: they count with the batch's save.
+        var unchanged = 0
         /// On the context's queue: `work` inserts and says whether the batch is
         /// full; a full batch is saved, and so are the valid records when `work` failed.
         func step(_ work: () throws -> Bool) -> (SaveScheduler.BatchCounts?, PipelineError?) {
@@ -51,16 +53,16 @@ struct UpsertWorker: Sendable {
                 do {
                     guard try work() else { return (nil, nil) }
                     unsaved = 0
-                    return (try saveBatch(in: context), nil)
+                    return (try saveBatch(in: context, unchanged: &unchanged), nil)
                 } catch {
                     unsaved = 0
-                    return (try? saveBatch(in: context), error as? PipelineError ?? savingFailed(error))
+                    return (try? saveBatch(in: context, unchanged: &unchanged), error as? PipelineError ?? savingFailed(error))
                 }
             }
         }
         while let chunk = queue.take() {
             let (saved, failure) = step {
-                try insert(chunk, in: context, patterns: patterns)
+                unchanged += try insert(chunk, in: context, patterns: patterns)
                 unsaved += chunk.count
                 return unsaved >= batchSize
             }
@@ -81,8 +83,9 @@ struct UpsertWorker: Sendable {
         PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)"))
     }
 
-    /// Maps and inserts a chunk of records into the worker's context (not saved yet).
-    private func insert(_ chunk: [IncomingRecord], in context: ManagedObjectContext, patterns: DatePatterns) throws {
+    /// Maps and inserts a chunk of records into the worker's context (not saved yet);
+    /// returns how many arrived unchanged (left out of the context).
+    private func insert(_ chunk: [IncomingRecord], in context: ManagedObjectContext, patterns: DatePatterns) throws -> Int {
         var firstBad: PipelineError?
         var rejected = 0
         var accepted: [(IncomingRecord, [StoreValue])] = []
@@ -99,10 +102,13 @@ struct UpsertWorker: Sendable {
         }
         let description = mapper.entity
         let keyIndices = mapper.keyIndices
+        let unchanged = source.mode == .append ? [] : try unchangedRecords(accepted.map(\.1), in: context)
         var keys: [[StoreValue]] = []
         var largest: StoreValue?
-        for (_, values) in accepted {
-            context.insertRow(entity: description, keyIndices: keyIndices, values: values)
+        for (position, (_, values)) in accepted.enumerated() {
+            if !unchanged.contains(position) {
+                context.insertRow(entity: description, keyIndices: keyIndices, values: values)
+            }
             if sweeper != nil { keys.append(keyIndices.map { values[$0] }) }
             if let cursor { largest = cursor.largest(largest, values) }
         }
@@ -110,10 +116,34 @@ struct UpsertWorker: Sendable {
         sweeper?.saw(keys)
         progress.addRecords(chunk.count)
         if let firstBad { throw firstBad }
+        return unchanged.count
     }
 
-    /// Saves the worker's context into the view context and lets its rows go.
-    private func saveBatch(in context: ManagedObjectContext) throws -> SaveScheduler.BatchCounts {
+    /// The positions of the records that arrived equal to their stored object, which
+    /// nothing unsaved concerns: they stay out of the context (counted as unchanged).
+    /// A key that comes twice in the chunk is never left out (the later record must win).
+    private func unchangedRecords(_ records: [[StoreValue]], in context: ManagedObjectContext) throws -> Set<Int> {
+        let keyIndices = mapper.keyIndices
+        guard !keyIndices.isEmpty, !records.isEmpty else { return [] }
+        var positions: [[StoreValue]: Int] = [:]
+        positions.reserveCapacity(records.count)
+        var repeated = Set<[StoreValue]>()
+        for (position, values) in records.enumerated() {
+            let key = keyIndices.map { values[$0] }
+            if positions.updateValue(position, forKey: key) != nil { repeated.insert(key) }
+        }
+        for key in repeated { positions.removeValue(forKey: key) }
+        let stored = try context.storedValues(forKeys: Array(positions.keys), entity: mapper.entity)
+        var unchanged = Set<Int>()
+        for (key, values) in stored {
+            if let position = positions[key], records[position] == values { unchanged.insert(position) }
+        }
+        return unchanged
+    }
+
+    /// Saves the worker's context into the view context and lets its rows go; the
+    /// records that arrived unchanged since the last save count with it.
+    private func saveBatch(in context: ManagedObjectContext, unchanged: inout Int) throws -> SaveScheduler.BatchCounts {
         let changes: ContextDidSaveChanges
         do {
             changes = try context.saveReturningChanges()
@@ -121,7 +151,9 @@ struct UpsertWorker: Sendable {
             throw savingFailed(error)
         }
         context.reset()
-        return SaveScheduler.BatchCounts(inserted: changes.inserted.count, updated: changes.updated.count, unchanged: changes.unchanged.count)
+        defer { unchanged = 0 }
+        return SaveScheduler.BatchCounts(inserted: changes.inserted.count, updated: changes.updated.count,
+                                         unchanged: changes.unchanged.count + unchanged)
     }
 
     /// A bad record: into the rejects file (`on_error: skip`), or the chunk's failure (`fail`).

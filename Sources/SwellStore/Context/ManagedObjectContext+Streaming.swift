@@ -58,6 +58,29 @@ extension ManagedObjectContext {
         }
     }
 
+    /// The stored values of the objects with these keys (uniqueness-constraint values),
+    /// for the keys no unsaved change in this context or its ancestors concerns: no
+    /// level holds a change to the key or to the stored object, so the object is, as
+    /// of this call, exactly as stored. Keys left out: no stored object has them, or a
+    /// level has changes that concern them (resolve those by saving). One store read.
+    ///
+    /// The pipeline's workers use it to leave a record that arrives equal to what is
+    /// stored out of their context altogether (a re-sync's unchanged records).
+    package func storedValues(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: [StoreValue]] {
+        assertOnQueue("read \(entity.name)")
+        guard !entity.uniquenessConstraint.isEmpty, !keys.isEmpty else { return [:] }
+        let layers = layerChain(entity: entity.name, includeSelf: true).filter { !$0.rows.isEmpty }
+        let wanted = layers.isEmpty ? keys : keys.filter { key in !layers.contains { $0.keyIndex[key] != nil } }
+        guard !wanted.isEmpty else { return [:] }
+        let found = try storeOrThrow().read { try $0.rows(forKeys: wanted, entity: entity) }
+        var result: [[StoreValue]: [StoreValue]] = [:]
+        result.reserveCapacity(found.count)
+        for (key, row) in found where !layers.contains(where: { $0.rows[row.primaryKey] != nil }) {
+            result[key] = row.values
+        }
+        return result
+    }
+
     /// The entity a request names, as the model has it.
     package func entityDescription(named name: String) throws -> EntityDescription {
         guard let coordinator else { throw StoreError.noPersistentStore }

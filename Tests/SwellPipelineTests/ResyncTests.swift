@@ -1,0 +1,37 @@
+import Foundation
+import SwellTestSupport
+import Testing
+
+/// A re-sync's records that arrive equal to what is stored stay out of the
+/// worker's context; they are still counted exactly, and the later of two
+/// records with one key still wins.
+@Suite struct ResyncTests {
+    @Test func aResyncCountsEachUnchangedRecordAndTheLaterOfTwoRecordsWins() throws {
+        let workspace = try Workspace()
+        try workspace.write("data/page.json", EndToEndTests.page(1...50))
+        try workspace.write("items.yml", EndToEndTests.pipeline(url: "data/page.json"))
+        #expect(try workspace.run("import", "items.yml").status == 0)
+        // 40 records as stored, 2 changed, 3 new; key 7 comes twice: changed first, then as stored.
+        var records = (1...50).filter { $0 != 7 }.map { id -> String in
+            let title = id == 10 || id == 11 ? "changed \(id)" : "item \(id)"
+            return "{\"id\": \(id), \"title\": \"\(title)\", \"score\": \(Double(id) / 2)}"
+        }
+        records.insert("{\"id\": 7, \"title\": \"briefly different\", \"score\": 3.5}", at: 3)
+        records.insert("{\"id\": 7, \"title\": \"item 7\", \"score\": 3.5}", at: 20)
+        records += (51...53).map { "{\"id\": \($0), \"title\": \"item \($0)\", \"score\": 1}" }
+        try workspace.write("data/page.json", "{\"data\": [\(records.joined(separator: ","))], \"next\": null}")
+        let outcome = try workspace.run("run", "items.yml", "--report", "out/report.json", "--workers", "1")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let source = try #require((try workspace.report()["sources"] as? [[String: Any]])?.first)
+        #expect(source["records"] as? Int == 54)
+        #expect(source["inserted"] as? Int == 3)
+        // 10 and 11 changed; key 7 changed by its first record (and back by its second, which wins).
+        #expect(source["updated"] as? Int == 3)
+        // The 47 other records arrived equal to what was stored.
+        #expect(source["unchanged"] as? Int == 47)
+        let lines = try workspace.read("out/items.csv").split(separator: "\n").map(String.init)
+        #expect(lines.contains("7,item 7,3.5,"))
+        #expect(lines.contains("10,changed 10,5,"))
+        #expect(lines.count == 54)
+    }
+}
