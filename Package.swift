@@ -33,6 +33,9 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(
+            name: "SwellLocks"
+        ),
+        .target(
             name: "SwellCalendar"
         ),
         .target(
@@ -79,6 +82,10 @@ let package = Package(
         .testTarget(
             name: "SwellStoreTests",
             dependencies: ["SwellStore"]
+        ),
+        .testTarget(
+            name: "SwellLocksTests",
+            dependencies: ["SwellLocks"]
         ),
         .testTarget(
             name: "SwellCalendarTests",
