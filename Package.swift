@@ -40,7 +40,7 @@ let package = Package(
         ),
         .target(
             name: "SwellStore",
-            dependencies: ["CSQLite", "SwellCalendar"]
+            dependencies: ["CSQLite", "SwellCalendar", "SwellLocks"]
         ),
         .target(
             name: "SwellJSON"
@@ -51,12 +51,12 @@ let package = Package(
         ),
         .target(
             name: "SwellCSV",
-            dependencies: ["CZlib"]
+            dependencies: ["CZlib", "SwellLocks"]
         ),
         .target(
             name: "SwellPipeline",
             dependencies: [
-                "SwellStore", "SwellJSON", "SwellHTTP", "SwellCSV", "SwellCalendar",
+                "SwellStore", "SwellJSON", "SwellHTTP", "SwellCSV", "SwellCalendar", "SwellLocks",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SwellLocks
 
 extension CSVFormat {
     /// A Unicode (LDML) pattern like "yyyy-MM-dd" or "dd/MM/yyyy HH:mm", in UTC unless the pattern has a zone; via a cached DateFormatter (en_US_POSIX).
@@ -28,7 +28,7 @@ extension CSVFormat {
 
 /// The process's DateFormatters, one per pattern, behind a mutex (a DateFormatter is not used by two threads at once).
 private enum PatternFormatters {
-    static let shared = Mutex<[String: DateFormatter]>([:])
+    static let shared = LockedValue<[String: DateFormatter]>([:])
 
     static func formatter(for pattern: String, in formatters: inout [String: DateFormatter]) -> DateFormatter {
         if let formatter = formatters[pattern] {

@@ -3,8 +3,8 @@ import Logging
 import SwellCSV
 import SwellHTTP
 import SwellJSON
+import SwellLocks
 import SwellStore
-import Synchronization
 import SwellCalendar
 
 /// How a run's upsert stage is sized.
@@ -34,7 +34,7 @@ struct IncomingRecord: Sendable {
 /// for disk. Replace deletions, incremental state and HTTP validators go in
 /// the last writer save.
 ///
-/// `@unchecked Sendable`: the workers share `state`, a `Mutex`.
+/// `@unchecked Sendable`: the workers share `state` and `pendingValidators`, each a `LockedValue`.
 final class SourceRun: @unchecked Sendable {
     let source: SourceSpec
     let entity: PipelineEntity
@@ -61,7 +61,7 @@ final class SourceRun: @unchecked Sendable {
         var updated = 0
         var unchanged = 0
     }
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
 
     init(source: SourceSpec, entity: PipelineEntity, container: PersistentContainer, options: RunOptions,
          logger: Logger, redactor: Redactor, progress: ProgressCounter) {
@@ -74,7 +74,7 @@ final class SourceRun: @unchecked Sendable {
         self.redactor = redactor
         self.progress = progress
         self.rejects = RejectsWriter(path: source.rejects, source: source.name, redactor: redactor)
-        self.state = Mutex(State(report: RunReport.Source(name: source.name, entity: source.entity)))
+        self.state = LockedValue(State(report: RunReport.Source(name: source.name, entity: source.entity)))
     }
 
     private func fail(_ error: PipelineError) {
@@ -305,7 +305,7 @@ final class SourceRun: @unchecked Sendable {
     }
 
     /// HTTP validators to keep, written with the last save.
-    private let pendingValidators = Mutex<[String: String]>([:])
+    private let pendingValidators = LockedValue<[String: String]>([:])
 
     // MARK: Upserting
 

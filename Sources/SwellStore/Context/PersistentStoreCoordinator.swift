@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SwellLocks
 
 /// Connects root contexts to the persistent store: loads it, hands out
 /// permanent object IDs and serves reads and commits.
@@ -14,7 +14,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Attribute name → index, per entity.
     let attributeIndices: [String: [String: Int]]
 
-    private let state = Mutex<State>(State())
+    private let state = LockedValue<State>(State())
 
     private struct State {
         var store: (any PersistentStore)?
