@@ -33,11 +33,14 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(
+            name: "SwellLocks"
+        ),
+        .target(
             name: "SwellCalendar"
         ),
         .target(
             name: "SwellStore",
-            dependencies: ["CSQLite", "SwellCalendar"]
+            dependencies: ["CSQLite", "SwellCalendar", "SwellLocks"]
         ),
         .target(
             name: "SwellJSON"
@@ -48,12 +51,12 @@ let package = Package(
         ),
         .target(
             name: "SwellCSV",
-            dependencies: ["CZlib"]
+            dependencies: ["CZlib", "SwellLocks"]
         ),
         .target(
             name: "SwellPipeline",
             dependencies: [
-                "SwellStore", "SwellJSON", "SwellHTTP", "SwellCSV", "SwellCalendar",
+                "SwellStore", "SwellJSON", "SwellHTTP", "SwellCSV", "SwellCalendar", "SwellLocks",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -78,7 +81,11 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellStoreTests",
-            dependencies: ["SwellStore"]
+            dependencies: ["SwellStore", "SwellLocks"]
+        ),
+        .testTarget(
+            name: "SwellLocksTests",
+            dependencies: ["SwellLocks"]
         ),
         .testTarget(
             name: "SwellCalendarTests",

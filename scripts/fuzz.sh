@@ -10,6 +10,12 @@ targets=("${@:-json predicate csv}")
 read -r -a targets <<< "${targets[*]}"
 out=.build-fuzz; mkdir -p "$out" fuzz/artifacts fuzz/corpus
 log="$out/build.log"
+# Builds Sources/NAME as a static library and module in $out, for a fuzz target that imports it.
+module() {
+    swiftc -sanitize=address -O -swift-version 6 -parse-as-library -module-name "$1" \
+        -emit-module -emit-module-path "$out/$1.swiftmodule" -emit-library -static \
+        Sources/"$1"/*.swift -o "$out/lib$1.a" > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
+}
 for target in "${targets[@]}"; do
     : > "$log"
     case "$target" in
@@ -17,16 +23,17 @@ for target in "${targets[@]}"; do
         swiftc -sanitize=fuzzer,address -O -swift-version 6 -parse-as-library -module-name SwellJSON \
             Sources/SwellJSON/*.swift fuzz/JSONReaderFuzz.swift -o "$out/json-fuzz" > "$log" 2>&1 || { cat "$log" >&2; exit 1; } ;;
     predicate)
-        # SwellStore imports SwellCalendar: build that first as a module of its own.
-        swiftc -sanitize=address -O -swift-version 6 -parse-as-library -module-name SwellCalendar \
-            -emit-module -emit-module-path "$out/SwellCalendar.swiftmodule" -emit-library -static \
-            Sources/SwellCalendar/*.swift -o "$out/libSwellCalendar.a" > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
+        # SwellStore imports SwellCalendar and SwellLocks: each is built first as a module of its own.
+        module SwellCalendar
+        module SwellLocks
         swiftc -sanitize=fuzzer,address -O -swift-version 6 -parse-as-library -package-name swell -module-name SwellStore \
-            -I "$out" -L "$out" -lSwellCalendar \
+            -I "$out" -L "$out" -lSwellCalendar -lSwellLocks \
             -I Sources/CSQLite -Xcc -fmodule-map-file=Sources/CSQLite/module.modulemap -lsqlite3 \
             $(ls Sources/SwellStore/*/*.swift) fuzz/PredicateFuzz.swift -o "$out/predicate-fuzz" > "$log" 2>&1 || { cat "$log" >&2; exit 1; } ;;
     csv)
+        module SwellLocks
         swiftc -sanitize=fuzzer,address -O -swift-version 6 -parse-as-library -module-name SwellCSV \
+            -I "$out" -L "$out" -lSwellLocks \
             -I Sources/CZlib -Xcc -fmodule-map-file=Sources/CZlib/module.modulemap -lz \
             Sources/SwellCSV/*.swift fuzz/CSVWriterFuzz.swift -o "$out/csv-fuzz" > "$log" 2>&1 || { cat "$log" >&2; exit 1; } ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;

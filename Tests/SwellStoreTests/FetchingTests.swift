@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import SwellLocks
 import Testing
 @testable import SwellStore
 
@@ -123,7 +124,7 @@ import Testing
         defer { store.readObserver = nil }
         let worker = container.newBackgroundContext()
         let saved = DispatchSemaphore(value: 0)
-        let saveError = Mutex<(any Error)?>(nil)
+        let saveError = LockedValue<(any Error)?>(nil)
         enqueue(worker) {
             // Key 1 is stored, key 500 is new: the save must look both up in the store.
             _ = insertEntry(worker, id: 1, rating: 5)
@@ -135,7 +136,7 @@ import Testing
         // The worker's save is inside its store read: the view context (main queue) still fetches.
         let view = container.viewContext
         let fetched = DispatchSemaphore(value: 0)
-        let seen = Mutex<Int?>(nil)
+        let seen = LockedValue<Int?>(nil)
         enqueue(view) {
             let count = try? view.count(for: FetchRequest(entityName: "JournalEntry"))
             seen.withLock { $0 = count }
@@ -188,7 +189,7 @@ import Testing
         defer { store.readObserver = nil }
         let second = container.newBackgroundContext()
         let saved = DispatchSemaphore(value: 0)
-        let outcome = Mutex<(incoming: ObjectID, changes: ContextDidSaveChanges)?>(nil)
+        let outcome = LockedValue<(incoming: ObjectID, changes: ContextDidSaveChanges)?>(nil)
         enqueue(second) {
             let incoming = insertEntry(second, id: 7, rating: 2).objectID
             if let changes = try? second.saveReturningChanges() { outcome.withLock { $0 = (incoming, changes) } }

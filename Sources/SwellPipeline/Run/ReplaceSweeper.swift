@@ -1,5 +1,5 @@
 import SwellStore
-import Synchronization
+import SwellLocks
 
 /// Replace mode's deletions (pipeline-file.md, `mode: replace`): collects the
 /// keys the pages brought, and once every page arrived deletes the entity's
@@ -9,10 +9,10 @@ import Synchronization
 /// deletes the unseen rows by primary key, without reading them again. The
 /// deletions are saved into the view context; the writer's last save writes them.
 ///
-/// `Sendable`: the keys seen are behind a `Mutex` (workers add theirs concurrently).
+/// `Sendable`: the keys seen are behind a `LockedValue` (workers add theirs concurrently).
 final class ReplaceSweeper: Sendable {
     private let entity: EntityDescription
-    private let seen = Mutex<Set<[StoreValue]>>([])
+    private let seen = LockedValue<Set<[StoreValue]>>([])
 
     init(entity: EntityDescription) {
         self.entity = entity

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import SwellStore
-import Synchronization
+import SwellLocks
 
 /// Moves the batches upsert workers saved into the view context up the stack:
 /// view → writer on its own serial queue (the view context's changes all came
@@ -13,7 +13,7 @@ import Synchronization
 /// while saved batches are not on disk (backpressure: memory stays bounded when
 /// the disk is slower than parsing).
 ///
-/// `Sendable`: its own state is a `Mutex` and the `SaveBacklog` (which locks itself).
+/// `Sendable`: its own state is a `LockedValue` and the `SaveBacklog` (which locks itself).
 final class SaveScheduler: Sendable {
     /// What one worker save did to the rows it moved.
     struct BatchCounts: Sendable {
@@ -31,7 +31,7 @@ final class SaveScheduler: Sendable {
     /// Serialises the view → writer moves, off the main queue.
     private let saver = DispatchQueue(label: "swell.saver")
     /// Whether a save is waiting on the saver's queue.
-    private let scheduled = Mutex(false)
+    private let scheduled = LockedValue(false)
 
     init(container: PersistentContainer, state: SourceRunState, backlog: SaveBacklog<BatchCounts>, sourceName: String,
          logger: Logger, redactor: Redactor) {

@@ -1,11 +1,11 @@
-import Synchronization
+import SwellLocks
 import SwellStore
 
 /// What the stages of one source run share: the report's counts, the run's
 /// first failure, and the largest incremental cursor value seen. The fetch
 /// thread, the upsert workers and the save queues all write to it.
 ///
-/// `Sendable`: a `Mutex` guards it.
+/// `Sendable`: a `LockedValue` guards it.
 final class SourceRunState: Sendable {
     private struct Shared {
         var report: RunReport.Source
@@ -13,12 +13,12 @@ final class SourceRunState: Sendable {
         var largestCursor: StoreValue?
     }
 
-    private let shared: Mutex<Shared>
+    private let shared: LockedValue<Shared>
     /// Workers waiting for saved batches to reach disk, let go when the run fails.
     private let backlog: SaveBacklog<SaveScheduler.BatchCounts>
 
     init(source: SourceSpec, backlog: SaveBacklog<SaveScheduler.BatchCounts>) {
-        shared = Mutex(Shared(report: RunReport.Source(name: source.name, entity: source.entity)))
+        shared = LockedValue(Shared(report: RunReport.Source(name: source.name, entity: source.entity)))
         self.backlog = backlog
     }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SwellLocks
 import Synchronization
 
 /// A scratchpad of managed objects on one queue: insert, fetch, change and
@@ -15,7 +16,7 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: the context's own state is confined to its queue; what
 /// other queues read (its unsaved changes, for children's fetches and saves,
-/// and its links) sits behind `Mutex`es.
+/// and its links) sits behind locks (`LockedValue`).
 public final class ManagedObjectContext: @unchecked Sendable, CustomStringConvertible {
     /// Which queue a context runs on.
     public enum ConcurrencyType: Sendable {
@@ -37,9 +38,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public static let didSaveNotification = Notification.Name("SwellManagedObjectContextDidSave")
 
     // Shared with other queues, behind locks.
-    let level = Mutex<LevelState>(LevelState())
-    private let links = Mutex<Links>(Links())
-    private let settings = Mutex<Settings>(Settings())
+    let level = LockedValue<LevelState>(LevelState())
+    private let links = LockedValue<Links>(Links())
+    private let settings = LockedValue<Settings>(Settings())
 
     struct LevelState: Sendable {
         /// Unsaved changes at this level (own edits and children's saves), as one layer.

@@ -1,4 +1,5 @@
 import Foundation
+import SwellLocks
 import Synchronization
 
 /// Connects root contexts to the persistent store: loads it, hands out
@@ -14,7 +15,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Attribute name → index, per entity.
     let attributeIndices: [String: [String: Int]]
 
-    private let state = Mutex<State>(State())
+    private let state = LockedValue<State>(State())
 
     private struct State {
         var store: (any PersistentStore)?
