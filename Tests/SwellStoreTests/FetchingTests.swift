@@ -107,20 +107,26 @@ import Testing
         #expect(try count(observer) == 31)
     }
 
-    @Test func aViewContextFetchReturnsWhileAWorkersSaveWaitsForTheStore() async throws {
-        let container = try makeContainer(directory)
-        try await seed(container)
-        container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
-        let store = try #require(container.persistentStoreCoordinator.sqliteStore)
+    /// Holds the next store read open (a disk that does not answer) until `release` is
+    /// signalled; `inRead` is signalled once that read is inside its snapshot.
+    private func holdNextStoreRead(_ store: SQLiteStore) -> (inRead: DispatchSemaphore, release: DispatchSemaphore) {
         let inRead = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let armed = Atomic<Bool>(true)
-        // The first store read after this point is held open: a disk that does not answer.
         store.readObserver = {
             guard armed.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged else { return }
             inRead.signal()
             _ = release.wait(timeout: .now() + 30)
         }
+        return (inRead, release)
+    }
+
+    @Test func aViewContextFetchReturnsWhileAWorkersSaveWaitsForTheStore() async throws {
+        let container = try makeContainer(directory)
+        try await seed(container)
+        container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
+        let store = try #require(container.persistentStoreCoordinator.sqliteStore)
+        let (inRead, release) = holdNextStoreRead(store)
         defer { store.readObserver = nil }
         let worker = container.newBackgroundContext()
         let saved = DispatchSemaphore(value: 0)
@@ -178,14 +184,7 @@ import Testing
         }
         // A second worker's save reads the store (key 7 absent); while it is inside
         // that read, the writer commits key 7 and its in-flight level goes.
-        let inRead = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let armed = Atomic<Bool>(true)
-        store.readObserver = {
-            guard armed.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged else { return }
-            inRead.signal()
-            _ = release.wait(timeout: .now() + 30)
-        }
+        let (inRead, release) = holdNextStoreRead(store)
         defer { store.readObserver = nil }
         let second = container.newBackgroundContext()
         let saved = DispatchSemaphore(value: 0)
