@@ -35,3 +35,21 @@ import Testing
         #expect(lines.count == 54)
     }
 }
+
+/// Exports keep their bytes: the bundled pipeline's exports, made by the build
+/// before exports were formatted from column bytes, and the report's digests of them.
+@Suite struct ExportBytesTests {
+    @Test func theBundledExportsHaveTheirKnownBytesAndDigests() throws {
+        let workspace = try Workspace()
+        let outcome = try workspace.run("run", "pipelines/surf-journal.yml", "--report", "out/report.json")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let exports = try #require(try workspace.report()["exports"] as? [[String: Any]])
+        let digests = Dictionary(uniqueKeysWithValues: exports.compactMap { export -> (String, String)? in
+            guard let path = export["path"] as? String, let digest = export["sha256"] as? String else { return nil }
+            return ((path as NSString).lastPathComponent, digest)
+        })
+        // sha256sum of the files the previous build wrote from the same pipeline.
+        #expect(digests["surf-journal.csv.gz"] == "fc74993eb95fc2053c730dacc6e12b49bf9964134c991881795663268f95aae5")
+        #expect(digests["surf-journal-good-days.csv"] == "e7f270f1becce194c89d1b7e4ec3ce5dd0568cd5daf5713f0beb31d678ddb075")
+    }
+}
