@@ -13,6 +13,10 @@ final class SaveBacklog<Counts: Sendable>: @unchecked Sendable {
     private var released = false
     /// What each saved batch did, by number, until it is known to be on disk.
     private var uncommitted: [Int: Counts] = [:]
+    /// The rows each saved batch moved, by number, until the writer is done with it.
+    private var rowsByBatch: [Int: Int] = [:]
+    /// Rows saved into the view context and not yet done with by the writer: what memory holds.
+    private var rowsInFlight = 0
 
     /// Batches saved so far.
     var savedCount: Int {
@@ -21,12 +25,21 @@ final class SaveBacklog<Counts: Sendable>: @unchecked Sendable {
         return saved
     }
 
-    /// Counts one more saved batch and keeps what it did until it is on disk.
-    func batchSaved(_ counts: Counts) {
+    /// Rows of saved batches the writer is not done with yet.
+    var uncommittedRows: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return rowsInFlight
+    }
+
+    /// Counts one more saved batch (of `rows` rows moved) and keeps what it did until it is on disk.
+    func batchSaved(_ counts: Counts, rows: Int) {
         condition.lock()
         defer { condition.unlock() }
         saved += 1
         uncommitted[saved] = counts
+        rowsByBatch[saved] = rows
+        rowsInFlight += rows
     }
 
     /// The writer is done with every batch saved up to `count` (on disk when
@@ -36,6 +49,9 @@ final class SaveBacklog<Counts: Sendable>: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         committedCount = max(committedCount, count)
+        for batch in rowsByBatch.keys where batch <= count {
+            rowsInFlight -= rowsByBatch.removeValue(forKey: batch) ?? 0
+        }
         condition.broadcast()
         guard written else { return [] }
         let done = uncommitted.keys.filter { $0 <= count }.sorted()
@@ -50,11 +66,11 @@ final class SaveBacklog<Counts: Sendable>: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Waits while more than `limit` saved batches are not committed; `stop` ends the wait early.
-    func waitForRoom(limit: Int, stop: () -> Bool) {
+    /// Waits while more than `limit` rows of saved batches are not committed; `stop` ends the wait early.
+    func waitForRoom(rows limit: Int, stop: () -> Bool) {
         condition.lock()
         defer { condition.unlock() }
-        while !released && saved - committedCount > limit && !stop() {
+        while !released && rowsInFlight > limit && !stop() {
             condition.wait()
         }
     }

@@ -28,14 +28,17 @@ final class SaveScheduler: Sendable {
     private let sourceName: String
     private let logger: Logger
     private let redactor: Redactor
+    /// Rows saved by workers that may be on their way to disk while workers go on.
+    private let rowsInFlight: Int
     /// Serialises the view → writer moves, off the main queue.
     private let saver = DispatchQueue(label: "swell.saver")
     /// Whether a save is waiting on the saver's queue.
     private let scheduled = LockedValue(false)
 
     init(container: PersistentContainer, state: SourceRunState, backlog: SaveBacklog<BatchCounts>, sourceName: String,
-         logger: Logger, redactor: Redactor) {
+         rowsInFlight: Int, logger: Logger, redactor: Redactor) {
         self.container = container
+        self.rowsInFlight = rowsInFlight
         self.state = state
         self.backlog = backlog
         self.sourceName = sourceName
@@ -46,14 +49,15 @@ final class SaveScheduler: Sendable {
     /// A worker's batch is in the view context: number it, keep its counts until
     /// the writer commits it, and ask for it to be written.
     func batchSaved(_ counts: BatchCounts) {
-        backlog.batchSaved(counts)
+        backlog.batchSaved(counts, rows: counts.inserted + counts.updated)
         requestSave()
     }
 
-    /// Waits until every saved batch is on disk (or the run failed). Measured:
-    /// as fast as letting batches queue up for the writer, with less memory (BENCHMARKS.md).
-    func waitUntilWritten() {
-        backlog.waitForRoom(limit: 0) { state.failure != nil }
+    /// Waits while more than `rowsInFlight` rows saved by workers are not on disk
+    /// (or until the run failed): a batch can be committed while the workers
+    /// build the next, and memory is bounded by rows, not batches (BENCHMARKS.md).
+    func waitForRoom() {
+        backlog.waitForRoom(rows: rowsInFlight) { state.failure != nil }
     }
 
     /// Schedules a view → writer move and a writer save, at most one waiting at a time.

@@ -38,7 +38,7 @@ struct SourceRun {
         let backlog = SaveBacklog<SaveScheduler.BatchCounts>()
         let state = SourceRunState(source: source, backlog: backlog)
         let scheduler = SaveScheduler(container: container, state: state, backlog: backlog, sourceName: source.name,
-                                      logger: logger, redactor: redactor)
+                                      rowsInFlight: options.batchSize, logger: logger, redactor: redactor)
         let sweeper = source.mode == .replace ? ReplaceSweeper(entity: entity.description) : nil
         let cursor = IncrementalCursor(source: source, entity: entity)
         let rejects = RejectsWriter(path: source.rejects, source: source.name, redactor: redactor)

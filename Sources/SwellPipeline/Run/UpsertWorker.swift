@@ -8,7 +8,8 @@ import SwellStore
 /// run), inserts the rest without creating objects, and every `batchSize`
 /// records saves its context into the view context and lets the rows go — so
 /// records wait in small chunks, not whole batches. After each save it waits
-/// until the batch is on disk (backpressure).
+/// while more than a batch of saved rows is not on disk yet (backpressure: the
+/// writer commits one batch while the workers build the next).
 ///
 /// A failed run does not stop it: it keeps saving the valid records already
 /// fetched, so earlier pages stay saved.
@@ -69,8 +70,8 @@ struct UpsertWorker: Sendable {
             if let saved { scheduler.batchSaved(saved) }
             // The run fails, but this worker keeps saving the valid records already fetched.
             if let failure { state.fail(failure) }
-            // Wait until every saved batch is on disk before taking more (the other workers go on meanwhile).
-            if saved != nil { scheduler.waitUntilWritten() }
+            // Wait while too many saved rows are not on disk yet (the other workers go on meanwhile).
+            if saved != nil { scheduler.waitForRoom() }
         }
         if unsaved > 0 {
             let (saved, failure) = step { true }
