@@ -45,6 +45,7 @@ struct UpsertWorker: Sendable {
         context.name = "\(source.name).upsert.\(number)"
         let patterns = DatePatterns()
         var unsaved = 0
+        context.performAndWait { context.reserveRows(batchSize, entity: mapper.entity) }
         /// Records of the batch that arrived unchanged: they count with the batch's save.
         var unchanged = 0
         /// On the context's queue: `work` inserts and says whether the batch is
@@ -152,6 +153,7 @@ struct UpsertWorker: Sendable {
             throw savingFailed(error)
         }
         context.reset()
+        context.reserveRows(batchSize, entity: mapper.entity)
         defer { unchanged = 0 }
         return SaveScheduler.BatchCounts(inserted: changes.inserted.count, updated: changes.updated.count,
                                          unchanged: changes.unchanged.count + unchanged)

@@ -98,6 +98,21 @@ extension ManagedObjectContext {
         insertRow(entity: entity, keyIndices: entity.keyIndices, values: values)
     }
 
+    /// Makes room for `count` more rows of `entity` at this level, so that a bulk
+    /// insert of that many rows does not grow (rehash) its tables on the way.
+    package func reserveRows(_ count: Int, entity: EntityDescription) {
+        assertOnQueue("insert a \(entity.name)")
+        level.withLock { level in
+            level.pending.modify(entity.name) { changes in
+                changes.rows.reserveCapacity(changes.rows.count + count)
+                if !entity.uniquenessConstraint.isEmpty {
+                    changes.keyIndex.reserveCapacity(changes.keyIndex.count + count)
+                    changes.keyOfRow.reserveCapacity(changes.keyOfRow.count + count)
+                }
+            }
+        }
+    }
+
     /// `insertRow(entity:values:)` with the key's attribute indices worked out
     /// once by the caller (`entity.keyIndices`), for inserting many rows.
     package func insertRow(entity: EntityDescription, keyIndices: [Int], values: [StoreValue]) {
