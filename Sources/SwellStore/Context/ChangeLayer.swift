@@ -216,19 +216,19 @@ extension ChangeLayer {
         return result
     }
 
-    /// The rows of layers (oldest first), each layer's in the order they were first
-    /// changed; rows of a key-checked layer (a segment) say so themselves.
-    static func orderedRows(_ layers: [ChangeLayer]) -> [(entity: String, primaryKey: Int64, row: PendingRow)] {
-        var all: [(entity: String, primaryKey: Int64, row: PendingRow)] = []
-        all.reserveCapacity(layers.reduce(0) { $0 + $1.count })
+    /// The operations that commit layers (oldest first), each layer's rows in the
+    /// order they were first changed; rows of a key-checked layer (a segment) say so.
+    static func operations(_ layers: [ChangeLayer]) -> [StoreChangeSet.Operation] {
+        var operations: [StoreChangeSet.Operation] = []
+        operations.reserveCapacity(layers.reduce(0) { $0 + $1.count })
         for layer in layers {
             let checked = layer.keysChecked
             for (entity, primaryKey, row) in layer.orderedRows() {
-                var row = row
-                if checked { row.keyCheckedAgainstStore = true }
-                all.append((entity, primaryKey, row))
+                var operation = StoreChangeSet.Operation(entity: entity, primaryKey: primaryKey, row: row)
+                if checked { operation.row.keyCheckedAgainstStore = true }
+                operations.append(operation)
             }
         }
-        return all
+        return operations
     }
 }

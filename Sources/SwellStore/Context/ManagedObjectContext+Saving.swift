@@ -197,9 +197,7 @@ extension ManagedObjectContext {
             level.hasObjectEdits = false
             return (layers, metadata)
         }
-        let operations = ChangeLayer.orderedRows(inFlight).map {
-            StoreChangeSet.Operation(entity: $0.entity, primaryKey: $0.primaryKey, row: $0.row)
-        }
+        let operations = ChangeLayer.operations(inFlight)
         let result: StoreCommitResult
         do {
             result = try store.commit(StoreChangeSet(operations: operations, metadata: metadata, mergePolicy: mergePolicy))
