@@ -62,9 +62,10 @@ struct UpsertWorker: Sendable {
                 }
             }
         }
+        var probe = UnchangedProbe()
         while let chunk = queue.take() {
             let (saved, failure) = step {
-                unchanged += try insert(chunk, in: context, patterns: patterns)
+                unchanged += try insert(chunk, in: context, patterns: patterns, probe: &probe)
                 unsaved += chunk.count
                 return unsaved >= batchSize
             }
@@ -87,7 +88,8 @@ struct UpsertWorker: Sendable {
 
     /// Maps and inserts a chunk of records into the worker's context (not saved yet);
     /// returns how many arrived unchanged (left out of the context).
-    private func insert(_ chunk: [IncomingRecord], in context: ManagedObjectContext, patterns: DatePatterns) throws -> Int {
+    private func insert(_ chunk: [IncomingRecord], in context: ManagedObjectContext, patterns: DatePatterns,
+                        probe: inout UnchangedProbe) throws -> Int {
         var firstBad: PipelineError?
         var rejected = 0
         var accepted: [(IncomingRecord, [StoreValue])] = []
@@ -104,7 +106,12 @@ struct UpsertWorker: Sendable {
         }
         let description = mapper.entity
         let keyIndices = mapper.keyIndices
-        let unchanged = source.mode == .append ? [] : try unchangedRecords(accepted.map(\.1), in: context)
+        var unchanged = Set<Int>()
+        if source.mode != .append, probe.shouldLookUp() {
+            let (left, stored) = try unchangedRecords(accepted.map(\.1), in: context)
+            unchanged = left
+            probe.found(stored)
+        }
         var keys: [[StoreValue]] = []
         var largest: StoreValue?
         for (position, (_, values)) in accepted.enumerated() {
@@ -124,9 +131,10 @@ struct UpsertWorker: Sendable {
     /// The positions of the records that arrived equal to their stored object, which
     /// nothing unsaved concerns: they stay out of the context (counted as unchanged).
     /// A key that comes twice in the chunk is never left out (the later record must win).
-    private func unchangedRecords(_ records: [[StoreValue]], in context: ManagedObjectContext) throws -> Set<Int> {
+    /// Also returns how many of the chunk's keys the store had.
+    private func unchangedRecords(_ records: [[StoreValue]], in context: ManagedObjectContext) throws -> (Set<Int>, stored: Int) {
         let keyIndices = mapper.keyIndices
-        guard !keyIndices.isEmpty, !records.isEmpty else { return [] }
+        guard !keyIndices.isEmpty, !records.isEmpty else { return ([], 0) }
         var positions: [[StoreValue]: Int] = [:]
         positions.reserveCapacity(records.count)
         var repeated = Set<[StoreValue]>()
@@ -140,7 +148,7 @@ struct UpsertWorker: Sendable {
         for (key, values) in stored {
             if let position = positions[key], records[position] == values { unchanged.insert(position) }
         }
-        return unchanged
+        return (unchanged, stored.count)
     }
 
     /// Saves the worker's context into the view context and lets its rows go; the
