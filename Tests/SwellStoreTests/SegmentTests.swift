@@ -130,4 +130,35 @@ import Testing
         #expect(rows[0].0 == 5 && rows[0].1 == 1 && rows[0].2 == "Pacifica")
         #expect(rows[1].0 == 6)
     }
+
+    @Test func aSegmentWhoseKeyASiblingSavedAboveMeanwhileIsMergedThere() async throws {
+        let container = try makeContainer(directory)
+        let writer = container.writerContext
+        writer.mergePolicy = .mergeByPropertyObjectTrump
+        // Two children of the writer: the view, and a sibling.
+        let view = container.viewContext
+        view.mergePolicy = .mergeByPropertyObjectTrump
+        let sibling = ManagedObjectContext(concurrencyType: .privateQueue)
+        sibling.parent = writer
+        // Key 8 reaches the view whole (it met nothing), then the sibling saves key 8 into the writer.
+        try await insert(7...8, rating: 1, into: container)
+        #expect(view.level.withLock { $0.segments.count } == 1)
+        try await sibling.perform {
+            _ = insertEntry(sibling, id: 8, rating: 9)
+            try sibling.save()
+        }
+        // The view's segment meets key 8 at the writer: resolved there, one object for key 8.
+        let changes = try await view.perform { try view.saveReturningChanges() }
+        #expect(changes.merged.count == 1)
+        let inWriter = try await writer.perform { () throws -> [Int: Int] in
+            var result: [Int: Int] = [:]
+            for entry in try writer.fetch(FetchRequest(entityName: "JournalEntry")) {
+                result[entry["id"] as! Int] = entry["rating"] as? Int
+            }
+            return result
+        }
+        #expect(inWriter == [7: 1, 8: 1])
+        try await writer.perform { try writer.save() }
+        #expect(try storedRowCount(container.storeURL) == 2)
+    }
 }

@@ -31,3 +31,15 @@ public struct ContextDidSaveChanges: Sendable, Equatable {
          "updatedAttributes": updated, "changes": self]
     }
 }
+
+extension ContextDidSaveChanges {
+    /// Adds what a later part of the same save moved.
+    mutating func formUnion(_ other: ContextDidSaveChanges) {
+        inserted.formUnion(other.inserted)
+        updated.merge(other.updated) { $0.union($1) }
+        deleted.formUnion(other.deleted)
+        merged.merge(other.merged) { _, later in later }
+        unchanged.formUnion(other.unchanged)
+        unchanged.subtract(updated.keys)
+    }
+}

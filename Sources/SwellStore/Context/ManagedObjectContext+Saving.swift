@@ -88,7 +88,7 @@ extension ManagedObjectContext {
                     // The levels above are copied before the store's state is checked: a
                     // commit that ended after the read is then still in the writer's in-flight level.
                     var farther: [String: [EntityChanges]] = [:]
-                    for entity in moving.entities.keys {
+                    for entity in Set(moving.entities.keys).union(own.segments.flatMap(\.entities.keys)) {
                         farther[entity] = parent.layerChainAbove(entity: entity, targetInFlight: target.inFlight)
                     }
                     if prefetched != nil && !request.isEmpty && coordinator.commitGeneration != generation { return .readAgain }
@@ -109,10 +109,23 @@ extension ManagedObjectContext {
                             changes = resolver.changes
                         }
                     }
-                    // Segments were checked against every level above when they arrived here: they move as they are.
+                    // Segments move as they are when their keys still meet nothing above (a
+                    // sibling of this context may have saved one of them into the parent since
+                    // they were checked: then they are resolved row by row).
                     for segment in own.segments {
-                        target.appendSegment(segment)
-                        insertIDs(of: segment, into: &changes, storeIdentifier: coordinator.storeIdentifier)
+                        if Self.wholeIfNoKeyMeets(segment, sameLevel: target.layers, farther: farther, prefetched: nil,
+                                                  entities: entities) != nil {
+                            target.appendSegment(segment)
+                            insertIDs(of: segment, into: &changes, storeIdentifier: coordinator.storeIdentifier)
+                        } else {
+                            var resolver = ChangeResolver(
+                                target: target.pending, policy: policy, entities: entities,
+                                storeIdentifier: coordinator.storeIdentifier, store: store,
+                                farther: farther, prefetched: nil)
+                            try resolver.apply(segment)
+                            target.pending = resolver.target
+                            changes.formUnion(resolver.changes)
+                        }
                     }
                     _ = own.takeLayers()
                     own.hasObjectEdits = false
@@ -129,10 +142,11 @@ extension ManagedObjectContext {
 
     /// `layer` marked as key-checked when it holds only new objects and none of their
     /// keys meets another object: not in the layer itself, at the receiving level
-    /// (`sameLevel`), above it (`farther`), or in the store (`prefetched`). Then the
+    /// (`sameLevel`), above it (`farther`), or in the store (`prefetched`; nil for a
+    /// segment, whose keys were checked against the store when it was made). Then the
     /// parent takes it whole, as a segment; otherwise nil (resolve row by row).
     private static func wholeIfNoKeyMeets(_ layer: ChangeLayer, sameLevel: [ChangeLayer], farther: [String: [EntityChanges]],
-                                          prefetched: StorePrefetch, entities: [String: EntityDescription]) -> ChangeLayer? {
+                                          prefetched: StorePrefetch?, entities: [String: EntityDescription]) -> ChangeLayer? {
         for (entityName, changes) in layer.entities where !changes.rows.isEmpty {
             guard let entity = entities[entityName] else { return nil }
             let keyIndices = entity.keyIndices
@@ -143,10 +157,17 @@ extension ManagedObjectContext {
             }
             guard keyed > 0 else { continue }
             // Every keyed row is in the key index (one object per key), and its keys were looked up in the store.
-            guard changes.keyOfRow.count == keyed, let stored = prefetched.rowsByKey[entityName] else { return nil }
+            guard changes.keyOfRow.count == keyed else { return nil }
+            let stored: [[StoreValue]: StoreRow]?
+            if let prefetched {
+                guard let rows = prefetched.rowsByKey[entityName] else { return nil }
+                stored = rows
+            } else {
+                stored = nil
+            }
             let others = (sameLevel.compactMap { $0.entities[entityName] } + (farther[entityName] ?? [])).filter { !$0.keyIndex.isEmpty }
             for (primaryKey, key) in changes.keyOfRow {
-                guard changes.keyIndex[key] == primaryKey, stored[key] == nil else { return nil }
+                guard changes.keyIndex[key] == primaryKey, stored?[key] == nil else { return nil }
                 for other in others where other.keyIndex[key] != nil { return nil }
             }
         }
