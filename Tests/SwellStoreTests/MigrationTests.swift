@@ -86,6 +86,29 @@ import Testing
         #expect(error?.attribute != nil)
     }
 
+    @Test func aKeyThatStopsOrStartsBeingTheRowidRebuildsTheTableKeepingEveryID() async throws {
+        let url = try await store(with: journalModel, rows: 3)
+        let ids = try entriesByKey(try makeRootContext(at: url)).mapValues(\.id)
+        #expect(ids.count == 3)
+        // An optional key cannot be the rowid (it may be nil): `_pk` is again, the key gets its index.
+        let optional = model { $0.attributes[0].isOptional = true }
+        let context = try makeRootContext(at: url, model: optional)
+        #expect(try storedRows(url, "SELECT name FROM pragma_table_info('JournalEntry') WHERE pk > 0") == [[.text("_pk")]])
+        #expect(try storedRows(url, "SELECT name FROM pragma_index_list('JournalEntry')") == [[.text("swell_JournalEntry_key")]])
+        #expect(try entriesByKey(context).mapValues(\.id) == ids)
+        try context.performAndWait {
+            insertEntry(context, id: 10, location: "no longer the rowid")
+            try context.save()
+        }
+        // Required again: the key is the rowid again.
+        let required = try makeRootContext(at: url)
+        #expect(try storedRows(url, "SELECT name FROM pragma_table_info('JournalEntry') WHERE pk > 0") == [[.text("id")]])
+        let again = try entriesByKey(required)
+        #expect(again.count == 4)
+        #expect(again.filter { $0.key != 10 }.mapValues(\.id) == ids)
+        #expect(again[10]?.location == "no longer the rowid")
+    }
+
     @Test func aFileThatIsNotAStoreFailsClearly() throws {
         let url = directory.file("not-a-store.sqlite")
         try Data("this is not sqlite, just text that is long enough to have a header".utf8).write(to: url)

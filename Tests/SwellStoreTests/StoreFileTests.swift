@@ -27,7 +27,9 @@ import Testing
         }
         let columns = try connection.query("SELECT name, type FROM pragma_table_info('JournalEntry')")
         let names = columns.map { $0[0] }
-        #expect(names == [.text("_pk"), .text("id"), .text("date"), .text("height"), .text("period"), .text("wind"), .text("location"), .text("rating")])
+        // The key `id` is the rowid (issue 9); `_pk`, Swell's own, holds only IDs that differ from the key.
+        #expect(names == [.text("id"), .text("date"), .text("height"), .text("period"), .text("wind"), .text("location"), .text("rating"), .text("_pk")])
+        #expect(try connection.query("SELECT name FROM pragma_table_info('Note')").first == [.text("_pk")])
         let row = try connection.query("SELECT id, date, location, rating FROM JournalEntry")
         #expect(row.first == [.integer(1), .real(1_714_545_000), .text("Ocean Beach"), .integer(4)])
         let note = try connection.query("SELECT text, score, pinned FROM Note")

@@ -198,10 +198,16 @@ extension ManagedObjectContext {
             guard let values = row.values(base: bases[key]) else { continue }
             if plan.predicate?.evaluate(values) ?? true { rows.append(StoreRow(primaryKey: key, values: values)) }
         }
+        // Ties broken as the store breaks them (`StoreQuery.sort`): by a key that is the rowid, then the ID.
+        let rowidKey = plan.entity.rowidKeyIndex
         rows.sort { lhs, rhs in
             for (attribute, ascending) in plan.sort {
                 let order = StoreValue.compare(lhs.values[attribute], rhs.values[attribute])
                 if order != 0 { return ascending ? order < 0 : order > 0 }
+            }
+            if let rowidKey {
+                let order = StoreValue.compare(lhs.values[rowidKey], rhs.values[rowidKey])
+                if order != 0 { return order < 0 }
             }
             return lhs.primaryKey < rhs.primaryKey
         }

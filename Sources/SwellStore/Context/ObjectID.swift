@@ -9,7 +9,8 @@ import Foundation
 public struct ObjectID: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The entity of the object.
     public let entityName: String
-    /// The object's row in its entity's table (the `_pk` column).
+    /// The object's number in its entity's table: its `_pk` column, or for an entity whose
+    /// key is one required integer attribute (the table's rowid), its key when `_pk` is NULL.
     public let primaryKey: Int64
     /// The store the object belongs to (its UUID).
     public let storeIdentifier: String

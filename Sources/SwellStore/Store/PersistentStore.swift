@@ -12,7 +12,8 @@ protocol PersistentStore: AnyObject, Sendable {
     /// Where the store lives.
     var url: URL { get }
     /// Opens (creating if needed) and migrates the store to `model`.
-    /// Returns the largest primary key in use per entity.
+    /// Returns per entity the largest object ID in use, and for an entity whose key is
+    /// its table's rowid, also the largest key (below `TableLayout.allocatedIDCeiling`).
     func load(model: ManagedObjectModel) throws(StoreError) -> [String: Int64]
     /// Runs `body` against one consistent snapshot of the last committed state.
     /// Never waits for a commit in progress.
@@ -53,7 +54,8 @@ struct StoreRow: Sendable {
 struct StoreQuery: Sendable {
     var entity: EntityDescription
     var predicate: BoundPredicate?
-    /// Attribute indices with direction; the primary key always breaks ties, ascending.
+    /// Attribute indices with direction; ties are broken ascending by the entity's rowid key
+    /// when it has one (`TableLayout`), otherwise by the primary key.
     var sort: [(attribute: Int, ascending: Bool)] = []
     var limit: Int?
     var offset: Int = 0

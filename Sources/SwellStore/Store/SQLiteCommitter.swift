@@ -10,6 +10,7 @@ struct SQLiteCommitter {
     let policy: MergePolicy
     private(set) var result = StoreCommitResult()
     private let entities: [String: EntityDescription]
+    private let layouts: [String: TableLayout]
 
     init(connection: SQLiteConnection, model: ManagedObjectModel, storeIdentifier: String, policy: MergePolicy) {
         self.connection = connection
@@ -17,6 +18,11 @@ struct SQLiteCommitter {
         self.storeIdentifier = storeIdentifier
         self.policy = policy
         self.entities = model.entitiesByName
+        self.layouts = Dictionary(model.entities.map { ($0.name, TableLayout($0)) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    private func layout(_ entity: EntityDescription) -> TableLayout {
+        layouts[entity.name] ?? TableLayout(entity)
     }
 
     /// Makes room in the result for `count` operations (no rehashing as it fills).
@@ -43,12 +49,15 @@ struct SQLiteCommitter {
         let keyed = upsert && !entity.uniquenessConstraint.isEmpty && policy != .error
         let cacheKey = InsertKey(entity: entity.name, mask: keyed ? mask : .empty, upsert: keyed)
         if let cached = insertStatements[cacheKey] { return cached }
-        let names = ["_pk"] + entity.attributes.map(\.name)
-        var sql = "INSERT INTO \(quoteIdentifier(entity.name)) (\(names.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+        let layout = layout(entity)
+        // The ID goes first, or where the key is the rowid, last (`_pk`: NULL when the ID is the key).
+        let attributes = entity.attributes.map(\.name)
+        let names = layout.rowidKey == nil ? ["_pk"] + attributes : attributes + ["_pk"]
+        var sql = "INSERT INTO \(layout.table) (\(names.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
         if keyed {
             sql += " ON CONFLICT (\(entity.uniquenessConstraint.map(quoteIdentifier).joined(separator: ", "))) DO "
             sql += conflictAction(entity: entity, mask: mask)
-            sql += " RETURNING \"_pk\""
+            sql += " RETURNING \(layout.id)"
         }
         insertStatements[cacheKey] = sql
         return sql
@@ -77,6 +86,19 @@ struct SQLiteCommitter {
         return statement
     }
 
+    /// Binds a row's ID and values to an INSERT of `insertSQL`'s column order.
+    private func bindRow(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, to statement: SQLiteStatement) throws {
+        let values = operation.row.values
+        guard let rowidKey = layout(entity).rowidKeyIndex else {
+            try statement.bind(.integer(operation.primaryKey), at: 1)
+            for (index, value) in values.enumerated() { try statement.bind(value, at: Int32(index + 2)) }
+            return
+        }
+        for (index, value) in values.enumerated() { try statement.bind(value, at: Int32(index + 1)) }
+        let idIsKey = values[rowidKey] == .integer(operation.primaryKey)
+        try statement.bind(idIsKey ? .null : .integer(operation.primaryKey), at: Int32(values.count + 1))
+    }
+
     private mutating func insert(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws {
         let keyed = !entity.uniquenessConstraint.isEmpty
         if keyed && policy != .error && operation.row.keyCheckedAgainstStore {
@@ -85,10 +107,7 @@ struct SQLiteCommitter {
         }
         let statement = try insertStatement(entity, mask: operation.row.mask)
         defer { statement.reset() }
-        try statement.bind(.integer(operation.primaryKey), at: 1)
-        for (index, value) in operation.row.values.enumerated() {
-            try statement.bind(value, at: Int32(index + 2))
-        }
+        try bindRow(operation, entity, to: statement)
         let incoming = objectID(entity.name, operation.primaryKey)
         do {
             if keyed && policy != .error {
@@ -126,10 +145,7 @@ struct SQLiteCommitter {
     /// then the upsert resolves it by the policy.
     private mutating func insertKnownNew(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws -> Bool {
         let statement = try insertStatement(entity, mask: operation.row.mask, upsert: false)
-        try statement.bind(.integer(operation.primaryKey), at: 1)
-        for (index, value) in operation.row.values.enumerated() {
-            try statement.bind(value, at: Int32(index + 2))
-        }
+        try bindRow(operation, entity, to: statement)
         let inserted: Bool
         do {
             try statement.run()
@@ -190,8 +206,13 @@ struct SQLiteCommitter {
     private mutating func update(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws {
         let indices = operation.row.mask.indices(below: entity.attributes.count)
         guard !indices.isEmpty else { return }
-        let assignments = indices.map { "\(quoteIdentifier(entity.attributes[$0].name)) = ?" }.joined(separator: ", ")
-        let sql = "UPDATE \(quoteIdentifier(entity.name)) SET \(assignments) WHERE \"_pk\" = ?"
+        let layout = layout(entity)
+        var assignments = indices.enumerated().map { "\(quoteIdentifier(entity.attributes[$1].name)) = ?\($0 + 1)" }
+        if let rowidKey = layout.rowidKeyIndex, let position = indices.firstIndex(of: rowidKey) {
+            // A new key moves the row; its ID stays, in `_pk` unless it is the new key.
+            assignments.append("\"_pk\" = nullif(\(layout.id), ?\(position + 1))")
+        }
+        let sql = "UPDATE \(layout.table) SET \(assignments.joined(separator: ", ")) WHERE \(layout.idEquals(parameter: indices.count + 1))"
         let id = objectID(entity.name, operation.primaryKey)
         do {
             try connection.run(sql, indices.map { operation.row.values[$0] } + [.integer(operation.primaryKey)])
@@ -207,18 +228,16 @@ struct SQLiteCommitter {
     /// An update gave an object a key another row has: the two become one, by the policy.
     private mutating func resolveKeyChange(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, indices: [Int]) throws {
         let incoming = objectID(entity.name, operation.primaryKey)
-        guard let current = try connection.query(
-            "SELECT \(entity.attributes.map { quoteIdentifier($0.name) }.joined(separator: ", ")) FROM \(quoteIdentifier(entity.name)) WHERE \"_pk\" = ?",
-            [.integer(operation.primaryKey)]).first else { return }
+        let layout = layout(entity)
+        let select = "SELECT \(entity.attributes.map { quoteIdentifier($0.name) }.joined(separator: ", ")) FROM \(layout.table) WHERE \(layout.idEquals(parameter: 1))"
+        guard let current = try connection.query(select, [.integer(operation.primaryKey)]).first else { return }
         var values = current
         for index in indices { values[index] = operation.row.values[index] }
         if policy == .error { throw try conflictError(entity, values: values, incoming: incoming) }
         if policy == .rollback { return }
         let key = entity.keyIndices.map { values[$0] }
         guard let existing = try existingPrimaryKey(entity, key: key) else { return }
-        let existingValues = try connection.query(
-            "SELECT \(entity.attributes.map { quoteIdentifier($0.name) }.joined(separator: ", ")) FROM \(quoteIdentifier(entity.name)) WHERE \"_pk\" = ?",
-            [.integer(existing)]).first ?? values
+        let existingValues = try connection.query(select, [.integer(existing)]).first ?? values
         var merged = existingValues
         for index in entity.attributes.indices {
             switch policy {
@@ -228,9 +247,10 @@ struct SQLiteCommitter {
             case .error, .rollback: break
             }
         }
-        try connection.run("DELETE FROM \(quoteIdentifier(entity.name)) WHERE \"_pk\" = ?", [.integer(operation.primaryKey)])
-        let assignments = entity.attributes.map { "\(quoteIdentifier($0.name)) = ?" }.joined(separator: ", ")
-        try connection.run("UPDATE \(quoteIdentifier(entity.name)) SET \(assignments) WHERE \"_pk\" = ?", merged + [.integer(existing)])
+        try connection.run("DELETE FROM \(layout.table) WHERE \(layout.idEquals(parameter: 1))", [.integer(operation.primaryKey)])
+        let assignments = entity.attributes.enumerated().map { "\(quoteIdentifier($1.name)) = ?\($0 + 1)" }.joined(separator: ", ")
+        try connection.run("UPDATE \(layout.table) SET \(assignments) WHERE \(layout.idEquals(parameter: entity.attributes.count + 1))",
+                           merged + [.integer(existing)])
         let survivor = objectID(entity.name, existing)
         result.deleted.insert(incoming)
         result.merged[incoming] = survivor
@@ -238,7 +258,8 @@ struct SQLiteCommitter {
     }
 
     private mutating func delete(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws {
-        try connection.run("DELETE FROM \(quoteIdentifier(entity.name)) WHERE \"_pk\" = ?", [.integer(operation.primaryKey)])
+        let layout = layout(entity)
+        try connection.run("DELETE FROM \(layout.table) WHERE \(layout.idEquals(parameter: 1))", [.integer(operation.primaryKey)])
         if connection.changes > 0 {
             let id = objectID(entity.name, operation.primaryKey)
             result.updated.removeValue(forKey: id)
@@ -248,7 +269,8 @@ struct SQLiteCommitter {
 
     private func existingPrimaryKey(_ entity: EntityDescription, key: [StoreValue]) throws -> Int64? {
         let condition = entity.uniquenessConstraint.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
-        let rows = try connection.query("SELECT \"_pk\" FROM \(quoteIdentifier(entity.name)) WHERE \(condition)", key)
+        let layout = layout(entity)
+        let rows = try connection.query("SELECT \(layout.id) FROM \(layout.table) WHERE \(condition)", key)
         if case .integer(let pk)? = rows.first?.first { return pk }
         return nil
     }

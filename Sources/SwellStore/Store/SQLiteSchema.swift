@@ -9,8 +9,18 @@ import Foundation
 /// rows hold nil, a changed key on a non-empty table — fails with an error that
 /// names the entity and attribute. Removed attributes keep their columns (and
 /// data); removed entities keep their tables.
+///
+/// Store format 2 keeps the key of an entity keyed by one required integer
+/// attribute as its table's rowid (`TableLayout`). A table of another shape —
+/// every keyed table of a format 1 store, or one whose key stopped or started
+/// qualifying — is rebuilt in place, in the migration's transaction, with its
+/// rows and object IDs intact. `swell_metadata` records the format and each
+/// table's rowid column (`rowid_columns`).
 struct SQLiteSchema {
     let connection: SQLiteConnection
+
+    /// The store format this code writes.
+    static let formatVersion = "2"
 
     /// Migrates inside one transaction; returns the store's UUID.
     func migrate(to model: ManagedObjectModel) throws -> String {
@@ -40,7 +50,15 @@ struct SQLiteSchema {
             }
             let json = String(decoding: try JSONEncoder().encode(kept), as: UTF8.self)
             try connection.run("INSERT OR REPLACE INTO swell_metadata (key, value) VALUES ('model', ?)", [.text(json)])
-            try connection.run("INSERT OR REPLACE INTO swell_metadata (key, value) VALUES ('format_version', '1')")
+            var rowids: [String: String] = [:]
+            for entity in kept.entities {
+                if let column = try rowidColumn(entity.name) { rowids[entity.name] = column }
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            try connection.run("INSERT OR REPLACE INTO swell_metadata (key, value) VALUES ('rowid_columns', ?)",
+                               [.text(String(decoding: try encoder.encode(rowids), as: UTF8.self))])
+            try connection.run("INSERT OR REPLACE INTO swell_metadata (key, value) VALUES ('format_version', ?)", [.text(Self.formatVersion)])
             connection.clearStatementCache()
             return identifier
         }
@@ -53,6 +71,7 @@ struct SQLiteSchema {
             let exists = try connection.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'swell_metadata'")
             guard exists.first?.first == .integer(1),
                   case .text(let identifier)? = try connection.query("SELECT value FROM swell_metadata WHERE key = 'store_uuid'").first?.first,
+                  try connection.query("SELECT value FROM swell_metadata WHERE key = 'format_version'").first?.first == .text(Self.formatVersion),
                   let stored = try storedModel() else { return nil }
             let storedEntities = stored.entitiesByName
             return model.entities.allSatisfy({ storedEntities[$0.name] == $0 }) ? identifier : nil
@@ -67,30 +86,104 @@ struct SQLiteSchema {
     }
 
     private func create(_ entity: EntityDescription) throws {
-        let table = quoteIdentifier(entity.name)
         let existing = try existingColumns(entity.name)
         if existing.isEmpty {
-            let columns = ["\"_pk\" INTEGER PRIMARY KEY"] + entity.attributes.map {
-                "\(quoteIdentifier($0.name)) \($0.type.sqliteColumnType)"
-            }
-            try connection.execute("CREATE TABLE \(table) (\(columns.joined(separator: ", ")))")
-        } else {
-            // A table of that name exists but the model never described it: adopt it only if it fits.
-            guard existing.contains("_pk") else {
-                throw StoreError.migrationFailed(entity: entity.name, attribute: nil,
-                                                 reason: "a table of that name exists and was not made by Swell")
-            }
-            for attribute in entity.attributes where !existing.contains(attribute.name) {
-                try addColumn(attribute, to: entity)
-            }
+            try connection.execute("CREATE TABLE \(quoteIdentifier(entity.name)) (\(columnDefinitions(entity, extras: []).joined(separator: ", ")))")
+            try createIndexes(entity)
+            return
         }
-        try createKeyIndex(entity)
+        // A table of that name exists but the model never described it: adopt it only if it fits.
+        let rowid = try rowidColumn(entity.name)
+        guard existing.contains("_pk"), let rowid, rowid == "_pk" || entity.attribute(named: rowid) != nil else {
+            throw StoreError.migrationFailed(entity: entity.name, attribute: nil,
+                                             reason: "a table of that name exists and was not made by Swell")
+        }
+        for attribute in entity.attributes where !existing.contains(attribute.name) {
+            try addColumn(attribute, to: entity)
+        }
+        try arrangeLayout(entity)
     }
 
-    private func createKeyIndex(_ entity: EntityDescription) throws {
+    /// The table's column definitions for `entity` (format 2), with `extras` (columns kept from
+    /// removed attributes: name and declared type) after the attributes.
+    private func columnDefinitions(_ entity: EntityDescription, extras: [(name: String, type: String)]) -> [String] {
+        let rowidKey = entity.rowidKeyIndex
+        var definitions = rowidKey == nil ? ["\"_pk\" INTEGER PRIMARY KEY"] : []
+        for (index, attribute) in entity.attributes.enumerated() {
+            let type = index == rowidKey ? "INTEGER PRIMARY KEY" : attribute.type.sqliteColumnType
+            definitions.append("\(quoteIdentifier(attribute.name)) \(type)")
+        }
+        definitions += extras.map { "\(quoteIdentifier($0.name)) \($0.type)" }
+        if rowidKey != nil { definitions.append("\"_pk\" INTEGER") }
+        return definitions
+    }
+
+    /// The unique index on the key, or for a table whose key is the rowid, the partial one on `_pk`.
+    private func createIndexes(_ entity: EntityDescription) throws {
+        let table = quoteIdentifier(entity.name)
+        if entity.rowidKeyIndex != nil {
+            try connection.execute("CREATE UNIQUE INDEX IF NOT EXISTS \(quoteIdentifier("swell_\(entity.name)_pk")) ON \(table) (\"_pk\") WHERE \"_pk\" IS NOT NULL")
+            return
+        }
         guard !entity.uniquenessConstraint.isEmpty else { return }
         let columns = entity.uniquenessConstraint.map(quoteIdentifier).joined(separator: ", ")
-        try connection.execute("CREATE UNIQUE INDEX IF NOT EXISTS \(quoteIdentifier("swell_\(entity.name)_key")) ON \(quoteIdentifier(entity.name)) (\(columns))")
+        try connection.execute("CREATE UNIQUE INDEX IF NOT EXISTS \(quoteIdentifier("swell_\(entity.name)_key")) ON \(table) (\(columns))")
+    }
+
+    /// Gives the table the shape the entity needs now (`TableLayout`): its indexes, or
+    /// when its rowid column is not the one wanted, a rebuild.
+    private func arrangeLayout(_ entity: EntityDescription) throws {
+        let wanted = entity.rowidKeyIndex.map { entity.attributes[$0].name } ?? "_pk"
+        guard let current = try rowidColumn(entity.name) else {
+            throw StoreError.migrationFailed(entity: entity.name, attribute: nil, reason: "its table has no INTEGER PRIMARY KEY column")
+        }
+        if current != wanted { try rebuild(entity, rowid: current, into: wanted) }
+        try createIndexes(entity)
+    }
+
+    /// Rebuilds an entity's table with `wanted` as its rowid column, keeping every row, every
+    /// column (those of removed attributes too) and every object ID: a row whose ID equals its
+    /// key keeps `_pk` NULL, any other keeps its ID in `_pk`. The old table and its indexes go.
+    private func rebuild(_ entity: EntityDescription, rowid current: String, into wanted: String) throws {
+        let table = quoteIdentifier(entity.name)
+        if wanted != "_pk" {
+            let column = quoteIdentifier(wanted)
+            let rows = try connection.query("SELECT count(*) FROM \(table) WHERE typeof(\(column)) != 'integer'")
+            if case .integer(let count)? = rows.first?.first, count > 0 {
+                throw StoreError.migrationFailed(
+                    entity: entity.name, attribute: wanted,
+                    reason: "\(count) stored row(s) hold no integer in it, which the table's rowid needs")
+            }
+        }
+        let attributeNames = Set(entity.attributes.map(\.name))
+        let extras = try tableColumns(entity.name).filter { !attributeNames.contains($0.name) && $0.name != "_pk" }
+        let names = (entity.attributes.map(\.name) + extras.map(\.name)).map(quoteIdentifier).joined(separator: ", ")
+        let oldID = current == "_pk" ? "\"_pk\"" : "coalesce(\"_pk\", \(quoteIdentifier(current)))"
+        let newPK = wanted == "_pk" ? oldID : "nullif(\(oldID), \(quoteIdentifier(wanted)))"
+        let scratch = quoteIdentifier("swell_rebuild_\(entity.name)")
+        try connection.execute("CREATE TABLE \(scratch) (\(columnDefinitions(entity, extras: extras).joined(separator: ", ")))")
+        // In the new rowid's order: each row is appended to the new b-tree.
+        let order = wanted == "_pk" ? oldID : quoteIdentifier(wanted)
+        try connection.execute("INSERT INTO \(scratch) (\(names), \"_pk\") SELECT \(names), \(newPK) FROM \(table) ORDER BY \(order)")
+        try connection.execute("DROP TABLE \(table)")
+        try connection.execute("ALTER TABLE \(scratch) RENAME TO \(table)")
+    }
+
+    /// The table's rowid column: its `INTEGER PRIMARY KEY` (nil: none, or no such table).
+    func rowidColumn(_ table: String) throws -> String? {
+        let rows = try connection.query("SELECT name, type FROM pragma_table_info(?) WHERE pk > 0", [.text(table)])
+        guard rows.count == 1, case .text(let name) = rows[0][0], case .text(let type) = rows[0][1],
+              type.uppercased() == "INTEGER" else { return nil }
+        return name
+    }
+
+    /// The table's columns in order: name and declared type.
+    private func tableColumns(_ table: String) throws -> [(name: String, type: String)] {
+        try connection.query("SELECT name, type FROM pragma_table_info(?)", [.text(table)]).compactMap { row in
+            guard case .text(let name) = row[0] else { return nil }
+            if case .text(let type) = row[1] { return (name, type) }
+            return (name, "")
+        }
     }
 
     private func addColumn(_ attribute: AttributeDescription, to entity: EntityDescription) throws {
@@ -153,6 +246,6 @@ struct SQLiteSchema {
             }
             try connection.execute("DROP INDEX IF EXISTS \(quoteIdentifier("swell_\(entity.name)_key"))")
         }
-        try createKeyIndex(entity)
+        try arrangeLayout(entity)
     }
 }

@@ -69,8 +69,7 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
                 let identifier = try SQLiteSchema(connection: connection).migrate(to: model)
                 var maxKeys: [String: Int64] = [:]
                 for entity in model.entities {
-                    let rows = try connection.query("SELECT max(\"_pk\") FROM \(quoteIdentifier(entity.name))")
-                    if case .integer(let max)? = rows.first?.first { maxKeys[entity.name] = max } else { maxKeys[entity.name] = 0 }
+                    maxKeys[entity.name] = try largestInUse(entity, connection: connection)
                 }
                 self.identifier = identifier
                 self.model = model
@@ -85,6 +84,24 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
                 throw StoreError.notAStore(path: path, reason: "\(error)")
             }
         }
+    }
+
+    /// The largest object ID in use; for an entity whose key is its table's rowid, the largest
+    /// ID or key below `TableLayout.allocatedIDCeiling` (new IDs are handed out above every key
+    /// stored, and below the ceiling). Both come from an index's last entry.
+    private func largestInUse(_ entity: EntityDescription, connection: SQLiteConnection) throws -> Int64 {
+        let layout = TableLayout(entity)
+        guard let key = layout.rowidKey else {
+            if case .integer(let max)? = try connection.query("SELECT max(\"_pk\") FROM \(layout.table)").first?.first { return max }
+            return 0
+        }
+        var largest: Int64 = 0
+        for column in ["\"_pk\"", key] {
+            let rows = try connection.query("SELECT max(\(column)) FROM \(layout.table) WHERE \(column) < ?",
+                                            [.integer(TableLayout.allocatedIDCeiling)])
+            if case .integer(let max)? = rows.first?.first { largest = Swift.max(largest, max) }
+        }
+        return largest
     }
 
     private func prepareDirectory() throws(StoreError) {
@@ -222,8 +239,9 @@ struct SQLiteStoreReader: StoreReader {
     let model: ManagedObjectModel
     let path: String
 
-    private func columns(_ entity: EntityDescription) -> String {
-        (["_pk"] + entity.attributes.map(\.name)).map(quoteIdentifier).joined(separator: ", ")
+    /// The object ID, then every attribute.
+    private func columns(_ entity: EntityDescription, _ layout: TableLayout) -> String {
+        ([layout.id] + entity.attributes.map { quoteIdentifier($0.name) }).joined(separator: ", ")
     }
 
     private func whereClause(_ query: StoreQuery) -> (String, [StoreValue]) {
@@ -261,10 +279,11 @@ struct SQLiteStoreReader: StoreReader {
 
     func forEachRowCursor(_ query: StoreQuery, _ body: (StoreRowCursor) throws -> Void) throws {
         let entity = query.entity
+        let layout = TableLayout(entity)
         var (sql, arguments) = whereClause(query)
-        sql = "SELECT \(columns(entity)) FROM \(quoteIdentifier(entity.name))" + sql
+        sql = "SELECT \(columns(entity, layout)) FROM \(layout.table)" + sql
         var order = query.sort.map { "\(quoteIdentifier(entity.attributes[$0.attribute].name)) \($0.ascending ? "ASC" : "DESC")" }
-        order.append("\"_pk\" ASC")
+        order.append("\(layout.tieBreak) ASC")
         sql += " ORDER BY " + order.joined(separator: ", ")
         if let limit = query.limit {
             sql += " LIMIT ? OFFSET ?"
@@ -301,8 +320,9 @@ struct SQLiteStoreReader: StoreReader {
         var result: [Int64: [StoreValue]] = [:]
         guard !primaryKeys.isEmpty else { return result }
         let single = primaryKeys.count == 1
-        let condition = single ? "\"_pk\" = ?" : "\"_pk\" IN (SELECT value FROM json_each(?))"
-        let sql = "SELECT \(columns(entity)) FROM \(quoteIdentifier(entity.name)) WHERE \(condition)"
+        let layout = TableLayout(entity)
+        let condition = single ? layout.idEquals(parameter: 1) : layout.idIn(jsonParameter: 1)
+        let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(condition)"
         try wrap {
             let statement = try connection.statement(sql)
             defer { statement.reset() }
@@ -318,10 +338,11 @@ struct SQLiteStoreReader: StoreReader {
     func countMatching(primaryKeys: [Int64], query: StoreQuery) throws -> Int {
         guard !primaryKeys.isEmpty else { return 0 }
         var (clause, arguments) = whereClause(query)
-        let condition = "\"_pk\" IN (SELECT value FROM json_each(?))"
+        let layout = TableLayout(query.entity)
+        let condition = layout.idIn(jsonParameter: arguments.count + 1)
         clause = clause.isEmpty ? " WHERE " + condition : clause + " AND " + condition
         arguments.append(keyList(primaryKeys))
-        let sql = "SELECT count(*) FROM \(quoteIdentifier(query.entity.name))" + clause
+        let sql = "SELECT count(*) FROM \(layout.table)" + clause
         return try wrap {
             if case .integer(let count)? = try connection.query(sql, arguments).first?.first { return Int(count) }
             return 0
@@ -355,7 +376,8 @@ struct SQLiteStoreReader: StoreReader {
         }
         json += "]"
         guard batched > 0 else { return result }
-        let sql = "SELECT \(columns(entity)) FROM \(quoteIdentifier(entity.name)) WHERE \(quoteIdentifier(column)) IN (SELECT value FROM json_each(?))"
+        let layout = TableLayout(entity)
+        let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(quoteIdentifier(column)) IN (SELECT value FROM json_each(?))"
         try wrap {
             let statement = try connection.statement(sql)
             defer { statement.reset() }
@@ -390,7 +412,8 @@ struct SQLiteStoreReader: StoreReader {
     func row(forKey key: [StoreValue], entity: EntityDescription) throws -> StoreRow? {
         guard !entity.uniquenessConstraint.isEmpty else { return nil }
         let condition = entity.uniquenessConstraint.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
-        let sql = "SELECT \(columns(entity)) FROM \(quoteIdentifier(entity.name)) WHERE \(condition)"
+        let layout = TableLayout(entity)
+        let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(condition)"
         return try wrap {
             guard let row = try connection.query(sql, key).first, case .integer(let pk)? = row.first else { return nil }
             return StoreRow(primaryKey: pk, values: Array(row.dropFirst()))
