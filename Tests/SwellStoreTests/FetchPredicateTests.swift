@@ -34,24 +34,36 @@ private func entry(
     ]
 }
 
-/// An in-memory SQLite table of `journal` rows, keyed by `_pk` (the row's index).
-/// Rows are read back from SQLite, so in-memory evaluation sees what the store holds.
+/// `journal` with a required integer key, `seq`: its table keeps `seq` as the rowid (issue 9).
+private let keyedJournal: EntityDescription = {
+    var entity = journal
+    entity.name = "KeyedEntry"
+    entity.attributes.insert(AttributeDescription(name: "seq", type: .integer), at: 2)
+    entity.uniquenessConstraint = ["seq"]
+    return entity
+}()
+
+/// An in-memory SQLite table of an entity's rows, made by the store's own schema code,
+/// each row's object ID its index (kept in `_pk`, or for a row whose rowid key equals its
+/// index, that key). Rows are read back from SQLite, so in-memory evaluation sees what the store holds.
 private struct JournalTable {
     let connection: SQLiteConnection
+    let layout: TableLayout
     let rows: [Int: [StoreValue]]
 
-    init(_ rows: [[StoreValue]]) throws {
+    init(_ rows: [[StoreValue]], entity: EntityDescription = journal) throws {
         connection = try SQLiteConnection(path: ":memory:")
-        let names = journal.attributes.map { quoteIdentifier($0.name) }
-        let definitions = journal.attributes.map { "\(quoteIdentifier($0.name)) \($0.type.sqliteColumnType)" }
-        try connection.execute("CREATE TABLE t (_pk INTEGER PRIMARY KEY, \(definitions.joined(separator: ", ")))")
+        _ = try SQLiteSchema(connection: connection).migrate(to: ManagedObjectModel(entities: [entity]))
+        layout = TableLayout(entity)
+        let names = entity.attributes.map { quoteIdentifier($0.name) }
         let placeholders = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
-        let insert = "INSERT INTO t (_pk, \(names.joined(separator: ", "))) VALUES (\(placeholders))"
+        let insert = "INSERT INTO \(layout.table) (\(names.joined(separator: ", ")), \"_pk\") VALUES (\(placeholders))"
         for (index, row) in rows.enumerated() {
-            _ = try connection.query(insert, [.integer(Int64(index))] + row)
+            let idIsKey = layout.rowidKeyIndex.map { row[$0] == .integer(Int64(index)) } ?? false
+            _ = try connection.query(insert, row + [idIsKey ? .null : .integer(Int64(index))])
         }
         var stored: [Int: [StoreValue]] = [:]
-        for row in try connection.query("SELECT _pk, \(names.joined(separator: ", ")) FROM t", []) {
+        for row in try connection.query("SELECT \(layout.id), \(names.joined(separator: ", ")) FROM \(layout.table)", []) {
             guard case .integer(let pk) = row[0] else { continue }
             stored[Int(pk)] = Array(row.dropFirst())
         }
@@ -60,7 +72,7 @@ private struct JournalTable {
 
     func sqlMatches(_ bound: BoundPredicate) throws -> Set<Int> {
         let (clause, arguments) = bound.sql()
-        let result = try connection.query("SELECT _pk FROM t WHERE \(clause)", arguments)
+        let result = try connection.query("SELECT \(layout.id) FROM \(layout.table) WHERE \(clause)", arguments)
         return Set(result.compactMap { if case .integer(let pk) = $0[0] { Int(pk) } else { nil } })
     }
 
@@ -607,4 +619,137 @@ private let variedPredicates: [FetchPredicate] = [
     }
     // The predicates exercise the data: most select different, non-trivial sets of rows.
     #expect(distinctResults.count >= variedPredicates.count * 3 / 4)
+}
+
+/// `variedRows` with a `seq` key: distinct integers at the edges (the largest and smallest,
+/// 2^53 and 2^53 + 1, negatives), ten equal to their row's index (their ID is their key).
+private let keyedRows: [[StoreValue]] = {
+    let edges: [Int64] = [.max, .min, 9_007_199_254_740_993, 9_007_199_254_740_992, -1, 0, 3, 5, -42, 1_000_000_000_000_000_001]
+    return variedRows.enumerated().map { index, row in
+        let seq = index < edges.count ? edges[index] : (index < 20 ? Int64(index) : Int64(index) * 1000 + 7)
+        var keyed = row
+        keyed.insert(.integer(seq), at: 2)
+        return keyed
+    }
+}()
+
+private let keyPredicates: [FetchPredicate] = [
+    FetchPredicate(format: "seq == 3"),
+    FetchPredicate(format: "seq != 3"),
+    FetchPredicate(format: "seq < 0"),
+    FetchPredicate(format: "seq >= 9007199254740992.0"),
+    FetchPredicate(format: "seq == 9007199254740992.0"),
+    FetchPredicate(format: "seq > 9007199254740992.0"),
+    FetchPredicate(format: "seq BETWEEN {0, 19}"),
+    FetchPredicate(format: "seq IN {1, 3, NIL}"),
+    FetchPredicate(format: "NOT seq IN {1, 3}"),
+    FetchPredicate(format: "seq IN %@", [5, 10, 11, -42]),
+    FetchPredicate(format: "seq == nil"),
+    FetchPredicate(format: "seq != nil"),
+    FetchPredicate(format: "seq > 1e18"),
+    FetchPredicate(format: "seq >= 9.3e18 OR seq < -9.3e18"),
+    FetchPredicate(format: "seq <= -9223372036854775808.0"),
+    FetchPredicate(format: "seq == 2.5 OR seq > 2.5 AND seq < 10.5"),
+    FetchPredicate(format: "seq < -0.5"),
+    FetchPredicate(format: "seq > 10 AND seq < 10008"),
+    FetchPredicate(format: "seq == 19 OR rating == 3"),
+    FetchPredicate(format: "seq != nil AND name == nil"),
+]
+
+@Test func sqlAndMemoryAgreeOnAnEntityWhoseKeyIsTheRowid() throws {
+    let table = try JournalTable(keyedRows, entity: keyedJournal)
+    #expect(table.rows.count == 60)
+    #expect(try table.connection.query("SELECT count(*) FROM KeyedEntry WHERE _pk IS NULL", []) == [[.integer(10)]])
+    var distinctResults = Set<Set<Int>>()
+    for predicate in keyPredicates + variedPredicates {
+        let bound = try predicate.bind(to: keyedJournal)
+        let sql = try table.sqlMatches(bound)
+        #expect(sql == table.memoryMatches(bound), "\(predicate)")
+        distinctResults.insert(sql)
+    }
+    #expect(distinctResults.count >= (keyPredicates.count + variedPredicates.count) * 3 / 4)
+}
+
+/// Fetches through a store agree with the in-memory rule (sort descriptors, then the rowid
+/// key, then the ID) whether the rows come from SQL alone or from SQL and unsaved changes.
+@Test func storeFetchesOrderLikeTheInMemoryPathForAnEntityWhoseKeyIsTheRowid() async throws {
+    let directory = TemporaryDirectory()
+    let model = ManagedObjectModel(entities: [keyedJournal])
+    let container = try makeContainer(directory, name: "keyed", model: model)
+    container.viewContext.mergePolicy = .objectTrump
+    let worker = container.newBackgroundContext()
+    try await worker.perform {
+        // Keys taken as IDs (insertRow), and objects whose IDs run against their keys (API inserts).
+        for row in keyedRows.prefix(40) { worker.insertRow(entity: keyedJournal, values: row) }
+        for (offset, row) in keyedRows.suffix(20).enumerated() {
+            let object = worker.insertNewObject(forEntityName: "KeyedEntry")
+            for (index, attribute) in keyedJournal.attributes.enumerated() where !row[index].isNull {
+                object[attribute.name] = row[index].swiftValue(for: attribute.type)
+            }
+            object["seq"] = -1000 - offset
+        }
+        try worker.save()
+    }
+    try await container.saveToDisk()
+    let child = container.newBackgroundContext()
+    try await child.perform {
+        // Unsaved: new objects, changed ratings and names (sort keys), a changed key, deletions.
+        let all = try child.fetch(FetchRequest(entityName: "KeyedEntry"))
+        for (index, object) in all.enumerated() {
+            switch index % 7 {
+            case 0: object["rating"] = 3
+            case 1: object["name"] = "Café"
+            case 2: child.delete(object)
+            default: break
+            }
+        }
+        all[5]["seq"] = 123_456
+        for number in 0..<6 {
+            let object = child.insertNewObject(forEntityName: "KeyedEntry")
+            object["seq"] = 50_000 + number
+            object["rating"] = number % 3
+            object["name"] = number % 2 == 0 ? "Café" : nil
+        }
+    }
+    let seqIndex = keyedJournal.attributes.firstIndex { $0.name == "seq" }!
+    let sorts: [[FetchSortDescriptor]] = [
+        [], [FetchSortDescriptor(key: "rating")], [FetchSortDescriptor(key: "rating", ascending: false)],
+        [FetchSortDescriptor(key: "name"), FetchSortDescriptor(key: "favorite", ascending: false)], [FetchSortDescriptor(key: "seq", ascending: false)],
+    ]
+    let predicates: [FetchPredicate?] = [nil, FetchPredicate(format: "rating >= 2 OR seq < 0"), FetchPredicate(format: "name ==[cd] 'cafe'")]
+    let windows: [(limit: Int, offset: Int)] = [(0, 0), (5, 0), (7, 11)]
+    for context in [container.viewContext, child] {
+        try await context.perform {
+            for sort in sorts {
+                for predicate in predicates {
+                    // Everything the context sees, ordered by the in-memory rule.
+                    var everything = FetchRequest(entityName: "KeyedEntry")
+                    everything.predicate = predicate
+                    let sortIndices = sort.map { descriptor in (keyedJournal.attributes.firstIndex { $0.name == descriptor.key }!, descriptor.ascending) }
+                    let expected = try context.fetch(everything).map { object in
+                        (object.objectID, keyedJournal.attributes.map { StoreValue(swiftValue: object.value(forKey: $0.name), for: $0.type) ?? .null })
+                    }
+                        .sorted { lhs, rhs in
+                            for (index, ascending) in sortIndices {
+                                let order = StoreValue.compare(lhs.1[index], rhs.1[index])
+                                if order != 0 { return ascending ? order < 0 : order > 0 }
+                            }
+                            let order = StoreValue.compare(lhs.1[seqIndex], rhs.1[seqIndex])
+                            return order != 0 ? order < 0 : lhs.0.primaryKey < rhs.0.primaryKey
+                        }
+                        .map(\.0)
+                    for window in windows {
+                        var request = everything
+                        request.sortDescriptors = sort
+                        request.fetchLimit = window.limit
+                        request.fetchOffset = window.offset
+                        let fetched = try context.fetch(request).map(\.objectID)
+                        let start = min(window.offset, expected.count)
+                        let end = window.limit > 0 ? min(expected.count, start + window.limit) : expected.count
+                        #expect(fetched == Array(expected[start..<end]), "\(sort.map(\.key)) \(predicate?.description ?? "-") \(window)")
+                    }
+                }
+            }
+        }
+    }
 }
