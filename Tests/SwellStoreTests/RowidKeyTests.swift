@@ -152,6 +152,10 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
         let byIDs = try plan("\(select) WHERE \(layout.idIn(jsonParameter: 1))")
         #expect(byIDs.contains("INTEGER PRIMARY KEY (rowid=?)") && byIDs.contains("INDEX swell_JournalEntry_pk (_pk=?)"), "\(byIDs)")
         #expect(try plan("\(select) WHERE \"id\" = ?") == "SEARCH JournalEntry USING INTEGER PRIMARY KEY (rowid=?)")
+        // Updates and deletes by ID: the row keyed by its ID first, then the one whose ID is in `_pk`.
+        #expect(try plan("UPDATE \(layout.table) SET rating = ?1 WHERE \"id\" = ?2 AND \"_pk\" IS NULL")
+            == "SEARCH JournalEntry USING INTEGER PRIMARY KEY (rowid=?)")
+        #expect(try plan("DELETE FROM \(layout.table) WHERE \"_pk\" = ?1") == "SEARCH JournalEntry USING INDEX swell_JournalEntry_pk (_pk=?)")
         let keys = try plan("\(select) WHERE \"id\" IN (SELECT value FROM json_each(?))")
         #expect(keys.contains("SEARCH JournalEntry USING INTEGER PRIMARY KEY (rowid=?)"))
         let displaced = try plan("SELECT \"_pk\", location FROM \(layout.table) WHERE \"_pk\" IN (SELECT value FROM json_each(?))")

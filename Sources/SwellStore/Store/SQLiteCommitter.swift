@@ -9,20 +9,19 @@ struct SQLiteCommitter {
     let storeIdentifier: String
     let policy: MergePolicy
     private(set) var result = StoreCommitResult()
-    private let entities: [String: EntityDescription]
-    private let layouts: [String: TableLayout]
+    /// Each entity with its table's layout, by name.
+    private let tables: [String: (entity: EntityDescription, layout: TableLayout)]
 
     init(connection: SQLiteConnection, model: ManagedObjectModel, storeIdentifier: String, policy: MergePolicy) {
         self.connection = connection
         self.model = model
         self.storeIdentifier = storeIdentifier
         self.policy = policy
-        self.entities = model.entitiesByName
-        self.layouts = Dictionary(model.entities.map { ($0.name, TableLayout($0)) }, uniquingKeysWith: { first, _ in first })
+        self.tables = Dictionary(model.entities.map { ($0.name, ($0, TableLayout($0))) }, uniquingKeysWith: { first, _ in first })
     }
 
     private func layout(_ entity: EntityDescription) -> TableLayout {
-        layouts[entity.name] ?? TableLayout(entity)
+        tables[entity.name]?.layout ?? TableLayout(entity)
     }
 
     /// Makes room in the result for `count` operations (no rehashing as it fills).
@@ -35,11 +34,11 @@ struct SQLiteCommitter {
     }
 
     mutating func apply(_ operation: StoreChangeSet.Operation) throws {
-        guard let entity = entities[operation.entity] else { throw StoreError.unknownEntity(operation.entity) }
+        guard let (entity, layout) = tables[operation.entity] else { throw StoreError.unknownEntity(operation.entity) }
         switch operation.row.kind {
-        case .inserted: try insert(operation, entity)
-        case .updated: try update(operation, entity)
-        case .deleted: try delete(operation, entity)
+        case .inserted: try insert(operation, entity, layout)
+        case .updated: try update(operation, entity, layout)
+        case .deleted: try delete(operation, entity, layout)
         }
     }
 
@@ -87,9 +86,9 @@ struct SQLiteCommitter {
     }
 
     /// Binds a row's ID and values to an INSERT of `insertSQL`'s column order.
-    private func bindRow(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, to statement: SQLiteStatement) throws {
+    private func bindRow(_ operation: StoreChangeSet.Operation, _ layout: TableLayout, to statement: SQLiteStatement) throws {
         let values = operation.row.values
-        guard let rowidKey = layout(entity).rowidKeyIndex else {
+        guard let rowidKey = layout.rowidKeyIndex else {
             try statement.bind(.integer(operation.primaryKey), at: 1)
             for (index, value) in values.enumerated() { try statement.bind(value, at: Int32(index + 2)) }
             return
@@ -99,15 +98,15 @@ struct SQLiteCommitter {
         try statement.bind(idIsKey ? .null : .integer(operation.primaryKey), at: Int32(values.count + 1))
     }
 
-    private mutating func insert(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws {
+    private mutating func insert(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, _ layout: TableLayout) throws {
         let keyed = !entity.uniquenessConstraint.isEmpty
         if keyed && policy != .error && operation.row.keyCheckedAgainstStore {
-            let inserted = try insertKnownNew(operation, entity)
+            let inserted = try insertKnownNew(operation, entity, layout)
             if inserted { return }
         }
         let statement = try insertStatement(entity, mask: operation.row.mask)
         defer { statement.reset() }
-        try bindRow(operation, entity, to: statement)
+        try bindRow(operation, layout, to: statement)
         let incoming = objectID(entity.name, operation.primaryKey)
         do {
             if keyed && policy != .error {
@@ -143,9 +142,9 @@ struct SQLiteCommitter {
     /// conflict clause to evaluate, nothing returned). Returns false when the key was
     /// taken after all (another root context on the same store committed it meanwhile):
     /// then the upsert resolves it by the policy.
-    private mutating func insertKnownNew(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws -> Bool {
+    private mutating func insertKnownNew(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, _ layout: TableLayout) throws -> Bool {
         let statement = try insertStatement(entity, mask: operation.row.mask, upsert: false)
-        try bindRow(operation, entity, to: statement)
+        try bindRow(operation, layout, to: statement)
         let inserted: Bool
         do {
             try statement.run()
@@ -203,32 +202,31 @@ struct SQLiteCommitter {
         result.updated[id, default: []].formUnion(attributes)
     }
 
-    private mutating func update(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws {
+    private mutating func update(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, _ layout: TableLayout) throws {
         let indices = operation.row.mask.indices(below: entity.attributes.count)
         guard !indices.isEmpty else { return }
-        let layout = layout(entity)
         var assignments = indices.enumerated().map { "\(quoteIdentifier(entity.attributes[$1].name)) = ?\($0 + 1)" }
         if let rowidKey = layout.rowidKeyIndex, let position = indices.firstIndex(of: rowidKey) {
             // A new key moves the row; its ID stays, in `_pk` unless it is the new key.
             assignments.append("\"_pk\" = nullif(\(layout.id), ?\(position + 1))")
         }
-        let sql = "UPDATE \(layout.table) SET \(assignments.joined(separator: ", ")) WHERE \(layout.idEquals(parameter: indices.count + 1))"
+        let sql = "UPDATE \(layout.table) SET \(assignments.joined(separator: ", "))"
         let id = objectID(entity.name, operation.primaryKey)
         do {
-            try connection.run(sql, indices.map { operation.row.values[$0] } + [.integer(operation.primaryKey)])
-            if connection.changes > 0 {
+            let changed = try runForID(sql, indices.map { operation.row.values[$0] }, id: operation.primaryKey, layout)
+            if changed {
                 noteUpdate(id, attributes: Set(indices.map { entity.attributes[$0].name }))
             }
         } catch {
             guard error.isConstraintViolation, !entity.uniquenessConstraint.isEmpty else { throw error }
-            try resolveKeyChange(operation, entity, indices: indices)
+            try resolveKeyChange(operation, entity, layout, indices: indices)
         }
     }
 
     /// An update gave an object a key another row has: the two become one, by the policy.
-    private mutating func resolveKeyChange(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, indices: [Int]) throws {
+    private mutating func resolveKeyChange(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, _ layout: TableLayout,
+                                           indices: [Int]) throws {
         let incoming = objectID(entity.name, operation.primaryKey)
-        let layout = layout(entity)
         let select = "SELECT \(entity.attributes.map { quoteIdentifier($0.name) }.joined(separator: ", ")) FROM \(layout.table) WHERE \(layout.idEquals(parameter: 1))"
         guard let current = try connection.query(select, [.integer(operation.primaryKey)]).first else { return }
         var values = current
@@ -247,20 +245,31 @@ struct SQLiteCommitter {
             case .error, .rollback: break
             }
         }
-        try connection.run("DELETE FROM \(layout.table) WHERE \(layout.idEquals(parameter: 1))", [.integer(operation.primaryKey)])
+        _ = try runForID("DELETE FROM \(layout.table)", [], id: operation.primaryKey, layout)
         let assignments = entity.attributes.enumerated().map { "\(quoteIdentifier($1.name)) = ?\($0 + 1)" }.joined(separator: ", ")
-        try connection.run("UPDATE \(layout.table) SET \(assignments) WHERE \(layout.idEquals(parameter: entity.attributes.count + 1))",
-                           merged + [.integer(existing)])
+        _ = try runForID("UPDATE \(layout.table) SET \(assignments)", merged, id: existing, layout)
         let survivor = objectID(entity.name, existing)
         result.deleted.insert(incoming)
         result.merged[incoming] = survivor
         noteUpdate(survivor, attributes: Set(entity.attributes.indices.filter { merged[$0] != existingValues[$0] }.map { entity.attributes[$0].name }))
     }
 
-    private mutating func delete(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws {
-        let layout = layout(entity)
-        try connection.run("DELETE FROM \(layout.table) WHERE \(layout.idEquals(parameter: 1))", [.integer(operation.primaryKey)])
-        if connection.changes > 0 {
+    /// Runs an UPDATE or DELETE (`statement`, whose parameters are `arguments`) on the row with
+    /// object ID `id`; returns whether it changed a row. Where the key is the rowid: first as
+    /// the row keyed by its ID (the usual row: one rowid look-up), then as one whose ID is in `_pk`.
+    private func runForID(_ statement: String, _ arguments: [StoreValue], id: Int64, _ layout: TableLayout) throws(SQLiteError) -> Bool {
+        let parameter = arguments.count + 1
+        let conditions = layout.rowidKey.map { ["\($0) = ?\(parameter) AND \"_pk\" IS NULL", "\"_pk\" = ?\(parameter)"] }
+            ?? ["\"_pk\" = ?\(parameter)"]
+        for condition in conditions {
+            try connection.run("\(statement) WHERE \(condition)", arguments + [.integer(id)])
+            if connection.changes > 0 { return true }
+        }
+        return false
+    }
+
+    private mutating func delete(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, _ layout: TableLayout) throws {
+        if try runForID("DELETE FROM \(layout.table)", [], id: operation.primaryKey, layout) {
             let id = objectID(entity.name, operation.primaryKey)
             result.updated.removeValue(forKey: id)
             if result.inserted.remove(id) == nil { result.deleted.insert(id) }
