@@ -89,6 +89,66 @@ import Testing
         #expect(try storedRows(url, "PRAGMA integrity_check") == [[.text("ok")]])
     }
 
+    @Test func aMigratedStoreTakesInsertsUpdatesDeletesAndKeyChanges() async throws {
+        let url = try fixtureCopy()
+        let container = PersistentContainer(name: "format1", managedObjectModel: Self.model, storeURL: url)
+        try container.loadPersistentStores()
+        let view = container.viewContext
+        view.mergePolicy = .objectTrump
+        let spot = Self.model.entitiesByName["Spot"]!
+        let worker = container.newBackgroundContext()
+        let changes = try await worker.perform { () throws -> ContextDidSaveChanges in
+            // Key 6 is Rincon's ID (kept in `_pk`): the row takes a new ID. Key 8 is free (its object was deleted).
+            // Key 4 is Rincon's key: an upsert of Rincon.
+            worker.insertRow(entity: spot, values: [.text("Six"), .integer(6), .null, .null])
+            worker.insertRow(entity: spot, values: [.text("Eight"), .integer(8), .null, .null])
+            worker.insertRow(entity: spot, values: [.text("Rincon"), .integer(4), .integer(1), .null])
+            return try worker.saveReturningChanges()
+        }
+        let six = try #require(changes.merged[spotID(6)])
+        #expect(six.primaryKey > Self.far)
+        #expect(changes.merged[spotID(4)] == (spotID(6)))
+        #expect(changes.inserted == [six, spotID(8)])
+        let added = try await view.perform { () throws -> ObjectID in
+            let added = view.insertNewObject(forEntityName: "Spot")
+            added["name"] = "New"
+            added["id"] = 11
+            view.delete(try view.existingObject(with: spotID(4)))
+            try view.existingObject(with: spotID(7))["id"] = 7
+            return added.objectID
+        }
+        #expect(added.primaryKey > Self.far && added != six)
+        try await container.saveToDisk()
+        #expect(try storedRows(url, "SELECT id, _pk, name, rating FROM Spot ORDER BY id") == [
+            [.integer(-3), .integer(9), .text("Below Zero"), .null],
+            [.integer(1), .null, .text("Mavericks"), .integer(5)],
+            [.integer(2), .null, .text("Linda Mar"), .null],
+            [.integer(3), .null, .text("Ocean Beach"), .integer(3)],
+            [.integer(4), .integer(6), .text("Rincon"), .integer(1)],
+            [.integer(5), .null, .text("Pleasure Point"), .null],
+            [.integer(6), .integer(six.primaryKey), .text("Six"), .null],
+            [.integer(7), .null, .text("Malibu"), .integer(2)],
+            [.integer(8), .null, .text("Eight"), .null],
+            [.integer(11), .integer(added.primaryKey), .text("New"), .null],
+            [.integer(Self.far), .integer(10), .text("Far Away"), .integer(1)],
+        ])
+        // Reopened (a new coordinator): the same objects under the same IDs, and new IDs above them all.
+        let reopened = try makeRootContext(at: url, model: Self.model)
+        #expect(try spots(reopened).map { [$0[0], $0[2]] } == [
+            ["9", "-3"], ["1", "1"], ["2", "2"], ["3", "3"], ["6", "4"], ["5", "5"], ["\(six.primaryKey)", "6"], ["7", "7"], ["8", "8"],
+            ["\(added.primaryKey)", "11"], ["10", "\(Self.far)"],
+        ])
+        let next = try reopened.performAndWait { () throws -> Int64 in
+            let object = reopened.insertNewObject(forEntityName: "Spot")
+            object["name"] = "Newer"
+            object["id"] = 12
+            try reopened.save()
+            return object.objectID.primaryKey
+        }
+        #expect(next > max(six.primaryKey, added.primaryKey))
+        #expect(try storedRows(url, "PRAGMA integrity_check") == [[.text("ok")]])
+    }
+
     @Test func aKeyColumnHoldingSomethingOtherThanIntegersFailsTheMigrationNamingIt() throws {
         let url = try fixtureCopy()
         let connection = try SQLiteConnection(path: url.path)

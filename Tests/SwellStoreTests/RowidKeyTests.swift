@@ -73,6 +73,29 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
                              [.text("rowid_columns"), .text(#"{"JournalEntry":"id","Note":"_pk","Pair":"_pk","Reading":"_pk","Tag":"_pk"}"#)]])
     }
 
+    @Test func sqlite3ReadsTheRowsByKeyAndIDsApartFromTheirKeyAreInPK() async throws {
+        let container = try makeContainer(directory)
+        container.viewContext.mergePolicy = .objectTrump
+        try await insertRows(container, [journalRow(3, location: "a"), journalRow(5, location: "b"), journalRow(9)])
+        let view = container.viewContext
+        let apiID = try await view.perform { () throws -> ObjectID in
+            let entry = insertEntry(view, id: 20, location: "api")
+            try view.save()
+            return entry.objectID
+        }
+        try await container.saveToDisk()
+        #expect(apiID.primaryKey != 20)
+        let row = try storedRows(container.storeURL, "SELECT * FROM JournalEntry WHERE id = 5")
+        #expect(row == [[.integer(5), .real(1_700_000_000), .null, .null, .null, .text("b"), .null, .null]])
+        #expect(try storedRows(container.storeURL, "SELECT id, _pk FROM JournalEntry ORDER BY id")
+            == [[.integer(3), .null], [.integer(5), .null], [.integer(9), .null], [.integer(20), .integer(apiID.primaryKey)]])
+        let observer = try makeRootContext(at: container.storeURL)
+        let entries = try entriesByKey(observer)
+        #expect(entries.mapValues(\.id) == [3: 3, 5: 5, 9: 9, 20: apiID.primaryKey])
+        let byID = try observer.performAndWait { try observer.existingObject(with: apiID)["location"] as? String }
+        #expect(byID == "api")
+    }
+
     @Test func anObjectInsertedThroughTheAPIKeepsItsIDWhenItsKeyIsSetLater() async throws {
         let container = try makeContainer(directory)
         let worker = container.newBackgroundContext()
@@ -99,6 +122,155 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
         #expect(location == "Rockaway")
         #expect(fetched == before)
         #expect(try storedRows(container.storeURL, "SELECT _pk FROM JournalEntry") == [[.integer(before.primaryKey)]])
+    }
+
+    @Test func insertRowTakesTheKeyAsTheIDInAChildContext() async throws {
+        let container = try makeContainer(directory)
+        container.viewContext.mergePolicy = .objectTrump
+        let worker = container.newBackgroundContext()
+        let (ids, changes) = try await worker.perform { () throws -> ([Int64], ContextDidSaveChanges) in
+            worker.insertRow(entity: journalEntity, values: journalRow(42, location: "first"))
+            // The same key again in one context: this level has ID 42, so the row takes a new ID.
+            worker.insertRow(entity: journalEntity, values: journalRow(42, location: "second"))
+            worker.insertRow(entity: journalEntity, values: journalRow(-7))
+            let ids = try worker.fetch(FetchRequest(entityName: "JournalEntry")).map(\.objectID.primaryKey)
+            return (ids, try worker.saveReturningChanges())
+        }
+        #expect(ids.count == 3)
+        #expect(ids.contains(42) && ids.contains(-7))
+        let second = try #require(ids.first { $0 != 42 && $0 != -7 })
+        #expect(changes.merged.map { [$0.key.primaryKey, $0.value.primaryKey] } == [[second, 42]])
+        #expect(Set(changes.inserted.map(\.primaryKey)) == [42, -7])
+        // A root context's rows get new IDs: nothing checks a key taken as an ID before its commit.
+        let writer = container.writerContext
+        try await writer.perform {
+            writer.insertRow(entity: journalEntity, values: journalRow(77))
+            try writer.save()
+        }
+        try await container.saveToDisk()
+        let stored = try storedRows(container.storeURL, "SELECT id, _pk, location FROM JournalEntry ORDER BY id")
+        #expect(stored.count == 3)
+        #expect(stored[0] == [.integer(-7), .null, .null])
+        #expect(stored[1] == [.integer(42), .null, .text("second")])
+        #expect(stored[2][0] == .integer(77) && stored[2][1] != .null)
+    }
+
+    @Test(arguments: [MergePolicy.error, .rollback, .objectTrump, .overwrite, .storeTrump], [false, true])
+    func twoChildrenInsertingOneKeyAreOneObjectByThePolicy(policy: MergePolicy, firstOnDisk: Bool) async throws {
+        let container = try makeContainer(directory)
+        let view = container.viewContext
+        try await insertRows(container, [journalRow(7, location: "first")])
+        if firstOnDisk { try await container.saveToDisk() }
+        view.mergePolicy = policy
+        let second = container.newBackgroundContext()
+        let recorder = SaveRecorder(second)
+        let outcome = await second.perform { () -> Result<ContextDidSaveChanges, StoreError> in
+            second.insertRow(entity: journalEntity, values: journalRow(7, location: "second", rating: 3))
+            do { return .success(try second.saveReturningChanges()) } catch { return .failure(error as! StoreError) }
+        }
+        let seven = ObjectID(entityName: "JournalEntry", primaryKey: 7, storeIdentifier: container.persistentStoreCoordinator.storeIdentifier)
+        switch outcome {
+        case .failure(let error):
+            #expect(policy == .error)
+            guard case .constraintConflict(let entity, let key, let objects) = error else {
+                Issue.record("expected a constraint conflict, got \(error)")
+                return
+            }
+            #expect(entity == "JournalEntry" && key == ["id": "7"])
+            #expect(objects == [seven])
+            #expect(await second.perform { second.hasChanges })
+        case .success(let changes):
+            #expect(policy != .error)
+            #expect(changes.merged == [seven: seven])
+            #expect(changes.inserted.isEmpty)
+            #expect(recorder.changes.first?.merged == [seven: seven])
+        }
+        try await container.saveToDisk()
+        let expected: (String, Int?) = switch policy {
+        case .error, .rollback: ("first", nil)
+        case .mergeByPropertyObjectTrump, .overwrite: ("second", 3)
+        case .mergeByPropertyStoreTrump: ("first", 3)
+        }
+        let entries = try entriesByKey(try makeRootContext(at: container.storeURL))
+        #expect(entries.count == 1)
+        #expect(entries[7]?.id == 7)
+        #expect(entries[7]?.location == expected.0)
+        #expect(entries[7]?.rating == expected.1)
+        #expect(try storedRows(container.storeURL, "SELECT id, _pk FROM JournalEntry") == [[.integer(7), .null]])
+    }
+
+    @Test func aRowWhoseKeyIsAnotherObjectsIDTakesANewID() async throws {
+        let url = directory.file("clash.sqlite")
+        var container = PersistentContainer(name: "clash", managedObjectModel: journalModel, storeURL: url)
+        try container.loadPersistentStores()
+        try await insertRows(container, [journalRow(7, location: "seven")])
+        let view = container.viewContext
+        let apiID = try await view.perform { () throws -> ObjectID in
+            let entry = insertEntry(view, id: 500, location: "api")
+            try view.save()
+            return entry.objectID
+        }
+        try await container.saveToDisk()
+        #expect(apiID.primaryKey == 8)
+        // A new coordinator: the API object's ID is no longer among the IDs it handed out, so a row may take it.
+        container = PersistentContainer(name: "clash", managedObjectModel: journalModel, storeURL: url)
+        try container.loadPersistentStores()
+        let reopenedView = container.viewContext
+        reopenedView.mergePolicy = .objectTrump
+        // Clash with the store: key = the API object's ID (kept in its `_pk`).
+        let storeClash = try await insertRows(container, [journalRow(apiID.primaryKey, location: "key is an ID")])
+        let movedFromStore = try #require(storeClash.merged[apiID])
+        #expect(movedFromStore != apiID)
+        #expect(storeClash.inserted == [movedFromStore])
+        // Clash at a level: object 7's key changes in the view context, then a row with key 7 arrives.
+        try await reopenedView.perform {
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.predicate = FetchPredicate(format: "id == 7")
+            try #require(try reopenedView.fetch(request).first)["id"] = 70
+        }
+        let levelClash = try await insertRows(container, [journalRow(7, location: "new seven")])
+        let seven = ObjectID(entityName: "JournalEntry", primaryKey: 7, storeIdentifier: apiID.storeIdentifier)
+        let movedFromLevel = try #require(levelClash.merged[seven])
+        #expect(levelClash.inserted == [movedFromLevel])
+        try await container.saveToDisk()
+        let stored = try storedRows(url, "SELECT id, _pk, location FROM JournalEntry ORDER BY id")
+        #expect(stored == [
+            [.integer(7), .integer(movedFromLevel.primaryKey), .text("new seven")],
+            [.integer(apiID.primaryKey), .integer(movedFromStore.primaryKey), .text("key is an ID")],
+            [.integer(70), .integer(7), .text("seven")],
+            [.integer(500), .integer(apiID.primaryKey), .text("api")],
+        ])
+        let observer = try makeRootContext(at: url)
+        let (api, old7) = try observer.performAndWait {
+            (try observer.existingObject(with: apiID)["location"] as? String, try observer.existingObject(with: seven)["id"] as? Int)
+        }
+        #expect(api == "api")
+        #expect(old7 == 70)
+    }
+
+    @Test func aKeyAnotherStackTookAsItsIDMeanwhileIsMergedAtTheCommit() async throws {
+        let first = try makeContainer(directory, name: "shared")
+        let second = PersistentContainer(name: "shared", managedObjectModel: journalModel, storeURL: first.storeURL)
+        try second.loadPersistentStores()
+        for container in [first, second] {
+            container.viewContext.mergePolicy = .objectTrump
+            container.writerContext.mergePolicy = .objectTrump
+        }
+        // Both stacks check key 7 against the store before either commits it.
+        try await insertRows(first, [journalRow(7, location: "first")])
+        let view = first.viewContext
+        try await view.perform(schedule: .enqueued) { try view.save() }
+        try await insertRows(second, [journalRow(7, location: "second")])
+        try await second.saveToDisk()
+        let writer = first.writerContext
+        let recorder = SaveRecorder(writer)
+        try await writer.perform { try writer.save() }
+        let changes = try #require(recorder.changes.first)
+        let seven = ObjectID(entityName: "JournalEntry", primaryKey: 7, storeIdentifier: first.persistentStoreCoordinator.storeIdentifier)
+        #expect(changes.inserted.isEmpty)
+        #expect(changes.merged == [seven: seven])
+        #expect(changes.updated[seven]?.contains("location") == true)
+        #expect(try storedRows(first.storeURL, "SELECT id, _pk, location FROM JournalEntry") == [[.integer(7), .null, .text("first")]])
     }
 
     @Test func aKeyChangeMovesTheRowAndKeepsItsID() async throws {
@@ -135,6 +307,55 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
         }
         let stored = try storedRows(container.storeURL, "SELECT id, _pk, location, rating FROM JournalEntry ORDER BY id")
         #expect(stored == [[.integer(2), .null, .null, .null], [.integer(3), .null, .text("three"), .integer(5)]])
+    }
+
+    @Test func deletesFindTheRowByItsIDNotByAKeyOfTheSameNumber() async throws {
+        let container = try makeContainer(directory)
+        let writer = container.writerContext
+        // IDs 1 and 2 swapped against their keys: ID 1 has key 2, ID 2 has key 1.
+        let (a, b) = try await writer.perform { () throws -> (ObjectID, ObjectID) in
+            let a = insertEntry(writer, id: 0, location: "a")
+            let b = insertEntry(writer, id: 0, location: "b")
+            a["id"] = Int(b.objectID.primaryKey)
+            b["id"] = Int(a.objectID.primaryKey)
+            try writer.save()
+            return (a.objectID, b.objectID)
+        }
+        // Key 900 is above the IDs handed out to the writer (a block of 256), so the row takes it as its ID.
+        try await insertRows(container, [journalRow(900, location: "nine hundred")])
+        try await container.saveToDisk()
+        try await writer.perform {
+            writer.delete(try writer.existingObject(with: a))
+            try writer.save()
+        }
+        #expect(try storedRows(container.storeURL, "SELECT id, _pk, location FROM JournalEntry ORDER BY id")
+            == [[.integer(a.primaryKey), .integer(b.primaryKey), .text("b")], [.integer(900), .null, .text("nine hundred")]])
+        let worker = container.newBackgroundContext()
+        try await worker.perform {
+            worker.deleteRows(entity: "JournalEntry", primaryKeys: [b.primaryKey, 900])
+            try worker.save()
+        }
+        try await container.saveToDisk()
+        #expect(try storedRowCount(container.storeURL) == 0)
+    }
+
+    @Test func newIDsStayAboveStoredKeysAndHugeKeysNeverOverflowTheAllocator() async throws {
+        let url = directory.file("huge.sqlite")
+        var container = PersistentContainer(name: "huge", managedObjectModel: journalModel, storeURL: url)
+        try container.loadPersistentStores()
+        try await insertRows(container, [journalRow(.max), journalRow(.min), journalRow(1 << 62), journalRow(1 << 40)])
+        let view = container.viewContext
+        let first = await view.perform { insertEntry(view, id: 1).objectID.primaryKey }
+        #expect(first == (1 << 40) + 1)
+        try await container.saveToDisk()
+        container = PersistentContainer(name: "huge", managedObjectModel: journalModel, storeURL: url)
+        try container.loadPersistentStores()
+        let reopened = container.viewContext
+        let second = await reopened.perform { insertEntry(reopened, id: 2).objectID.primaryKey }
+        #expect(second == (1 << 40) + 2)
+        try await container.saveToDisk()
+        #expect(try entriesByKey(try makeRootContext(at: url)).mapValues(\.id)
+            == [.max: .max, .min: .min, 1 << 62: 1 << 62, 1 << 40: 1 << 40, 1: first, 2: second])
     }
 
     @Test func lookUpsByIDKeyAndKeyOrderUseTheRowidAndThePartialIndexWithoutSorting() throws {

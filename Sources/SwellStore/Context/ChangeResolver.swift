@@ -4,12 +4,15 @@ private struct EntityPlan {
     /// The uniqueness constraint's attribute indices (empty: no key).
     let keyIndices: [Int]
     let keyMask: AttributeMask
+    /// The key attribute that is the table's rowid (`TableLayout`): new rows may share an ID.
+    let rowidKey: Int?
     /// The levels above the parent, nearest first.
     let farther: [EntityChanges]
 
     init(entity: EntityDescription, farther: [EntityChanges]) {
         self.entity = entity
         self.keyIndices = entity.keyIndices
+        self.rowidKey = entity.rowidKeyIndex
         var mask = AttributeMask.empty
         for index in keyIndices { mask.insert(index) }
         self.keyMask = mask
@@ -35,6 +38,8 @@ struct ChangeResolver {
     let storeIdentifier: String
     /// The store's row and key look-ups (only when no prefetch covers a change).
     let store: any PersistentStore
+    /// A new ID for an object of the entity, for a new row whose ID another object has.
+    let newID: (String) -> Int64
 
     private(set) var changes = ContextDidSaveChanges()
     private var conflicts: [StoreError] = []
@@ -44,6 +49,9 @@ struct ChangeResolver {
     private var storeKeys: [String: [[StoreValue]: StoreRow]] = [:]
     /// The same rows by primary key, so merging an insert into a stored row reads nothing more.
     private var storeRows: [String: [Int64: [StoreValue]]] = [:]
+    /// IDs of the incoming inserts that stored objects have apart from their keys, per entity
+    /// whose key is the rowid (entities absent: not prefetched).
+    private var storeDisplacedIDs: [String: Set<Int64>] = [:]
     /// Whether the store's rows were read before the save took its locks.
     private let hasPrefetch: Bool
 
@@ -52,18 +60,22 @@ struct ChangeResolver {
     ///   - prefetched: the store's rows the incoming layer needs, read before the locks were
     ///     taken (`StorePrefetch.Request`); nil reads them during `apply`.
     init(target: ChangeLayer, policy: MergePolicy, entities: [String: EntityDescription], storeIdentifier: String,
-         store: any PersistentStore, farther: [String: [EntityChanges]], prefetched: StorePrefetch?) {
+         store: any PersistentStore, newID: @escaping (String) -> Int64, farther: [String: [EntityChanges]], prefetched: StorePrefetch?) {
         self.target = target
         self.policy = policy
         self.entities = entities
         self.storeIdentifier = storeIdentifier
         self.store = store
+        self.newID = newID
         self.farther = farther
         self.hasPrefetch = prefetched != nil
-        if let prefetched {
-            self.storeKeys = prefetched.rowsByKey
-            self.storeRows = prefetched.rowsByPrimaryKey
-        }
+        if let prefetched { take(prefetched) }
+    }
+
+    private mutating func take(_ prefetched: StorePrefetch) {
+        storeKeys = prefetched.rowsByKey
+        storeRows = prefetched.rowsByPrimaryKey
+        storeDisplacedIDs = prefetched.displacedIDs
     }
 
     private func id(_ entity: String, _ key: Int64) -> ObjectID {
@@ -127,10 +139,11 @@ struct ChangeResolver {
         entityChanges = moved
     }
 
-    private mutating func apply(_ row: PendingRow, key primaryKey: Int64, plan: EntityPlan,
+    private mutating func apply(_ row: PendingRow, key incomingKey: Int64, plan: EntityPlan,
                                 changes entityChanges: inout EntityChanges) throws {
         let entity = plan.entity
-        let incoming = id(entity.name, primaryKey)
+        var primaryKey = incomingKey
+        var incoming = id(entity.name, primaryKey)
         let count = entity.attributes.count
         let keyIndices = plan.keyIndices
         let keyMask = plan.keyMask
@@ -151,10 +164,19 @@ struct ChangeResolver {
         }
 
         let checkStore = !(row.kind == .inserted && row.keyCheckedAgainstStore)
-        if let key = newKey, let existing = try findExisting(key: key, excluding: primaryKey, plan: plan, changes: entityChanges,
-                                                              checkStore: checkStore) {
+        // A new row whose ID is its key (`insertRow`) may meet another object with that ID: with its key,
+        // that object is the one it merges into; with another key (or deleted), the row takes a new ID.
+        let idFromKey = plan.rowidKey.map { row.kind == .inserted && row.values[$0] == .integer(primaryKey) } ?? false
+        if let key = newKey, let existing = try findExisting(key: key, excluding: idFromKey ? nil : primaryKey, plan: plan,
+                                                              changes: entityChanges, checkStore: checkStore) {
             try merge(row, primaryKey: primaryKey, into: existing, key: key, plan: plan, changes: &entityChanges)
             return
+        }
+        if idFromKey, try idIsTaken(primaryKey, plan: plan, changes: entityChanges, checkStore: checkStore) {
+            primaryKey = newID(entity.name)
+            let renumbered = id(entity.name, primaryKey)
+            changes.merged[incoming] = renumbered
+            incoming = renumbered
         }
 
         // No conflict: the change lands as it is.
@@ -193,7 +215,9 @@ struct ChangeResolver {
         case .error:
             var keyText: [String: String] = [:]
             for (offset, name) in entity.uniquenessConstraint.enumerated() { keyText[name] = describe(key[offset]) }
-            conflicts.append(.constraintConflict(entity: entity.name, key: keyText, objects: [incoming, survivor]))
+            // Two new rows of one key may have the same ID (their key): it is named once.
+            conflicts.append(.constraintConflict(entity: entity.name, key: keyText,
+                                                 objects: incoming == survivor ? [incoming] : [incoming, survivor]))
             return
         case .rollback:
             if row.kind == .inserted { changes.merged[incoming] = survivor }
@@ -267,8 +291,21 @@ struct ChangeResolver {
         return values
     }
 
-    /// The object other than `primaryKey` that has `key` at the parent's level.
-    private mutating func findExisting(key: [StoreValue], excluding primaryKey: Int64, plan: EntityPlan,
+    /// Whether another object has `primaryKey` as its ID at the parent's level: a row at any
+    /// level (deleted ones too: the deletion is not on disk yet), or a stored object that keeps
+    /// it apart from its key (one that has it as its key was found by key).
+    private mutating func idIsTaken(_ primaryKey: Int64, plan: EntityPlan, changes entityChanges: EntityChanges,
+                                    checkStore: Bool) throws -> Bool {
+        if entityChanges.rows[primaryKey] != nil || plan.farther.contains(where: { $0.rows[primaryKey] != nil }) { return true }
+        guard checkStore else { return false }
+        let entity = plan.entity
+        if let prefetched = storeDisplacedIDs[entity.name] { return prefetched.contains(primaryKey) }
+        return try !store.read { try $0.rows(displacedIDs: [primaryKey], entity: entity) }.isEmpty
+    }
+
+    /// The object other than `primaryKey` that has `key` at the parent's level (nil `primaryKey`:
+    /// any object, for a new row whose ID, its key, may be that object's too).
+    private mutating func findExisting(key: [StoreValue], excluding primaryKey: Int64?, plan: EntityPlan,
                                        changes entityChanges: EntityChanges, checkStore: Bool) throws -> Int64? {
         let depthCount = plan.farther.count + 1
         /// Whether a level nearer than `depth` deleted the row or changed its key.
@@ -308,8 +345,6 @@ struct ChangeResolver {
     private mutating func prefetchStoreKeys(_ layer: ChangeLayer) throws {
         let request = StorePrefetch.Request(layer: layer, entities: entities)
         guard !request.isEmpty else { return }
-        let prefetched = try request.read(from: store, entities: entities)
-        storeKeys = prefetched.rowsByKey
-        storeRows = prefetched.rowsByPrimaryKey
+        take(try request.read(from: store, entities: entities))
     }
 }

@@ -11,6 +11,8 @@ public struct ContextDidSaveChanges: Sendable, Equatable {
     /// Objects deleted at the receiving level.
     public var deleted: Set<ObjectID> = []
     /// New objects that became an existing object with the same key: incoming → survivor.
+    /// (Two new rows of one key that took it as their ID map an ID to itself.) A row
+    /// inserted with `insertRow` whose ID another object had is listed with the new ID it took.
     public var merged: [ObjectID: ObjectID] = [:]
     /// Existing objects that new objects with their key were merged into without changing any value.
     public var unchanged: Set<ObjectID> = []

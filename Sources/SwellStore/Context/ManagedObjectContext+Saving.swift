@@ -103,6 +103,7 @@ extension ManagedObjectContext {
                             var resolver = ChangeResolver(
                                 target: target.pending, policy: policy, entities: entities,
                                 storeIdentifier: coordinator.storeIdentifier, store: store,
+                                newID: { coordinator.allocatePrimaryKeys(for: $0, count: 1).lowerBound },
                                 farther: farther, prefetched: prefetched)
                             try resolver.apply(moving)
                             target.pending = resolver.target
@@ -121,6 +122,7 @@ extension ManagedObjectContext {
                             var resolver = ChangeResolver(
                                 target: target.pending, policy: policy, entities: entities,
                                 storeIdentifier: coordinator.storeIdentifier, store: store,
+                                newID: { coordinator.allocatePrimaryKeys(for: $0, count: 1).lowerBound },
                                 farther: farther, prefetched: nil)
                             try resolver.apply(segment)
                             target.pending = resolver.target
@@ -143,7 +145,8 @@ extension ManagedObjectContext {
     /// `layer` marked as key-checked when it holds only new objects and none of their
     /// keys meets another object: not in the layer itself, at the receiving level
     /// (`sameLevel`), above it (`farther`), or in the store (`prefetched`; nil for a
-    /// segment, whose keys were checked against the store when it was made). Then the
+    /// segment, whose keys were checked against the store when it was made), and none
+    /// whose ID is its key (`insertRow`) meets another object with that ID. Then the
     /// parent takes it whole, as a segment; otherwise nil (resolve row by row).
     private static func wholeIfNoKeyMeets(_ layer: ChangeLayer, sameLevel: [ChangeLayer], farther: [String: [EntityChanges]],
                                           prefetched: StorePrefetch?, entities: [String: EntityDescription]) -> ChangeLayer? {
@@ -165,10 +168,19 @@ extension ManagedObjectContext {
             } else {
                 stored = nil
             }
-            let others = (sameLevel.compactMap { $0.entities[entityName] } + (farther[entityName] ?? [])).filter { !$0.keyIndex.isEmpty }
+            let levels = sameLevel.compactMap { $0.entities[entityName] } + (farther[entityName] ?? [])
+            let others = levels.filter { !$0.keyIndex.isEmpty }
             for (primaryKey, key) in changes.keyOfRow {
                 guard changes.keyIndex[key] == primaryKey, stored?[key] == nil else { return nil }
                 for other in others where other.keyIndex[key] != nil { return nil }
+            }
+            if let rowidKey = entity.rowidKeyIndex {
+                let displaced = prefetched?.displacedIDs[entityName] ?? []
+                let withRows = levels.filter { !$0.rows.isEmpty }
+                for (primaryKey, row) in changes.rows where row.values[rowidKey] == .integer(primaryKey) {
+                    if displaced.contains(primaryKey) { return nil }
+                    for other in withRows where other.rows[primaryKey] != nil { return nil }
+                }
             }
         }
         var whole = layer

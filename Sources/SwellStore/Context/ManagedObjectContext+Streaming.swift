@@ -94,6 +94,15 @@ extension ManagedObjectContext {
     /// Inserts a row without creating a managed object: the pipeline's upsert
     /// workers insert thousands of records a batch and never read them back.
     /// `values` are by attribute index; every attribute counts as set.
+    ///
+    /// In a child context, a row of an entity whose key is one required integer
+    /// attribute takes its key as its ID (stored as the table's rowid alone, one
+    /// b-tree entry), unless this context already has a row with that ID or the
+    /// coordinator handed the number out. Its ID is not final until this context
+    /// saves: two such rows of one key (from two children) are one object merged
+    /// by the parent's policy, and a row whose ID another object has takes a new
+    /// one (`ContextDidSaveChanges.merged` says which). Other rows, and those of a
+    /// root context, get a new ID from the coordinator.
     package func insertRow(entity: EntityDescription, values: [StoreValue]) {
         insertRow(entity: entity, keyIndices: entity.keyIndices, values: values)
     }
@@ -117,11 +126,23 @@ extension ManagedObjectContext {
     /// once by the caller (`entity.keyIndices`), for inserting many rows.
     package func insertRow(entity: EntityDescription, keyIndices: [Int], values: [StoreValue]) {
         assertOnQueue("insert a \(entity.name)")
-        guard let coordinator else { return }
-        let key = nextPrimaryKey(for: entity.name, from: coordinator)
+        let (found, isChild) = chainLinks
+        guard let coordinator = found ?? coordinator else { return }
+        var keyAsID: Int64?
+        if isChild, keyIndices.count == 1, case .integer(let key) = values[keyIndices[0]], entity.attributes[keyIndices[0]].type == .integer,
+           !entity.attributes[keyIndices[0]].isOptional, coordinator.mayUseKeyAsID(key, for: entity.name) {
+            keyAsID = key
+        }
         level.withLock { level in
+            // Taking a sequence folds the segments: `changes` below is all of this level (a child has no save in flight).
             let sequence = level.pending.takeSequence()
             level.pending.modify(entity.name) { changes in
+                let key: Int64
+                if let keyAsID, changes.rows[keyAsID] == nil {
+                    key = keyAsID
+                } else {
+                    key = nextPrimaryKey(for: entity.name, from: coordinator)
+                }
                 changes.rows[key] = PendingRow(kind: .inserted, values: values, mask: .all(values.count), sequence: sequence)
                 if !keyIndices.isEmpty {
                     let keyValues = keyIndices.map { values[$0] }

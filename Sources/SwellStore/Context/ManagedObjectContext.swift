@@ -217,6 +217,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         }
     }
 
+    /// The root coordinator when already looked up, and whether this is a child context: one
+    /// lock for a hot path that needs both.
+    var chainLinks: (coordinator: PersistentStoreCoordinator?, isChild: Bool) {
+        links.withLock { ($0.rootCoordinator, $0.parent != nil) }
+    }
+
     /// The coordinator at the root of this context's chain.
     var coordinator: PersistentStoreCoordinator? {
         if let cached = links.withLock({ $0.rootCoordinator }) { return cached }

@@ -20,7 +20,35 @@ public final class PersistentStoreCoordinator: Sendable {
     private struct State {
         var store: (any PersistentStore)?
         var nextPrimaryKey: [String: Int64] = [:]
+        /// For each entity whose key is its table's rowid: the IDs handed out since the store was loaded.
+        var handedOut: [String: HandedOutIDs] = [:]
         var rootContexts: [WeakContext] = []
+    }
+
+    /// The IDs `allocatePrimaryKeys` handed out for one entity since the store was loaded, so
+    /// that no key taken as an ID (`mayUseKeyAsID`) is ever also handed out.
+    private struct HandedOutIDs {
+        /// The first ID handed out: every stored ID and key below the ceiling is below it.
+        let floor: Int64
+        /// The blocks handed out, ascending, adjacent ones joined.
+        var blocks: [Range<Int64>] = []
+
+        func contains(_ id: Int64) -> Bool {
+            var low = 0, high = blocks.count
+            while low < high {
+                let middle = (low + high) / 2
+                if blocks[middle].upperBound <= id { low = middle + 1 } else { high = middle }
+            }
+            return low < blocks.count && blocks[low].contains(id)
+        }
+
+        mutating func add(_ block: Range<Int64>) {
+            if let last = blocks.last, last.upperBound == block.lowerBound {
+                blocks[blocks.count - 1] = last.lowerBound..<block.upperBound
+            } else {
+                blocks.append(block)
+            }
+        }
     }
 
     /// Creates a coordinator for a model. The model is checked when a store is added.
@@ -50,6 +78,10 @@ public final class PersistentStoreCoordinator: Sendable {
         state.withLock {
             $0.store = store
             $0.nextPrimaryKey = maxKeys.mapValues { $0 + 1 }
+            $0.handedOut = [:]
+            for entity in managedObjectModel.entities where entity.rowidKeyIndex != nil {
+                $0.handedOut[entity.name] = HandedOutIDs(floor: (maxKeys[entity.name] ?? 0) + 1)
+            }
         }
     }
 
@@ -85,7 +117,24 @@ public final class PersistentStoreCoordinator: Sendable {
         state.withLock { state in
             let key = state.nextPrimaryKey[entity, default: 1]
             state.nextPrimaryKey[entity] = key + count
+            state.handedOut[entity]?.add(key..<(key + count))
             return key..<(key + count)
+        }
+    }
+
+    /// Whether a new row of `entity`, whose key is its table's rowid, may take its key as
+    /// its ID: true unless `allocatePrimaryKeys` handed that number out (then it never will).
+    /// A key above every ID handed out moves the allocator past it. That no other object
+    /// has the key as its ID is checked when the row is saved (`ChangeResolver`).
+    func mayUseKeyAsID(_ key: Int64, for entity: String) -> Bool {
+        state.withLock { state in
+            guard let handedOut = state.handedOut[entity] else { return false }
+            if key < handedOut.floor || key >= TableLayout.allocatedIDCeiling { return true }
+            if key >= state.nextPrimaryKey[entity, default: 1] {
+                state.nextPrimaryKey[entity] = key + 1
+                return true
+            }
+            return !handedOut.contains(key)
         }
     }
 

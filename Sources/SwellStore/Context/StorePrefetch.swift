@@ -5,33 +5,43 @@
 /// What it holds: for each keyed entity, the stored rows whose keys are among
 /// the keys of the save's inserts (absent keys are not stored), and the stored
 /// rows of updated objects whose key changes (their full values are needed to
-/// check the new key).
+/// check the new key); for an entity whose key is its table's rowid, which of
+/// the inserts' IDs that are their keys a stored object has as its ID apart
+/// from its key (such an insert takes a new ID).
 struct StorePrefetch: Sendable {
     /// Stored rows by key, per entity: authoritative for the keys that were looked up.
     var rowsByKey: [String: [[StoreValue]: StoreRow]] = [:]
     /// Stored rows by primary key, per entity (those found by key and those read by primary key).
     var rowsByPrimaryKey: [String: [Int64: [StoreValue]]] = [:]
+    /// Per entity whose key is the rowid: the looked-up IDs that stored objects have in `_pk`
+    /// (authoritative for the IDs that were looked up).
+    var displacedIDs: [String: Set<Int64>] = [:]
 
     /// What a save's changes need from the store, worked out from the child's layer (no I/O).
     struct Request: Sendable {
         var keys: [String: [[StoreValue]]] = [:]
         var primaryKeys: [String: [Int64]] = [:]
+        /// New rows' IDs that are their keys, per entity whose key is the rowid.
+        var keyIDs: [String: [Int64]] = [:]
 
-        var isEmpty: Bool { keys.isEmpty && primaryKeys.isEmpty }
+        var isEmpty: Bool { keys.isEmpty && primaryKeys.isEmpty && keyIDs.isEmpty }
 
         init(layer: ChangeLayer, entities: [String: EntityDescription]) {
             for (entityName, changes) in layer.entities {
                 guard let entity = entities[entityName], !entity.uniquenessConstraint.isEmpty else { continue }
                 let keyIndices = entity.keyIndices
+                let rowidKey = entity.rowidKeyIndex
                 var keyMask = AttributeMask.empty
                 for index in keyIndices { keyMask.insert(index) }
                 var keys: [[StoreValue]] = []
                 var primaryKeys: [Int64] = []
+                var keyIDs: [Int64] = []
                 for (primaryKey, row) in changes.rows {
                     switch row.kind {
                     case .inserted where !row.keyCheckedAgainstStore:
                         let key = keyIndices.map { row.values[$0] }
                         if !key.contains(where: \.isNull) { keys.append(key) }
+                        if let rowidKey, row.values[rowidKey] == .integer(primaryKey) { keyIDs.append(primaryKey) }
                     case .updated where row.mask.intersects(keyMask):
                         primaryKeys.append(primaryKey)
                     default:
@@ -40,6 +50,7 @@ struct StorePrefetch: Sendable {
                 }
                 if !keys.isEmpty { self.keys[entityName] = keys }
                 if !primaryKeys.isEmpty { self.primaryKeys[entityName] = primaryKeys }
+                if !keyIDs.isEmpty { self.keyIDs[entityName] = keyIDs }
             }
         }
 
@@ -60,6 +71,10 @@ struct StorePrefetch: Sendable {
                     guard let entity = entities[entityName] else { continue }
                     let found = try reader.rows(primaryKeys: primaryKeys, entity: entity)
                     prefetch.rowsByPrimaryKey[entityName, default: [:]].merge(found) { stored, _ in stored }
+                }
+                for (entityName, ids) in keyIDs {
+                    guard let entity = entities[entityName] else { continue }
+                    prefetch.displacedIDs[entityName] = Set(try reader.rows(displacedIDs: ids, entity: entity).keys)
                 }
                 return prefetch
             }

@@ -42,6 +42,9 @@ protocol StoreReader {
     func rows(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: StoreRow]
     /// The row whose uniqueness-constraint values are `key`.
     func row(forKey key: [StoreValue], entity: EntityDescription) throws -> StoreRow?
+    /// For an entity whose key is its table's rowid: the rows whose object ID is among `ids`
+    /// and is not their key (an ID kept in `_pk`), by ID. Empty for other entities.
+    func rows(displacedIDs ids: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]]
 }
 
 /// A row of an entity's table: its primary key and a value per attribute.

@@ -100,9 +100,13 @@ struct SQLiteCommitter {
 
     private mutating func insert(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, _ layout: TableLayout) throws {
         let keyed = !entity.uniquenessConstraint.isEmpty
+        // A row whose plain INSERT met its key: the upsert below finds an existing row, even
+        // when that row has this row's ID (an ID taken from the key, by another root meanwhile).
+        var metExisting = false
         if keyed && policy != .error && operation.row.keyCheckedAgainstStore {
             let inserted = try insertKnownNew(operation, entity, layout)
             if inserted { return }
+            metExisting = true
         }
         let statement = try insertStatement(entity, mask: operation.row.mask)
         defer { statement.reset() }
@@ -113,7 +117,7 @@ struct SQLiteCommitter {
                 if try statement.step() {
                     let survivor = statement.int64(0)
                     statement.reset()
-                    if survivor == operation.primaryKey {
+                    if survivor == operation.primaryKey && !metExisting {
                         result.inserted.insert(incoming)
                     } else {
                         let id = objectID(entity.name, survivor)
@@ -293,7 +297,8 @@ struct SQLiteCommitter {
             keyText[name] = describe(values[index])
         }
         var objects = [incoming]
-        if let existing = try existingPrimaryKey(entity, key: key) {
+        // An ID taken from the key may be the existing object's too: it is named once.
+        if let existing = try existingPrimaryKey(entity, key: key), existing != incoming.primaryKey {
             objects.append(objectID(entity.name, existing))
         }
         return .constraintConflict(entity: entity.name, key: keyText, objects: objects)

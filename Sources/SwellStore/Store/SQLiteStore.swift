@@ -395,6 +395,25 @@ struct SQLiteStoreReader: StoreReader {
         return result
     }
 
+    func rows(displacedIDs ids: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
+        var result: [Int64: [StoreValue]] = [:]
+        let layout = TableLayout(entity)
+        guard !ids.isEmpty, layout.rowidKey != nil else { return result }
+        // Usually no ID is apart from its key: one probe of the index then answers for every ID.
+        guard try wrap({ try !connection.query("SELECT 1 FROM \(layout.table) WHERE \"_pk\" IS NOT NULL LIMIT 1").isEmpty }) else { return result }
+        let sql = "SELECT \"_pk\", \(entity.attributes.map { quoteIdentifier($0.name) }.joined(separator: ", ")) FROM \(layout.table) WHERE \"_pk\" IN (SELECT value FROM json_each(?))"
+        try wrap {
+            let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            try statement.bind(keyList(ids), at: 1)
+            let count = Int32(entity.attributes.count)
+            while try statement.step() {
+                result[statement.int64(0)] = (0..<count).map { statement.column($0 + 1) }
+            }
+        }
+        return result
+    }
+
     /// A JSON string literal for `json_each`.
     static func jsonString(_ text: String) -> String {
         var result = "\""
