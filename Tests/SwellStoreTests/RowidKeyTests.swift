@@ -232,12 +232,23 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
         let seven = ObjectID(entityName: "JournalEntry", primaryKey: 7, storeIdentifier: apiID.storeIdentifier)
         let movedFromLevel = try #require(levelClash.merged[seven])
         #expect(levelClash.inserted == [movedFromLevel])
+        // Clash with an unsaved object whose key changed: no other object has key 9, but one has ID 9.
+        try await insertRows(container, [journalRow(9, location: "nine")])
+        try await reopenedView.perform {
+            let nine = ObjectID(entityName: "JournalEntry", primaryKey: 9, storeIdentifier: apiID.storeIdentifier)
+            try reopenedView.existingObject(with: nine)["id"] = 90
+        }
+        let unsavedClash = try await insertRows(container, [journalRow(9, location: "new nine")])
+        let nine = ObjectID(entityName: "JournalEntry", primaryKey: 9, storeIdentifier: apiID.storeIdentifier)
+        let movedFromUnsaved = try #require(unsavedClash.merged[nine])
         try await container.saveToDisk()
         let stored = try storedRows(url, "SELECT id, _pk, location FROM JournalEntry ORDER BY id")
         #expect(stored == [
             [.integer(7), .integer(movedFromLevel.primaryKey), .text("new seven")],
             [.integer(apiID.primaryKey), .integer(movedFromStore.primaryKey), .text("key is an ID")],
+            [.integer(9), .integer(movedFromUnsaved.primaryKey), .text("new nine")],
             [.integer(70), .integer(7), .text("seven")],
+            [.integer(90), .integer(9), .text("nine")],
             [.integer(500), .integer(apiID.primaryKey), .text("api")],
         ])
         let observer = try makeRootContext(at: url)

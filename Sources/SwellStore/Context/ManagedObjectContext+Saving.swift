@@ -170,14 +170,14 @@ extension ManagedObjectContext {
             }
             let levels = sameLevel.compactMap { $0.entities[entityName] } + (farther[entityName] ?? [])
             let others = levels.filter { !$0.keyIndex.isEmpty }
+            // Where the key is the rowid (one attribute), a row whose ID is its key must not meet another object's ID.
+            let idsFromKeys = entity.rowidKeyIndex != nil
+            let displaced = prefetched?.displacedIDs[entityName] ?? []
+            let withRows = idsFromKeys ? levels.filter { !$0.rows.isEmpty } : []
             for (primaryKey, key) in changes.keyOfRow {
                 guard changes.keyIndex[key] == primaryKey, stored?[key] == nil else { return nil }
                 for other in others where other.keyIndex[key] != nil { return nil }
-            }
-            if let rowidKey = entity.rowidKeyIndex {
-                let displaced = prefetched?.displacedIDs[entityName] ?? []
-                let withRows = levels.filter { !$0.rows.isEmpty }
-                for (primaryKey, row) in changes.rows where row.values[rowidKey] == .integer(primaryKey) {
+                if idsFromKeys, key[0] == .integer(primaryKey) {
                     if displaced.contains(primaryKey) { return nil }
                     for other in withRows where other.rows[primaryKey] != nil { return nil }
                 }
