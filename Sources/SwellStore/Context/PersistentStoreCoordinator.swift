@@ -19,35 +19,45 @@ public final class PersistentStoreCoordinator: Sendable {
 
     private struct State {
         var store: (any PersistentStore)?
-        var nextPrimaryKey: [String: Int64] = [:]
-        /// For each entity whose key is its table's rowid: the IDs handed out since the store was loaded.
-        var handedOut: [String: HandedOutIDs] = [:]
+        var allocators: [String: IDAllocator] = [:]
         var rootContexts: [WeakContext] = []
     }
 
-    /// The IDs `allocatePrimaryKeys` handed out for one entity since the store was loaded, so
-    /// that no key taken as an ID (`mayUseKeyAsID`) is ever also handed out.
-    private struct HandedOutIDs {
-        /// The first ID handed out: every stored ID and key below the ceiling is below it.
-        let floor: Int64
-        /// The blocks handed out, ascending, adjacent ones joined.
+    /// Hands out one entity's object IDs, ascending.
+    private struct IDAllocator {
+        var next: Int64
+        /// For an entity whose key is its table's rowid: the first ID handed out since the
+        /// store was loaded (every stored ID and key below the ceiling is below it), and the
+        /// blocks handed out since, ascending, adjacent ones joined: so that no key taken as
+        /// an ID (`mayUseKeyAsID`) is ever also handed out.
+        let keyFloor: Int64?
         var blocks: [Range<Int64>] = []
 
-        func contains(_ id: Int64) -> Bool {
-            var low = 0, high = blocks.count
-            while low < high {
-                let middle = (low + high) / 2
-                if blocks[middle].upperBound <= id { low = middle + 1 } else { high = middle }
-            }
-            return low < blocks.count && blocks[low].contains(id)
-        }
-
-        mutating func add(_ block: Range<Int64>) {
+        mutating func take(_ count: Int64) -> Range<Int64> {
+            let block = next..<(next + count)
+            next += count
+            guard keyFloor != nil else { return block }
             if let last = blocks.last, last.upperBound == block.lowerBound {
                 blocks[blocks.count - 1] = last.lowerBound..<block.upperBound
             } else {
                 blocks.append(block)
             }
+            return block
+        }
+
+        mutating func mayUseKeyAsID(_ key: Int64) -> Bool {
+            guard let keyFloor else { return false }
+            if key < keyFloor || key >= TableLayout.allocatedIDCeiling { return true }
+            if key >= next {
+                next = key + 1
+                return true
+            }
+            var low = 0, high = blocks.count
+            while low < high {
+                let middle = (low + high) / 2
+                if blocks[middle].upperBound <= key { low = middle + 1 } else { high = middle }
+            }
+            return !(low < blocks.count && blocks[low].contains(key))
         }
     }
 
@@ -77,10 +87,10 @@ public final class PersistentStoreCoordinator: Sendable {
         let maxKeys = try store.load(model: managedObjectModel)
         state.withLock {
             $0.store = store
-            $0.nextPrimaryKey = maxKeys.mapValues { $0 + 1 }
-            $0.handedOut = [:]
-            for entity in managedObjectModel.entities where entity.rowidKeyIndex != nil {
-                $0.handedOut[entity.name] = HandedOutIDs(floor: (maxKeys[entity.name] ?? 0) + 1)
+            $0.allocators = [:]
+            for entity in managedObjectModel.entities {
+                let next = (maxKeys[entity.name] ?? 0) + 1
+                $0.allocators[entity.name] = IDAllocator(next: next, keyFloor: entity.rowidKeyIndex == nil ? nil : next)
             }
         }
     }
@@ -115,10 +125,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Contexts take them in blocks, so inserts on many queues do not contend here.
     func allocatePrimaryKeys(for entity: String, count: Int64) -> Range<Int64> {
         state.withLock { state in
-            let key = state.nextPrimaryKey[entity, default: 1]
-            state.nextPrimaryKey[entity] = key + count
-            state.handedOut[entity]?.add(key..<(key + count))
-            return key..<(key + count)
+            state.allocators[entity, default: IDAllocator(next: 1, keyFloor: nil)].take(count)
         }
     }
 
@@ -127,15 +134,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// A key above every ID handed out moves the allocator past it. That no other object
     /// has the key as its ID is checked when the row is saved (`ChangeResolver`).
     func mayUseKeyAsID(_ key: Int64, for entity: String) -> Bool {
-        state.withLock { state in
-            guard let handedOut = state.handedOut[entity] else { return false }
-            if key < handedOut.floor || key >= TableLayout.allocatedIDCeiling { return true }
-            if key >= state.nextPrimaryKey[entity, default: 1] {
-                state.nextPrimaryKey[entity] = key + 1
-                return true
-            }
-            return !handedOut.contains(key)
-        }
+        state.withLock { $0.allocators[entity]?.mayUseKeyAsID(key) ?? false }
     }
 
     func entity(named name: String) throws(StoreError) -> EntityDescription {
