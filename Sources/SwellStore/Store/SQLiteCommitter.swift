@@ -206,18 +206,58 @@ struct SQLiteCommitter {
         result.updated[id, default: []].formUnion(attributes)
     }
 
+    /// UPDATE and DELETE statements by object ID, per entity and mask (DELETE: `isDelete`), built once per save.
+    private var statementsByID: [ByIDKey: [String]] = [:]
+
+    private struct ByIDKey: Hashable {
+        var entity: String
+        var mask: AttributeMask
+        var isDelete: Bool
+    }
+
+    /// The statements that run `statement` (an UPDATE or DELETE whose parameters are 1…`parameter` - 1)
+    /// on the row with object ID `?parameter`: where the key is the rowid, first for the row keyed
+    /// by its ID (the usual row: one rowid look-up), then for one whose ID is in `_pk`.
+    private mutating func byID(_ key: ByIDKey, _ layout: TableLayout, parameter: Int, _ statement: () -> String) -> [String] {
+        if let cached = statementsByID[key] { return cached }
+        let conditions = layout.rowidKey.map { ["\($0) = ?\(parameter) AND \"_pk\" IS NULL", "\"_pk\" = ?\(parameter)"] }
+            ?? ["\"_pk\" = ?\(parameter)"]
+        let base = statement()
+        let statements = conditions.map { "\(base) WHERE \($0)" }
+        statementsByID[key] = statements
+        return statements
+    }
+
+    /// The UPDATE of the attributes at `indices` (its mask `mask`) by object ID.
+    private mutating func updateStatements(_ entity: EntityDescription, _ layout: TableLayout, mask: AttributeMask, indices: [Int]) -> [String] {
+        byID(ByIDKey(entity: entity.name, mask: mask, isDelete: false), layout, parameter: indices.count + 1) {
+            var assignments = indices.enumerated().map { "\(quoteIdentifier(entity.attributes[$1].name)) = ?\($0 + 1)" }
+            if let rowidKey = layout.rowidKeyIndex, let position = indices.firstIndex(of: rowidKey) {
+                // A new key moves the row; its ID stays, in `_pk` unless it is the new key.
+                assignments.append("\"_pk\" = nullif(\(layout.id), ?\(position + 1))")
+            }
+            return "UPDATE \(layout.table) SET \(assignments.joined(separator: ", "))"
+        }
+    }
+
+    /// Runs `statements` (from `byID`) in order until one changes a row; returns whether one did.
+    private func runForID(_ statements: [String], _ arguments: [StoreValue], id: Int64) throws(SQLiteError) -> Bool {
+        var arguments = arguments
+        arguments.append(.integer(id))
+        for sql in statements {
+            try connection.run(sql, arguments)
+            if connection.changes > 0 { return true }
+        }
+        return false
+    }
+
     private mutating func update(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, _ layout: TableLayout) throws {
         let indices = operation.row.mask.indices(below: entity.attributes.count)
         guard !indices.isEmpty else { return }
-        var assignments = indices.enumerated().map { "\(quoteIdentifier(entity.attributes[$1].name)) = ?\($0 + 1)" }
-        if let rowidKey = layout.rowidKeyIndex, let position = indices.firstIndex(of: rowidKey) {
-            // A new key moves the row; its ID stays, in `_pk` unless it is the new key.
-            assignments.append("\"_pk\" = nullif(\(layout.id), ?\(position + 1))")
-        }
-        let sql = "UPDATE \(layout.table) SET \(assignments.joined(separator: ", "))"
+        let statements = updateStatements(entity, layout, mask: operation.row.mask, indices: indices)
         let id = objectID(entity.name, operation.primaryKey)
         do {
-            let changed = try runForID(sql, indices.map { operation.row.values[$0] }, id: operation.primaryKey, layout)
+            let changed = try runForID(statements, indices.map { operation.row.values[$0] }, id: operation.primaryKey)
             if changed {
                 noteUpdate(id, attributes: Set(indices.map { entity.attributes[$0].name }))
             }
@@ -249,31 +289,21 @@ struct SQLiteCommitter {
             case .error, .rollback: break
             }
         }
-        _ = try runForID("DELETE FROM \(layout.table)", [], id: operation.primaryKey, layout)
-        let assignments = entity.attributes.enumerated().map { "\(quoteIdentifier($1.name)) = ?\($0 + 1)" }.joined(separator: ", ")
-        _ = try runForID("UPDATE \(layout.table) SET \(assignments)", merged, id: existing, layout)
+        _ = try runForID(deleteStatements(entity, layout), [], id: operation.primaryKey)
+        let all = AttributeMask.all(entity.attributes.count)
+        _ = try runForID(updateStatements(entity, layout, mask: all, indices: Array(entity.attributes.indices)), merged, id: existing)
         let survivor = objectID(entity.name, existing)
         result.deleted.insert(incoming)
         result.merged[incoming] = survivor
         noteUpdate(survivor, attributes: Set(entity.attributes.indices.filter { merged[$0] != existingValues[$0] }.map { entity.attributes[$0].name }))
     }
 
-    /// Runs an UPDATE or DELETE (`statement`, whose parameters are `arguments`) on the row with
-    /// object ID `id`; returns whether it changed a row. Where the key is the rowid: first as
-    /// the row keyed by its ID (the usual row: one rowid look-up), then as one whose ID is in `_pk`.
-    private func runForID(_ statement: String, _ arguments: [StoreValue], id: Int64, _ layout: TableLayout) throws(SQLiteError) -> Bool {
-        let parameter = arguments.count + 1
-        let conditions = layout.rowidKey.map { ["\($0) = ?\(parameter) AND \"_pk\" IS NULL", "\"_pk\" = ?\(parameter)"] }
-            ?? ["\"_pk\" = ?\(parameter)"]
-        for condition in conditions {
-            try connection.run("\(statement) WHERE \(condition)", arguments + [.integer(id)])
-            if connection.changes > 0 { return true }
-        }
-        return false
+    private mutating func deleteStatements(_ entity: EntityDescription, _ layout: TableLayout) -> [String] {
+        byID(ByIDKey(entity: entity.name, mask: .empty, isDelete: true), layout, parameter: 1) { "DELETE FROM \(layout.table)" }
     }
 
     private mutating func delete(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, _ layout: TableLayout) throws {
-        if try runForID("DELETE FROM \(layout.table)", [], id: operation.primaryKey, layout) {
+        if try runForID(deleteStatements(entity, layout), [], id: operation.primaryKey) {
             let id = objectID(entity.name, operation.primaryKey)
             result.updated.removeValue(forKey: id)
             if result.inserted.remove(id) == nil { result.deleted.insert(id) }
