@@ -93,6 +93,17 @@ extension ManagedObjectContext {
                     }
                     if prefetched != nil && !request.isEmpty && coordinator.commitGeneration != generation { return .readAgain }
                     var changes = ContextDidSaveChanges()
+                    /// Resolves a layer row by row into the parent's changes, by the parent's merge policy.
+                    func resolveRowByRow(_ layer: ChangeLayer, prefetched: StorePrefetch?) throws {
+                        var resolver = ChangeResolver(
+                            target: target.pending, policy: policy, entities: entities,
+                            storeIdentifier: coordinator.storeIdentifier, store: store,
+                            newID: { coordinator.allocatePrimaryKeys(for: $0, count: 1).lowerBound },
+                            farther: farther, prefetched: prefetched)
+                        try resolver.apply(layer)
+                        target.pending = resolver.target
+                        changes.formUnion(resolver.changes)
+                    }
                     if !moving.isEmpty {
                         if let prefetched, let whole = Self.wholeIfNoKeyMeets(moving, sameLevel: target.layers, farther: farther,
                                                                                  prefetched: prefetched, entities: entities) {
@@ -100,14 +111,7 @@ extension ManagedObjectContext {
                             target.appendSegment(whole)
                             insertIDs(of: whole, into: &changes, storeIdentifier: coordinator.storeIdentifier)
                         } else {
-                            var resolver = ChangeResolver(
-                                target: target.pending, policy: policy, entities: entities,
-                                storeIdentifier: coordinator.storeIdentifier, store: store,
-                                newID: { coordinator.allocatePrimaryKeys(for: $0, count: 1).lowerBound },
-                                farther: farther, prefetched: prefetched)
-                            try resolver.apply(moving)
-                            target.pending = resolver.target
-                            changes = resolver.changes
+                            try resolveRowByRow(moving, prefetched: prefetched)
                         }
                     }
                     // Segments move as they are when their keys still meet nothing above (a
@@ -119,14 +123,7 @@ extension ManagedObjectContext {
                             target.appendSegment(segment)
                             insertIDs(of: segment, into: &changes, storeIdentifier: coordinator.storeIdentifier)
                         } else {
-                            var resolver = ChangeResolver(
-                                target: target.pending, policy: policy, entities: entities,
-                                storeIdentifier: coordinator.storeIdentifier, store: store,
-                                newID: { coordinator.allocatePrimaryKeys(for: $0, count: 1).lowerBound },
-                                farther: farther, prefetched: nil)
-                            try resolver.apply(segment)
-                            target.pending = resolver.target
-                            changes.formUnion(resolver.changes)
+                            try resolveRowByRow(segment, prefetched: nil)
                         }
                     }
                     _ = own.takeLayers()
