@@ -58,6 +58,8 @@ struct UpsertWorker: Sendable {
                     return (try saveBatch(in: context, unchanged: &unchanged), nil)
                 } catch {
                     unsaved = 0
+                    // The run fails with `error`; saving the valid records may fail too, and
+                    // then `error` (the first failure) is the one reported.
                     return (try? saveBatch(in: context, unchanged: &unchanged), error as? PipelineError ?? savingFailed(error))
                 }
             }
