@@ -215,6 +215,30 @@ import Testing
         #expect(rating == 2)
     }
 
+    @Test func aKeyChangeToAStoredKeyIsFoundInTheStoreReadBeforeTheLock() async throws {
+        let container = try makeContainer(directory)
+        try await seed(container)
+        container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
+        let worker = container.newBackgroundContext()
+        let (moved, changes) = try await worker.perform { () throws -> (ObjectID, ContextDidSaveChanges) in
+            // A new object (so the save looks keys up in the store) and a stored object whose key becomes 2, a stored key.
+            _ = insertEntry(worker, id: 500)
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.predicate = FetchPredicate(format: "id == 3")
+            let entry = try #require(try worker.fetch(request).first)
+            entry["id"] = 2
+            return (entry.objectID, try worker.saveReturningChanges())
+        }
+        // The object with key 2 survives; the one that took its key merges into it at this save.
+        let survivor = try await container.viewContext.perform { () throws -> ObjectID? in
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.predicate = FetchPredicate(format: "id == 2")
+            return try container.viewContext.fetch(request).first?.objectID
+        }
+        #expect(changes.merged[moved] == survivor)
+        #expect(changes.deleted.contains(moved))
+    }
+
     @Test func countEqualsTheNumberOfObjectsTheFetchReturns() async throws {
         let container = try makeContainer(directory)
         try await seed(container)

@@ -3,7 +3,8 @@
 /// main-queue fetch on the view context) ever waits for the disk (store.md 11, 14).
 ///
 /// What it holds: for each keyed entity, the stored rows whose keys are among
-/// the keys of the save's inserts (absent keys are not stored), and the stored
+/// the keys of the save's inserts and the new keys of its key changes (absent
+/// keys are not stored), and the stored
 /// rows of updated objects whose key changes (their full values are needed to
 /// check the new key); for an entity whose key is its table's rowid, which of
 /// the inserts' IDs that are their keys a stored object has as its ID apart
@@ -21,6 +22,9 @@ struct StorePrefetch: Sendable {
     struct Request: Sendable {
         var keys: [String: [[StoreValue]]] = [:]
         var primaryKeys: [String: [Int64]] = [:]
+        /// Updated rows that change their key, per entity: their new keys are looked up
+        /// too, once their stored rows give the attributes the change leaves alone.
+        var keyChanges: [String: [(primaryKey: Int64, row: PendingRow)]] = [:]
         /// New rows' IDs that are their keys, per entity whose key is the rowid.
         var keyIDs: [String: [Int64]] = [:]
 
@@ -36,6 +40,7 @@ struct StorePrefetch: Sendable {
                 var keys: [[StoreValue]] = []
                 var primaryKeys: [Int64] = []
                 var keyIDs: [Int64] = []
+                var keyChanges: [(primaryKey: Int64, row: PendingRow)] = []
                 for (primaryKey, row) in changes.rows {
                     switch row.kind {
                     case .inserted where !row.keyCheckedAgainstStore:
@@ -44,12 +49,14 @@ struct StorePrefetch: Sendable {
                         if let rowidKey, row.values[rowidKey] == .integer(primaryKey) { keyIDs.append(primaryKey) }
                     case .updated where row.mask.intersects(keyMask):
                         primaryKeys.append(primaryKey)
+                        keyChanges.append((primaryKey, row))
                     default:
                         break
                     }
                 }
                 if !keys.isEmpty { self.keys[entityName] = keys }
                 if !primaryKeys.isEmpty { self.primaryKeys[entityName] = primaryKeys }
+                if !keyChanges.isEmpty { self.keyChanges[entityName] = keyChanges }
                 if !keyIDs.isEmpty { self.keyIDs[entityName] = keyIDs }
             }
         }
@@ -58,19 +65,39 @@ struct StorePrefetch: Sendable {
         func read(from store: any PersistentStore, entities: [String: EntityDescription]) throws -> StorePrefetch {
             try store.read { reader in
                 var prefetch = StorePrefetch()
-                for (entityName, keys) in keys {
-                    guard let entity = entities[entityName] else { continue }
-                    let found = try reader.rows(forKeys: keys, entity: entity)
-                    prefetch.rowsByKey[entityName] = found
-                    var byPrimaryKey = prefetch.rowsByPrimaryKey[entityName] ?? [:]
-                    byPrimaryKey.reserveCapacity(found.count)
-                    for row in found.values { byPrimaryKey[row.primaryKey] = row.values }
-                    prefetch.rowsByPrimaryKey[entityName] = byPrimaryKey
-                }
+                var keys = keys
+                // Entities with a key change whose new key the store cannot tell (its object is
+                // not stored and the change sets only part of the key): their keys stay unprefetched,
+                // so the save looks each one up (as before this prefetch existed).
+                var partial = Set<String>()
                 for (entityName, primaryKeys) in primaryKeys {
                     guard let entity = entities[entityName] else { continue }
                     let found = try reader.rows(primaryKeys: primaryKeys, entity: entity)
                     prefetch.rowsByPrimaryKey[entityName, default: [:]].merge(found) { stored, _ in stored }
+                    let keyIndices = entity.keyIndices
+                    for (primaryKey, row) in keyChanges[entityName] ?? [] {
+                        var values: [StoreValue]
+                        if let stored = found[primaryKey] {
+                            values = stored
+                            for index in row.mask.indices(below: values.count) { values[index] = row.values[index] }
+                        } else if keyIndices.allSatisfy({ row.mask.contains($0) }) {
+                            values = row.values
+                        } else {
+                            partial.insert(entityName)
+                            continue
+                        }
+                        let key = keyIndices.map { values[$0] }
+                        if !key.contains(where: \.isNull) { keys[entityName, default: []].append(key) }
+                    }
+                }
+                for (entityName, keys) in keys where !partial.contains(entityName) {
+                    guard let entity = entities[entityName] else { continue }
+                    let found = try reader.rows(forKeys: keys, entity: entity)
+                    prefetch.rowsByKey[entityName] = found
+                    var byPrimaryKey = prefetch.rowsByPrimaryKey[entityName] ?? [:]
+                    byPrimaryKey.reserveCapacity(byPrimaryKey.count + found.count)
+                    for row in found.values where byPrimaryKey[row.primaryKey] == nil { byPrimaryKey[row.primaryKey] = row.values }
+                    prefetch.rowsByPrimaryKey[entityName] = byPrimaryKey
                 }
                 for (entityName, ids) in keyIDs {
                     guard let entity = entities[entityName] else { continue }
