@@ -11,6 +11,9 @@ import Synchronization
 public final class PersistentStoreCoordinator: Sendable {
     /// The model the store is kept in.
     public let managedObjectModel: ManagedObjectModel
+    /// The model as the store keeps it (to-one relationships as columns after the attributes).
+    let storageModel: ManagedObjectModel
+    /// The storage model's entities by name.
     let entitiesByName: [String: EntityDescription]
     /// Attribute name → index, per entity.
     let attributeIndices: [String: [String: Int]]
@@ -64,9 +67,10 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Creates a coordinator for a model. The model is checked when a store is added.
     public init(managedObjectModel: ManagedObjectModel) {
         self.managedObjectModel = managedObjectModel
-        self.entitiesByName = managedObjectModel.entitiesByName
+        storageModel = managedObjectModel.storageModel
+        self.entitiesByName = storageModel.entitiesByName
         var indices: [String: [String: Int]] = [:]
-        for entity in managedObjectModel.entities {
+        for entity in storageModel.entities {
             indices[entity.name] = Dictionary(entity.attributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
         }
         self.attributeIndices = indices
@@ -79,16 +83,16 @@ public final class PersistentStoreCoordinator: Sendable {
     ///   `.migrationFailed`, `.diskFull` or `.sqlite` when the file cannot be used.
     public func addPersistentStore(at url: URL) throws {
         try managedObjectModel.validate()
-        for entity in managedObjectModel.entities where entity.attributes.count > AttributeMask.capacity {
+        for entity in storageModel.entities where entity.attributes.count > AttributeMask.capacity {
             throw StoreError.migrationFailed(entity: entity.name, attribute: nil,
                                              reason: "more than \(AttributeMask.capacity) attributes")
         }
         let store = SQLiteStore(url: url)
-        let maxKeys = try store.load(model: managedObjectModel)
+        let maxKeys = try store.load(model: storageModel)
         state.withLock {
             $0.store = store
             $0.allocators = [:]
-            for entity in managedObjectModel.entities {
+            for entity in storageModel.entities {
                 let next = (maxKeys[entity.name] ?? 0) + 1
                 $0.allocators[entity.name] = IDAllocator(next: next, keyFloor: entity.rowidKeyIndex == nil ? nil : next)
             }

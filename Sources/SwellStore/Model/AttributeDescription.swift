@@ -9,6 +9,10 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     public var type: AttributeType
     /// Whether the attribute may be nil when its object is saved.
     public var isOptional: Bool
+    /// Set on the store's column of a to-one relationship (the coordinator's copy of an
+    /// entity lists them after its attributes): the destination entity's name. Its
+    /// values are the destination's primary keys.
+    var destination: String?
 
     /// Creates an attribute description.
     public init(name: String, type: AttributeType, isOptional: Bool = false) {

@@ -1,4 +1,4 @@
-/// An entity: a named kind of object with attributes and a uniqueness constraint.
+/// An entity: a named kind of object with attributes, relationships and a uniqueness constraint.
 ///
 /// The store keeps an entity's objects in a table named after it. The
 /// uniqueness constraint (the entity's key) names the attributes whose values
@@ -9,19 +9,31 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     public var name: String
     /// The entity's attributes, in column order.
     public var attributes: [AttributeDescription]
+    /// The entity's relationships to other entities (store.md 28).
+    public var relationships: [RelationshipDescription]
     /// The attributes whose values together identify an object (may be empty).
     public var uniquenessConstraint: [String]
+    /// Set on the coordinator's copy when a to-one relationship of the model points at
+    /// this entity: its table then keeps its IDs in `_pk` (what `REFERENCES` names).
+    var isRelationshipDestination = false
 
     /// Creates an entity description.
-    public init(name: String, attributes: [AttributeDescription], uniquenessConstraint: [String] = []) {
+    public init(name: String, attributes: [AttributeDescription], relationships: [RelationshipDescription] = [],
+                uniquenessConstraint: [String] = []) {
         self.name = name
         self.attributes = attributes
+        self.relationships = relationships
         self.uniquenessConstraint = uniquenessConstraint
     }
 
     /// The attribute named `name`, or nil.
     public func attribute(named name: String) -> AttributeDescription? {
         attributes.first { $0.name == name }
+    }
+
+    /// The relationship named `name`, or nil.
+    public func relationship(named name: String) -> RelationshipDescription? {
+        relationships.first { $0.name == name }
     }
 
     /// The indices in `attributes` of the uniqueness constraint's attributes, in its order.
@@ -32,5 +44,19 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     /// Attribute names by their index in `attributes`.
     public var attributesByName: [String: AttributeDescription] {
         Dictionary(attributes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, attributes, relationships, uniquenessConstraint, isRelationshipDestination
+    }
+
+    /// Reads a description; one a store kept before relationships existed has none.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        attributes = try container.decode([AttributeDescription].self, forKey: .attributes)
+        relationships = try container.decodeIfPresent([RelationshipDescription].self, forKey: .relationships) ?? []
+        uniquenessConstraint = try container.decode([String].self, forKey: .uniquenessConstraint)
+        isRelationshipDestination = try container.decodeIfPresent(Bool.self, forKey: .isRelationshipDestination) ?? false
     }
 }

@@ -17,6 +17,25 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
         Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
+    /// The model as the store keeps it: each entity's to-one relationships follow its
+    /// attributes as integer columns (holding the destination's primary key, marked
+    /// with their destination), and entities a to-one points at are marked as
+    /// destinations (their tables keep IDs in `_pk`). Contexts and the store work on
+    /// this copy; a to-many is read through its inverse to-one's column.
+    var storageModel: ManagedObjectModel {
+        let destinations = Set(entities.flatMap { entity in entity.relationships.filter { !$0.isToMany }.map(\.destination) })
+        return ManagedObjectModel(entities: entities.map { entity in
+            var stored = entity
+            for relationship in entity.relationships where !relationship.isToMany {
+                var column = AttributeDescription(name: relationship.name, type: .integer, isOptional: relationship.isOptional)
+                column.destination = relationship.destination
+                stored.attributes.append(column)
+            }
+            stored.isRelationshipDestination = destinations.contains(entity.name)
+            return stored
+        })
+    }
+
     /// Checks that entity and attribute names are usable as SQLite identifiers,
     /// unique, not reserved, and that every key attribute exists.
     public func validate() throws(ModelError) {
@@ -38,6 +57,9 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
                     throw .duplicateAttribute(entity: entity.name, attribute: attribute.name)
                 }
             }
+            for relationship in entity.relationships {
+                try validate(relationship, of: entity, seen: &seenAttributes)
+            }
             var seenKeys = Set<String>()
             for key in entity.uniquenessConstraint {
                 guard entity.attribute(named: key) != nil else {
@@ -47,6 +69,40 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
                     throw .unknownKeyAttribute(entity: entity.name, attribute: key)
                 }
             }
+        }
+    }
+
+    /// Checks one relationship: its name, destination, inverse and shape.
+    private func validate(_ relationship: RelationshipDescription, of entity: EntityDescription,
+                          seen: inout Set<String>) throws(ModelError) {
+        let name = "\(entity.name).\(relationship.name)"
+        guard Self.isIdentifier(relationship.name), !Self.isReserved(relationship.name) else {
+            throw .invalidName(entity: entity.name, attribute: relationship.name)
+        }
+        guard seen.insert(relationship.name.lowercased()).inserted else {
+            throw .duplicateAttribute(entity: entity.name, attribute: relationship.name)
+        }
+        guard let destination = entitiesByName[relationship.destination] else {
+            throw .invalidRelationship(name, "its destination '\(relationship.destination)' is not an entity of the model")
+        }
+        if relationship.isOrdered && !relationship.isToMany {
+            throw .invalidRelationship(name, "a to-one relationship cannot be ordered")
+        }
+        var inverse: RelationshipDescription?
+        if let inverseName = relationship.inverse {
+            guard let found = destination.relationship(named: inverseName) else {
+                throw .invalidRelationship(name, "its inverse '\(inverseName)' is not a relationship of \(destination.name)")
+            }
+            guard found.destination == entity.name, found.inverse == relationship.name else {
+                throw .invalidRelationship(name, "its inverse \(destination.name).\(inverseName) does not name \(name) back")
+            }
+            inverse = found
+        }
+        if relationship.isToMany && inverse.map({ $0.isToMany }) ?? true {
+            throw .invalidRelationship(name, "a to-many relationship needs a to-one inverse (many-to-many and to-many without an inverse are not supported yet)")
+        }
+        if relationship.isToMany && relationship.isOrdered {
+            throw .invalidRelationship(name, "ordered to-many relationships are not supported yet")
         }
     }
 
@@ -76,6 +132,8 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
     case noAttributes(entity: String)
     /// A uniqueness constraint names an attribute the entity does not have, or names one twice.
     case unknownKeyAttribute(entity: String, attribute: String)
+    /// A relationship (`Entity.name`) cannot be used, and why.
+    case invalidRelationship(String, String)
 
     public var description: String {
         switch self {
@@ -88,6 +146,7 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noAttributes(let entity): "entity '\(entity)' has no attributes"
         case .unknownKeyAttribute(let entity, let attribute):
             "the uniqueness constraint of '\(entity)' names '\(attribute)', which is not an attribute of it (or is named twice)"
+        case .invalidRelationship(let relationship, let reason): "relationship '\(relationship)' is not usable: \(reason)"
         }
     }
 }

@@ -110,7 +110,7 @@ struct SQLiteSchema {
         let rowidKey = entity.rowidKeyIndex
         var definitions = rowidKey == nil ? ["\"_pk\" INTEGER PRIMARY KEY"] : []
         for (index, attribute) in entity.attributes.enumerated() {
-            let type = index == rowidKey ? "INTEGER PRIMARY KEY" : attribute.type.sqliteColumnType
+            let type = index == rowidKey ? "INTEGER PRIMARY KEY" : Self.columnType(attribute)
             definitions.append("\(quoteIdentifier(attribute.name)) \(type)")
         }
         definitions += extras.map { "\(quoteIdentifier($0.name)) \($0.type)" }
@@ -118,9 +118,20 @@ struct SQLiteSchema {
         return definitions
     }
 
-    /// The unique index on the key, or for a table whose key is the rowid, the partial one on `_pk`.
+    /// An attribute's declared column type; a to-one relationship's column references
+    /// its destination's `_pk` (store.md 35).
+    static func columnType(_ attribute: AttributeDescription) -> String {
+        guard let destination = attribute.destination else { return attribute.type.sqliteColumnType }
+        return "INTEGER REFERENCES \(quoteIdentifier(destination)) (\"_pk\")"
+    }
+
+    /// The unique index on the key, or for a table whose key is the rowid, the partial one on
+    /// `_pk`; and an index on each to-one relationship's column.
     private func createIndexes(_ entity: EntityDescription) throws {
         let table = quoteIdentifier(entity.name)
+        for attribute in entity.attributes where attribute.destination != nil {
+            try connection.execute("CREATE INDEX IF NOT EXISTS \(quoteIdentifier("swell_\(entity.name)_\(attribute.name)")) ON \(table) (\(quoteIdentifier(attribute.name)))")
+        }
         if entity.rowidKeyIndex != nil {
             try connection.execute("CREATE UNIQUE INDEX IF NOT EXISTS \(quoteIdentifier("swell_\(entity.name)_pk")) ON \(table) (\"_pk\") WHERE \"_pk\" IS NOT NULL")
             return
@@ -187,7 +198,7 @@ struct SQLiteSchema {
     }
 
     private func addColumn(_ attribute: AttributeDescription, to entity: EntityDescription) throws {
-        try connection.execute("ALTER TABLE \(quoteIdentifier(entity.name)) ADD COLUMN \(quoteIdentifier(attribute.name)) \(attribute.type.sqliteColumnType)")
+        try connection.execute("ALTER TABLE \(quoteIdentifier(entity.name)) ADD COLUMN \(quoteIdentifier(attribute.name)) \(Self.columnType(attribute))")
     }
 
     private func existingColumns(_ table: String) throws -> Set<String> {

@@ -55,9 +55,10 @@ struct TableLayout: Sendable {
 extension EntityDescription {
     /// The index of the attribute kept as the table's rowid: the key, when the
     /// uniqueness constraint is exactly one required integer attribute (a rowid
-    /// cannot be NULL); nil otherwise.
+    /// cannot be NULL) and no to-one relationship points at the entity (a
+    /// `REFERENCES` names `_pk`, the rowid, then); nil otherwise.
     var rowidKeyIndex: Int? {
-        guard uniquenessConstraint.count == 1,
+        guard !isRelationshipDestination, uniquenessConstraint.count == 1,
               let index = attributes.firstIndex(where: { $0.name == uniquenessConstraint[0] }),
               attributes[index].type == .integer, !attributes[index].isOptional else { return nil }
         return index
