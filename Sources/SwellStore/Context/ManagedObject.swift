@@ -52,19 +52,26 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     // MARK: Values
 
     /// The value of an attribute in this object's context: `String`, `Int`,
-    /// `Double`, `Bool`, `Date`, or nil (also for a name that is not an attribute).
+    /// `Double`, `Bool`, `Date`, or nil (also for a name that is not an attribute);
+    /// of a relationship: the destination `ManagedObject` (or nil) for a to-one,
+    /// a `Set<ManagedObject>` for a to-many.
     public func value(forKey key: String) -> Any? {
         managedObjectContext?.assertOnQueue("read \(entity.name).\(key)")
+        if !entity.relationships.isEmpty, let relationship = relationshipValue(forKey: key) { return relationship }
         guard let index = attributeIndex[key] else { return nil }
         return storeValue(at: index).swiftValue(for: entity.attributes[index].type)
     }
 
-    /// Sets an attribute. A value of the wrong type, or a name that is not an
-    /// attribute, makes the next `save()` throw (`StoreError.typeMismatch`,
-    /// `.unknownAttribute`) and is otherwise ignored.
+    /// Sets an attribute, or a relationship (a to-one to an object of its
+    /// destination or nil, a to-many to a `Set` or array of them; the inverse is
+    /// kept in step at once). A value of the wrong type, or a name that is not an
+    /// attribute or relationship, makes the next `save()` throw
+    /// (`StoreError.typeMismatch`, `.invalidRelationshipValue`, `.unknownAttribute`)
+    /// and is otherwise ignored.
     public func setValue(_ value: Any?, forKey key: String) {
         guard let context = managedObjectContext else { return }
         context.assertOnQueue("set \(entity.name).\(key)")
+        if !entity.relationships.isEmpty, setRelationship(value, forKey: key, in: context) { return }
         guard let index = attributeIndex[key] else {
             context.recordInvalidValue(.unknownAttribute(entity: entity.name, attribute: key))
             return
@@ -134,8 +141,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         guard let pending = managedObjectContext?.pendingRow(for: objectID), pending.kind != .deleted else { return [:] }
         var result: [String: Any] = [:]
         for index in pending.mask.indices(below: entity.attributes.count) {
-            let attribute = entity.attributes[index]
-            result[attribute.name] = pending.values[index].swiftValue(for: attribute.type) ?? NSNull()
+            result[entity.attributes[index].name] = publicValue(pending.values[index], at: index) ?? NSNull()
         }
         return result
     }
@@ -145,9 +151,16 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         let values = loadedSnapshot()
         var result: [String: Any] = [:]
         for (index, attribute) in entity.attributes.enumerated() where keys?.contains(attribute.name) ?? true {
-            result[attribute.name] = values[index].swiftValue(for: attribute.type) ?? NSNull()
+            result[attribute.name] = publicValue(values[index], at: index) ?? NSNull()
         }
         return result
+    }
+
+    /// A stored value as `value(forKey:)` gives it: a to-one column's as its destination object.
+    private func publicValue(_ value: StoreValue, at index: Int) -> Any? {
+        let attribute = entity.attributes[index]
+        if let destination = attribute.destination { return destinationObject(value, entity: destination) }
+        return value.swiftValue(for: attribute.type)
     }
 
     public var description: String {

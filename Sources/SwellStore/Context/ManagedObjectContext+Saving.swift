@@ -22,17 +22,23 @@ extension ManagedObjectContext {
         let invalid = level.withLock { $0.invalidValues }
         if let first = invalid.first { throw first }
         guard let coordinator else { throw StoreError.noPersistentStore }
+        try applyDeleteRules(coordinator: coordinator)
         // Segments came from children's saves, which validated them: only the rest is checked here.
         let (snapshot, isEmpty, hasMetadata) = level.withLock { ($0.unsegmented, $0.isEmpty, !$0.metadata.isEmpty) }
         guard !isEmpty || hasMetadata else { return ContextDidSaveChanges() }
         try validateRequiredValues(snapshot, coordinator: coordinator)
-        let changes: ContextDidSaveChanges
+        try validateRequiredToMany(snapshot, coordinator: coordinator)
+        var moved: ContextDidSaveChanges
         if let parent {
-            changes = try save(into: parent, coordinator: coordinator) ?? ContextDidSaveChanges()
+            moved = try save(into: parent, coordinator: coordinator) ?? ContextDidSaveChanges()
         } else {
-            changes = try saveToStore(coordinator: coordinator)
+            moved = try saveToStore(coordinator: coordinator)
         }
-        didSave(changes, saved: snapshot)
+        if coordinator.hasRelationships { noteInverseToManyChanges(of: snapshot, in: &moved, coordinator: coordinator) }
+        let changes = moved
+        var saved = snapshot
+        if coordinator.hasRelationships { saved.redirectReferences(merged: changes.merged, entities: coordinator.entitiesByName) }
+        didSave(changes, saved: saved)
         if let parent {
             parent.childDidSave(changes, from: self)
         } else {
@@ -49,6 +55,9 @@ extension ManagedObjectContext {
             let required = entity.attributes.indices.filter { !entity.attributes[$0].isOptional }
             for (key, row) in changes.rows where row.kind != .deleted {
                 for index in required where (row.kind == .inserted || row.mask.contains(index)) && row.values[index].isNull {
+                    if entity.attributes[index].destination != nil {
+                        throw StoreError.missingRequiredRelationship(object: objectID(entityName, key), relationship: entity.attributes[index].name)
+                    }
                     throw StoreError.missingRequiredValue(object: objectID(entityName, key), attribute: entity.attributes[index].name)
                 }
             }
@@ -102,6 +111,9 @@ extension ManagedObjectContext {
                             farther: farther, prefetched: prefetched)
                         try resolver.apply(layer)
                         target.pending = resolver.target
+                        if coordinator.hasRelationships {
+                            target.pending.redirectReferences(merged: resolver.changes.merged, entities: entities)
+                        }
                         changes.formUnion(resolver.changes)
                     }
                     if !moving.isEmpty {

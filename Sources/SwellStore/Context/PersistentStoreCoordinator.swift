@@ -15,6 +15,11 @@ public final class PersistentStoreCoordinator: Sendable {
     let storageModel: ManagedObjectModel
     /// The storage model's entities by name.
     let entitiesByName: [String: EntityDescription]
+    /// Whether any entity has a relationship (else saves skip the delete rules).
+    let hasRelationships: Bool
+    /// Per destination entity: the to-one relationships without an inverse that point at
+    /// it, as (source entity, relationship): deleting a destination clears them.
+    let incomingWithoutInverse: [String: [(entity: String, relationship: String)]]
     /// Attribute name → index, per entity.
     let attributeIndices: [String: [String: Int]]
 
@@ -74,6 +79,14 @@ public final class PersistentStoreCoordinator: Sendable {
             indices[entity.name] = Dictionary(entity.attributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
         }
         self.attributeIndices = indices
+        hasRelationships = managedObjectModel.entities.contains { !$0.relationships.isEmpty }
+        var incoming: [String: [(entity: String, relationship: String)]] = [:]
+        for entity in managedObjectModel.entities {
+            for relationship in entity.relationships where !relationship.isToMany && relationship.inverse == nil {
+                incoming[relationship.destination, default: []].append((entity.name, relationship.name))
+            }
+        }
+        incomingWithoutInverse = incoming
     }
 
     /// Opens the SQLite store at `url` (creating it and its directory if needed)

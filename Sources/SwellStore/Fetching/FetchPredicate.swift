@@ -134,6 +134,8 @@ extension PredicateValue {
         case let double as Double: self = .double(double)
         case let float as Float: self = .double(Double(float))
         case let date as Date: self = .date(date.timeIntervalSince1970)
+        case let object as ManagedObject: self = .integer(object.objectID.primaryKey)
+        case let id as ObjectID: self = .integer(id.primaryKey)
         case let array as [Any?]: self = .list(array.map(PredicateValue.init(argument:)))
         default: self = .unsupported("a value of type \(type(of: argument)) (\(argument))")
         }

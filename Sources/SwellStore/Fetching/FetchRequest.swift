@@ -13,6 +13,9 @@ public struct FetchRequest: Sendable {
     /// When not 0, `fetch` returns objects whose values are loaded this many
     /// at a time, as they are used: about one batch is in memory at once.
     public var fetchBatchSize: Int = 0
+    /// Relationships (to-one key paths) whose destinations are loaded with the fetch,
+    /// one query per key path, instead of one per object on first access (store.md 34).
+    public var relationshipKeyPathsForPrefetching: [String] = []
 
     /// A request for every object of the named entity.
     public init(entityName: String) {

@@ -33,6 +33,22 @@ struct SQLiteCommitter {
         ObjectID(entityName: entity, primaryKey: key, storeIdentifier: storeIdentifier)
     }
 
+    /// After the operations: rows that name, in a to-one column, a new object that became an
+    /// existing one (a key met a stored row) name the survivor instead (store.md 32).
+    func redirectReferences() throws {
+        let moved = result.merged.filter { $0.key != $0.value }
+        guard !moved.isEmpty else { return }
+        for entity in model.entities {
+            for attribute in entity.attributes {
+                guard let destination = attribute.destination else { continue }
+                for (incoming, survivor) in moved where incoming.entityName == destination {
+                    try connection.run("UPDATE \(quoteIdentifier(entity.name)) SET \(quoteIdentifier(attribute.name)) = ? WHERE \(quoteIdentifier(attribute.name)) = ?",
+                                       [.integer(survivor.primaryKey), .integer(incoming.primaryKey)])
+                }
+            }
+        }
+    }
+
     mutating func apply(_ operation: StoreChangeSet.Operation) throws {
         guard let (entity, layout) = tables[operation.entity] else { throw StoreError.unknownEntity(operation.entity) }
         switch operation.row.kind {

@@ -211,6 +211,7 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
                     try committer.apply(operation)
                     if let observer, (index + 1) % interval == 0 { observer(index + 1) }
                 }
+                try committer.redirectReferences()
                 if !changes.metadata.isEmpty {
                     try writer.execute("CREATE TABLE IF NOT EXISTS swell_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
                     for (key, value) in changes.metadata.sorted(by: { $0.key < $1.key }) {

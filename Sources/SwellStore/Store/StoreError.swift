@@ -30,6 +30,13 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case invalidSortKey(entity: String, key: String)
     /// Seeding a store failed; nothing was left half-copied at the store's path.
     case seedFailed(path: String, reason: String)
+    /// A delete was saved while a `deny` relationship of the deleted object still had destinations.
+    case deleteDenied(object: ObjectID, relationship: String, destinations: Int)
+    /// A required relationship was empty when its object was saved.
+    case missingRequiredRelationship(object: ObjectID, relationship: String)
+    /// A relationship was set to something it cannot hold (another entity's object, an
+    /// object of another context, or not an object or collection of objects).
+    case invalidRelationshipValue(entity: String, relationship: String, reason: String)
 
     public var description: String {
         switch self {
@@ -55,6 +62,12 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .invalidPredicate(let error): return error.description
         case .invalidSortKey(let entity, let key): return "cannot sort \(entity) by '\(key)': not an attribute"
         case .seedFailed(let path, let reason): return "could not seed the store at \(path): \(reason)"
+        case .deleteDenied(let object, let relationship, let destinations):
+            return "cannot delete \(object): its relationship '\(relationship)' has the delete rule deny and still has \(destinations) object(s)"
+        case .missingRequiredRelationship(let object, let relationship):
+            return "\(object.entityName).\(relationship) is a required relationship but is empty (object \(object))"
+        case .invalidRelationshipValue(let entity, let relationship, let reason):
+            return "cannot set \(entity).\(relationship): \(reason)"
         }
     }
 

@@ -1,0 +1,155 @@
+import Foundation
+
+/// Delete rules and required to-many relationships (store.md 31), applied by
+/// every context's `save()` before its changes move, so they hold at every
+/// level: a parent applies them again to deletes that children saved into it
+/// (objects related only at the parent are then reached too).
+extension ManagedObjectContext {
+    /// Applies the delete rules of this level's deleted objects until nothing new is
+    /// deleted: `cascade` deletes destinations, `nullify` clears inverse to-ones, `deny`
+    /// throws while a destination remains, `noAction` does nothing. To-one relationships
+    /// without an inverse that point at a deleted object are cleared, so no row names a
+    /// row that is gone.
+    func applyDeleteRules(coordinator: PersistentStoreCoordinator) throws {
+        guard coordinator.hasRelationships else { return }
+        var done = Set<ObjectID>()
+        while true {
+            let deleted = level.withLock { level -> [ObjectID] in
+                var ids: [ObjectID] = []
+                for (name, changes) in level.unsegmented.entities {
+                    for (primaryKey, row) in changes.rows where row.kind == .deleted {
+                        ids.append(objectID(name, primaryKey))
+                    }
+                }
+                return ids
+            }.filter { !done.contains($0) }
+            guard !deleted.isEmpty else { return }
+            for id in deleted {
+                done.insert(id)
+                try applyDeleteRules(toDeleted: id, coordinator: coordinator)
+            }
+        }
+    }
+
+    private func applyDeleteRules(toDeleted id: ObjectID, coordinator: PersistentStoreCoordinator) throws {
+        guard let entity = coordinator.entitiesByName[id.entityName] else { return }
+        let incoming = coordinator.incomingWithoutInverse[id.entityName] ?? []
+        guard !entity.relationships.isEmpty || !incoming.isEmpty else { return }
+        let object = object(with: id)
+        for relationship in entity.relationships {
+            let destinations = destinations(of: object, relationship).filter { !$0.isDeleted }
+            guard !destinations.isEmpty else { continue }
+            switch relationship.deleteRule {
+            case .deny:
+                throw StoreError.deleteDenied(object: id, relationship: relationship.name, destinations: destinations.count)
+            case .cascade:
+                for destination in destinations { delete(destination) }
+            case .nullify:
+                guard let inverse = relationship.inverse else { continue }
+                for destination in destinations { clear(destination, toOne: inverse, pointingAt: id) }
+            case .noAction:
+                continue
+            }
+        }
+        for (source, relationship) in incoming {
+            var request = FetchRequest(entityName: source)
+            request.predicate = FetchPredicate(format: "%K == %@", relationship, id.primaryKey)
+            for referrer in try fetch(request) { clear(referrer, toOne: relationship, pointingAt: id) }
+        }
+    }
+
+    /// The objects a relationship of `object` holds in this context.
+    private func destinations(of object: ManagedObject, _ relationship: RelationshipDescription) -> [ManagedObject] {
+        if relationship.isToMany { return object.members(of: relationship) }
+        guard let index = object.attributeIndex[relationship.name] else { return [] }
+        return object.destinationObject(object.storeValue(at: index), entity: relationship.destination).map { [$0] } ?? []
+    }
+
+    /// Sets `object`'s to-one `name` to nil when it still names `id`.
+    private func clear(_ object: ManagedObject, toOne name: String, pointingAt id: ObjectID) {
+        guard let index = object.attributeIndex[name], object.entity.attributes[index].destination != nil,
+              object.storeValue(at: index) == .integer(id.primaryKey) else { return }
+        recordChange(of: object, attribute: index, to: .null)
+    }
+
+    /// Lists, among a save's updated objects, the destinations whose to-many changed
+    /// because a saved to-one (its inverse) changed: the new destination, and the old one
+    /// where this context had it loaded (store.md 36).
+    func noteInverseToManyChanges(of layer: ChangeLayer, in changes: inout ContextDidSaveChanges,
+                                  coordinator: PersistentStoreCoordinator) {
+        for (name, entityChanges) in layer.entities {
+            guard let entity = coordinator.entitiesByName[name] else { continue }
+            let columns = entity.relationships.compactMap { relationship -> (index: Int, destination: String, inverse: String)? in
+                guard !relationship.isToMany, let inverse = relationship.inverse,
+                      coordinator.entitiesByName[relationship.destination]?.relationship(named: inverse)?.isToMany == true,
+                      let index = coordinator.attributeIndices[name]?[relationship.name] else { return nil }
+                return (index, relationship.destination, inverse)
+            }
+            guard !columns.isEmpty else { continue }
+            for (primaryKey, row) in entityChanges.rows {
+                let id = objectID(name, primaryKey)
+                let before = registeredObject(for: id)?.snapshot
+                for column in columns where row.kind == .inserted || row.kind == .deleted || row.mask.contains(column.index) {
+                    var touched: [StoreValue] = []
+                    if row.kind != .deleted { touched.append(row.values[column.index]) }
+                    if let before, column.index < before.count { touched.append(before[column.index]) }
+                    for case .integer(let destination) in touched {
+                        let target = objectID(column.destination, destination)
+                        guard !changes.deleted.contains(target), !changes.inserted.contains(target) else { continue }
+                        changes.updated[target, default: []].insert(column.inverse)
+                        changes.unchanged.remove(target)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Throws when an inserted or changed object of this level leaves a required to-many empty.
+    func validateRequiredToMany(_ layer: ChangeLayer, coordinator: PersistentStoreCoordinator) throws {
+        guard coordinator.hasRelationships else { return }
+        for (name, changes) in layer.entities {
+            guard let entity = coordinator.entitiesByName[name] else { continue }
+            let required = entity.relationships.filter { $0.isToMany && !$0.isOptional }
+            guard !required.isEmpty else { continue }
+            for (primaryKey, row) in changes.rows where row.kind != .deleted {
+                let object = object(with: objectID(name, primaryKey))
+                for relationship in required where object.members(of: relationship).isEmpty {
+                    throw StoreError.missingRequiredRelationship(object: object.objectID, relationship: relationship.name)
+                }
+            }
+        }
+    }
+}
+
+extension ChangeLayer {
+    /// Rows that name, in a to-one column, a new object that merged into an existing
+    /// one with the same key, name the survivor instead (store.md 32).
+    mutating func redirectReferences(merged: [ObjectID: ObjectID], entities: [String: EntityDescription]) {
+        var moved: [String: [Int64: Int64]] = [:]
+        for (incoming, survivor) in merged where incoming != survivor {
+            moved[incoming.entityName, default: [:]][incoming.primaryKey] = survivor.primaryKey
+        }
+        guard !moved.isEmpty else { return }
+        for name in Array(entities.keys) {
+            guard let entity = entities[name], self.entities[name] != nil else { continue }
+            let columns = entity.attributes.indices.compactMap { index -> (Int, [Int64: Int64])? in
+                guard let destination = entity.attributes[index].destination, let map = moved[destination] else { return nil }
+                return (index, map)
+            }
+            guard !columns.isEmpty else { continue }
+            modify(name) { changes in
+                for primaryKey in Array(changes.rows.keys) {
+                    guard var row = changes.rows[primaryKey], row.kind != .deleted else { continue }
+                    var changed = false
+                    for (index, map) in columns {
+                        if case .integer(let old) = row.values[index], let new = map[old] {
+                            row.values[index] = .integer(new)
+                            changed = true
+                        }
+                    }
+                    if changed { changes.rows[primaryKey] = row }
+                }
+            }
+        }
+    }
+}

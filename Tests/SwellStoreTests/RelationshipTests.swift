@@ -1,0 +1,587 @@
+import Foundation
+import Testing
+@testable import SwellStore
+
+/// A model with every relationship shape the store keeps: one-to-many with a
+/// to-one inverse (Spot ↔ Entry, nullify), owned children (Order → Line,
+/// cascade), a deny rule (Owner → Pet), a one-to-one (Person ↔ Passport), a
+/// required to-one (Ticket.event) and a to-one without an inverse (Tag.spot).
+let relationshipModel = ManagedObjectModel(entities: [
+    EntityDescription(name: "Spot", attributes: [
+        AttributeDescription(name: "name", type: .string),
+    ], relationships: [
+        RelationshipDescription(name: "entries", destination: "Entry", toMany: true, inverse: "spot"),
+    ], uniquenessConstraint: ["name"]),
+    EntityDescription(name: "Entry", attributes: [
+        AttributeDescription(name: "id", type: .integer),
+        AttributeDescription(name: "title", type: .string, isOptional: true),
+    ], relationships: [
+        RelationshipDescription(name: "spot", destination: "Spot", inverse: "entries"),
+    ], uniquenessConstraint: ["id"]),
+    EntityDescription(name: "Order", attributes: [
+        AttributeDescription(name: "id", type: .integer),
+    ], relationships: [
+        RelationshipDescription(name: "lines", destination: "Line", toMany: true, inverse: "order", deleteRule: .cascade),
+    ], uniquenessConstraint: ["id"]),
+    EntityDescription(name: "Line", attributes: [
+        AttributeDescription(name: "sku", type: .string),
+    ], relationships: [
+        RelationshipDescription(name: "order", destination: "Order", inverse: "lines"),
+    ]),
+    EntityDescription(name: "Owner", attributes: [
+        AttributeDescription(name: "name", type: .string),
+    ], relationships: [
+        RelationshipDescription(name: "pets", destination: "Pet", toMany: true, inverse: "owner", deleteRule: .deny),
+    ]),
+    EntityDescription(name: "Pet", attributes: [
+        AttributeDescription(name: "name", type: .string),
+    ], relationships: [
+        RelationshipDescription(name: "owner", destination: "Owner", inverse: "pets", deleteRule: .noAction),
+    ]),
+    EntityDescription(name: "Person", attributes: [
+        AttributeDescription(name: "name", type: .string),
+    ], relationships: [
+        RelationshipDescription(name: "passport", destination: "Passport", inverse: "holder"),
+    ]),
+    EntityDescription(name: "Passport", attributes: [
+        AttributeDescription(name: "number", type: .string),
+    ], relationships: [
+        RelationshipDescription(name: "holder", destination: "Person", inverse: "passport"),
+    ]),
+    EntityDescription(name: "Event", attributes: [
+        AttributeDescription(name: "name", type: .string),
+    ]),
+    EntityDescription(name: "Ticket", attributes: [
+        AttributeDescription(name: "seat", type: .string),
+    ], relationships: [
+        RelationshipDescription(name: "event", destination: "Event", isOptional: false),
+    ]),
+    EntityDescription(name: "Tag", attributes: [
+        AttributeDescription(name: "label", type: .string),
+    ], relationships: [
+        RelationshipDescription(name: "spot", destination: "Spot"),
+    ]),
+])
+
+private func makeGraph(_ directory: TemporaryDirectory) throws -> PersistentContainer {
+    try makeContainer(directory, name: "graph", model: relationshipModel)
+}
+
+/// Objects of an entity in a context, by a string attribute.
+private func objects(_ context: ManagedObjectContext, _ entity: String, where format: String? = nil,
+                     _ arguments: Any?...) throws -> [ManagedObject] {
+    var request = FetchRequest(entityName: entity)
+    if let format { request.predicate = FetchPredicate(format: format, argumentArray: arguments) }
+    return try context.fetch(request)
+}
+
+private func members(_ object: ManagedObject, _ key: String) -> Set<String> {
+    Set(((object.value(forKey: key) as? Set<ManagedObject>) ?? []).compactMap { ($0["title"] ?? $0["sku"] ?? $0["name"]) as? String })
+}
+
+/// Expects `body` to throw exactly `expected` (compared by its message: `StoreError` is not `Equatable`).
+private func expectStoreError(_ expected: StoreError, sourceLocation: SourceLocation = #_sourceLocation,
+                              _ body: () throws -> Void) throws {
+    let error = #expect(throws: StoreError.self, sourceLocation: sourceLocation) { try body() }
+    #expect(error?.description == expected.description, sourceLocation: sourceLocation)
+}
+
+/// Runs SQL on the store file through its own connection.
+private func query(_ url: URL, _ sql: String) throws -> [[StoreValue]] {
+    let connection = try SQLiteConnection(path: url.path, mode: .readOnly)
+    return try connection.query(sql)
+}
+
+@Suite("Relationships: the model (store.md 28)")
+struct RelationshipModelTests {
+    @Test("a relationship whose destination is not an entity is refused, naming it")
+    func unknownDestination() {
+        let model = ManagedObjectModel(entities: [
+            EntityDescription(name: "A", attributes: [AttributeDescription(name: "x", type: .integer)],
+                              relationships: [RelationshipDescription(name: "b", destination: "B")]),
+        ])
+        #expect(throws: ModelError.invalidRelationship("A.b", "its destination 'B' is not an entity of the model")) {
+            try model.validate()
+        }
+    }
+
+    @Test("an inverse that does not name the relationship back is refused")
+    func inverseMustNameBack() {
+        let model = ManagedObjectModel(entities: [
+            EntityDescription(name: "A", attributes: [AttributeDescription(name: "x", type: .integer)],
+                              relationships: [RelationshipDescription(name: "b", destination: "B", inverse: "a")]),
+            EntityDescription(name: "B", attributes: [AttributeDescription(name: "y", type: .integer)],
+                              relationships: [RelationshipDescription(name: "a", destination: "A")]),
+        ])
+        #expect(throws: ModelError.invalidRelationship("A.b", "its inverse B.a does not name A.b back")) {
+            try model.validate()
+        }
+    }
+
+    @Test("a relationship may not share a name with an attribute")
+    func nameClash() {
+        let model = ManagedObjectModel(entities: [
+            EntityDescription(name: "A", attributes: [AttributeDescription(name: "b", type: .integer)],
+                              relationships: [RelationshipDescription(name: "b", destination: "A")]),
+        ])
+        #expect(throws: ModelError.duplicateAttribute(entity: "A", attribute: "b")) { try model.validate() }
+    }
+
+    @Test("the relationship descriptions keep what they were given, with Core Data's defaults")
+    func descriptionDefaults() {
+        let relationship = RelationshipDescription(name: "spot", destination: "Spot")
+        #expect(!relationship.isToMany && !relationship.isOrdered && relationship.isOptional)
+        #expect(relationship.inverse == nil && relationship.deleteRule == .nullify)
+        let entity = relationshipModel.entitiesByName["Spot"]!
+        #expect(entity.relationship(named: "entries")?.isToMany == true)
+        #expect(entity.attributes.map(\.name) == ["name"])
+    }
+}
+
+@Suite("Relationships: inverses in step (store.md 29)")
+struct RelationshipInverseTests {
+    @Test("setting a to-one adds the object to the inverse to-many at once, and clearing it removes it")
+    func toOneUpdatesInverse() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let beach = context.insertNewObject(forEntityName: "Spot")
+            beach["name"] = "Ocean Beach"
+            let entry = context.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 1
+            entry["title"] = "dawn"
+            entry.setValue(beach, forKey: "spot")
+            #expect(entry.value(forKey: "spot") as? ManagedObject === beach)
+            #expect(members(beach, "entries") == ["dawn"])
+            entry.setValue(nil, forKey: "spot")
+            #expect(entry.value(forKey: "spot") == nil)
+            #expect(members(beach, "entries").isEmpty)
+            try context.save()
+        }
+    }
+
+    @Test("mutableSetValue(forKey:) changes the members' inverse; assigning a collection replaces the set")
+    func mutableSetAndAssignment() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let context = container.newBackgroundContext()
+        context.performAndWait {
+            let spot = context.insertNewObject(forEntityName: "Spot")
+            spot["name"] = "Rockaway"
+            let other = context.insertNewObject(forEntityName: "Spot")
+            other["name"] = "Montauk"
+            let entries = (1...3).map { id -> ManagedObject in
+                let entry = context.insertNewObject(forEntityName: "Entry")
+                entry["id"] = id
+                entry["title"] = "e\(id)"
+                return entry
+            }
+            let set = spot.mutableSetValue(forKey: "entries")
+            set.add(entries[0])
+            set.insert(entries[1])
+            #expect(set.count == 2)
+            #expect(entries[0].value(forKey: "spot") as? ManagedObject === spot)
+            set.remove(entries[0])
+            #expect(entries[0].value(forKey: "spot") == nil)
+            #expect(members(spot, "entries") == ["e2"])
+            // Moving an entry to another spot takes it out of the first one's set.
+            entries[1].setValue(other, forKey: "spot")
+            #expect(members(spot, "entries").isEmpty)
+            #expect(members(other, "entries") == ["e2"])
+            spot.setValue(Set([entries[0], entries[2]]), forKey: "entries")
+            #expect(members(spot, "entries") == ["e1", "e3"])
+            other.setValue([ManagedObject](), forKey: "entries")
+            #expect(entries[1].value(forKey: "spot") == nil)
+        }
+    }
+
+    @Test("a one-to-one keeps both sides: the new partner's old partner lets go")
+    func oneToOne() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let context = container.newBackgroundContext()
+        context.performAndWait {
+            let ann = context.insertNewObject(forEntityName: "Person")
+            ann["name"] = "Ann"
+            let bob = context.insertNewObject(forEntityName: "Person")
+            bob["name"] = "Bob"
+            let passport = context.insertNewObject(forEntityName: "Passport")
+            passport["number"] = "X1"
+            ann.setValue(passport, forKey: "passport")
+            #expect(passport.value(forKey: "holder") as? ManagedObject === ann)
+            passport.setValue(bob, forKey: "holder")
+            #expect(bob.value(forKey: "passport") as? ManagedObject === passport)
+            #expect(ann.value(forKey: "passport") == nil)
+        }
+    }
+
+    @Test("a wrong value for a relationship makes the save throw, naming it")
+    func wrongValue() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let entry = context.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 1
+            let order = context.insertNewObject(forEntityName: "Order")
+            order["id"] = 1
+            entry.setValue(order, forKey: "spot")
+            #expect(entry.value(forKey: "spot") == nil)
+            try expectStoreError(StoreError.invalidRelationshipValue(entity: "Entry", relationship: "spot",
+                                                                reason: "expected a Spot object, got a Order")) {
+                try context.save()
+            }
+        }
+    }
+}
+
+@Suite("Relationships: changes move up the levels (store.md 30)")
+struct RelationshipLevelTests {
+    @Test("a worker's link reaches the view context, the writer and the disk; a fresh stack reads it back")
+    func movesUp() async throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let worker = container.newBackgroundContext()
+        try worker.performAndWait {
+            let spot = worker.insertNewObject(forEntityName: "Spot")
+            spot["name"] = "Ocean Beach"
+            for id in 1...2 {
+                let entry = worker.insertNewObject(forEntityName: "Entry")
+                entry["id"] = id
+                entry["title"] = "e\(id)"
+                entry.setValue(spot, forKey: "spot")
+            }
+            try worker.save()
+        }
+        let view = container.viewContext
+        let seen = try await MainActor.run {
+            let spot = try objects(view, "Spot").first!
+            return members(spot, "entries")
+        }
+        #expect(seen == ["e1", "e2"])
+        try await container.saveToDisk()
+        let reopened = try makeGraph(directory)
+        let reader = reopened.newBackgroundContext()
+        try reader.performAndWait {
+            let entry = try objects(reader, "Entry", where: "id == 2").first!
+            #expect((entry.value(forKey: "spot") as? ManagedObject)?["name"] as? String == "Ocean Beach")
+            let spot = try objects(reader, "Spot").first!
+            #expect(members(spot, "entries") == ["e1", "e2"])
+        }
+    }
+
+    @Test("a new object pointing at one only the store has resolves; a discarded child leaves no link; rollback restores it")
+    func acrossLevelsDiscardAndRollback() async throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let seed = container.newBackgroundContext()
+        try seed.performAndWait {
+            let spot = seed.insertNewObject(forEntityName: "Spot")
+            spot["name"] = "Pipeline"
+            try seed.save()
+        }
+        try await container.saveToDisk()
+        // A fresh stack: the spot is only in the store.
+        let stack = try makeGraph(directory)
+        let worker = stack.newBackgroundContext()
+        try worker.performAndWait {
+            let spot = try objects(worker, "Spot").first!
+            let entry = worker.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 7
+            entry["title"] = "barrel"
+            entry.setValue(spot, forKey: "spot")
+            try worker.save()
+        }
+        let discarded = stack.newBackgroundContext()
+        try discarded.performAndWait {
+            let spot = try objects(discarded, "Spot").first!
+            let entry = discarded.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 8
+            entry["title"] = "closeout"
+            entry.setValue(spot, forKey: "spot")
+            #expect(members(spot, "entries") == ["barrel", "closeout"])
+        }
+        try await stack.saveToDisk()
+        #expect(try query(directory.file("graph.sqlite"), "SELECT e.id, s.name FROM Entry e JOIN Spot s ON e.spot = s._pk")
+            == [[.integer(7), .text("Pipeline")]])
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            let entry = try objects(context, "Entry").first!
+            entry.setValue(nil, forKey: "spot")
+            #expect(entry.value(forKey: "spot") == nil)
+            context.rollback()
+            #expect((entry.value(forKey: "spot") as? ManagedObject)?["name"] as? String == "Pipeline")
+        }
+    }
+
+    @Test("fetches see unsaved links: a predicate on a to-one with an object or nil")
+    func fetchesSeeUnsavedLinks() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let spot = context.insertNewObject(forEntityName: "Spot")
+            spot["name"] = "Malibu"
+            for id in 1...3 {
+                let entry = context.insertNewObject(forEntityName: "Entry")
+                entry["id"] = id
+                if id < 3 { entry.setValue(spot, forKey: "spot") }
+            }
+            #expect(try objects(context, "Entry", where: "spot == %@", spot).count == 2)
+            #expect(try objects(context, "Entry", where: "spot == nil").count == 1)
+            try context.save()
+            #expect(try objects(context, "Entry", where: "spot == %@", spot.objectID).count == 2)
+        }
+    }
+}
+
+@Suite("Relationships: delete rules (store.md 31)")
+struct DeleteRuleTests {
+    @Test("cascade deletes owned children when the delete is saved, at the child level and on disk")
+    func cascade() async throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let order = context.insertNewObject(forEntityName: "Order")
+            order["id"] = 1
+            for sku in ["a", "b"] {
+                let line = context.insertNewObject(forEntityName: "Line")
+                line["sku"] = sku
+                line.setValue(order, forKey: "order")
+            }
+            try context.save()
+        }
+        try await container.saveToDisk()
+        try context.performAndWait {
+            let order = try objects(context, "Order").first!
+            context.delete(order)
+            #expect(try objects(context, "Line").count == 2)  // applied when the delete is saved
+            try context.save()
+            #expect(try objects(context, "Line").isEmpty)
+        }
+        try await container.saveToDisk()
+        #expect(try storedRowCount(directory.file("graph.sqlite"), entity: "Line") == 0)
+    }
+
+    @Test("nullify removes the deleted object from its destinations' inverse, also for objects only the store has")
+    func nullify() async throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let spot = context.insertNewObject(forEntityName: "Spot")
+            spot["name"] = "Trestles"
+            let entry = context.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 1
+            entry.setValue(spot, forKey: "spot")
+            let tag = context.insertNewObject(forEntityName: "Tag")
+            tag["label"] = "left"
+            tag.setValue(spot, forKey: "spot")
+            try context.save()
+        }
+        try await container.saveToDisk()
+        let stack = try makeGraph(directory)
+        let worker = stack.newBackgroundContext()
+        try worker.performAndWait {
+            worker.delete(try objects(worker, "Spot").first!)
+            try worker.save()
+        }
+        try await stack.saveToDisk()
+        let url = directory.file("graph.sqlite")
+        #expect(try query(url, "SELECT spot FROM Entry") == [[.null]])
+        // A to-one without an inverse is cleared too: no row names a row that is gone.
+        #expect(try query(url, "SELECT spot FROM Tag") == [[.null]])
+        #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
+    }
+
+    @Test("deny fails the save naming the object and the relationship while a destination remains")
+    func deny() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let owner = context.insertNewObject(forEntityName: "Owner")
+            owner["name"] = "Kim"
+            let pet = context.insertNewObject(forEntityName: "Pet")
+            pet["name"] = "Rex"
+            pet.setValue(owner, forKey: "owner")
+            try context.save()
+            context.delete(owner)
+            try expectStoreError(StoreError.deleteDenied(object: owner.objectID, relationship: "pets", destinations: 1)) {
+                try context.save()
+            }
+            // Once the destination is gone the delete saves; the pet's noAction rule leaves nothing to do.
+            context.delete(pet)
+            try context.save()
+            #expect(try objects(context, "Owner").isEmpty)
+        }
+    }
+
+    @Test("noAction leaves the other side as it is")
+    func noAction() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let owner = context.insertNewObject(forEntityName: "Owner")
+            owner["name"] = "Lee"
+            let pet = context.insertNewObject(forEntityName: "Pet")
+            pet["name"] = "Tom"
+            pet.setValue(owner, forKey: "owner")
+            try context.save()
+            context.delete(pet)
+            try context.save()
+            #expect(owner.hasChanges == false)
+            #expect(try objects(context, "Owner").count == 1)
+        }
+    }
+
+    @Test("a required relationship left empty fails the save naming the object and the relationship")
+    func requiredToOne() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let ticket = context.insertNewObject(forEntityName: "Ticket")
+            ticket["seat"] = "A1"
+            try expectStoreError(StoreError.missingRequiredRelationship(object: ticket.objectID, relationship: "event")) {
+                try context.save()
+            }
+            let event = context.insertNewObject(forEntityName: "Event")
+            event["name"] = "Final"
+            ticket.setValue(event, forKey: "event")
+            try context.save()
+        }
+    }
+}
+
+@Suite("Relationships: uniqueness merges carry relationships (store.md 32)")
+struct RelationshipMergeTests {
+    @Test("two new spots with one key from two workers become one; every entry points at the survivor")
+    func mergeRedirects() async throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        await MainActor.run { container.viewContext.mergePolicy = .mergeByPropertyObjectTrump }
+        for (worker, ids) in [(0, [1, 2]), (1, [3])] {
+            let context = container.newBackgroundContext()
+            try context.performAndWait {
+                let spot = context.insertNewObject(forEntityName: "Spot")
+                spot["name"] = "Mavericks"
+                for id in ids {
+                    let entry = context.insertNewObject(forEntityName: "Entry")
+                    entry["id"] = id
+                    entry["title"] = "w\(worker)-\(id)"
+                    entry.setValue(spot, forKey: "spot")
+                }
+                try context.save()
+            }
+        }
+        let view = container.viewContext
+        let seen = try await MainActor.run { () throws -> (Int, Set<String>) in
+            let spots = try objects(view, "Spot")
+            return (spots.count, members(spots[0], "entries"))
+        }
+        #expect(seen.0 == 1)
+        #expect(seen.1 == ["w0-1", "w0-2", "w1-3"])
+        try await container.saveToDisk()
+        let url = directory.file("graph.sqlite")
+        #expect(try query(url, "SELECT count(DISTINCT spot), count(*) FROM Entry") == [[.integer(1), .integer(3)]])
+        #expect(try query(url, "SELECT count(*) FROM Entry e JOIN Spot s ON e.spot = s._pk") == [[.integer(3)]])
+    }
+}
+
+@Suite("Relationships: on disk (store.md 35)")
+struct RelationshipStorageTests {
+    @Test("a to-one is an indexed column REFERENCES the destination's primary key; foreign_key_check is empty")
+    func shape() async throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let spot = context.insertNewObject(forEntityName: "Spot")
+            spot["name"] = "Huntington"
+            let entry = context.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 5
+            entry.setValue(spot, forKey: "spot")
+            try context.save()
+        }
+        try await container.saveToDisk()
+        let url = directory.file("graph.sqlite")
+        let keys = try query(url, "SELECT \"table\", \"from\", \"to\" FROM pragma_foreign_key_list('Entry')")
+        #expect(keys == [[.text("Spot"), .text("spot"), .text("_pk")]])
+        let indexed = try query(url, "SELECT count(*) FROM pragma_index_list('Entry') l JOIN pragma_index_info(l.name) i WHERE i.name = 'spot'")
+        #expect(indexed == [[.integer(1)]])
+        #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
+        #expect(try query(url, "SELECT Entry.id, Spot.name FROM Entry JOIN Spot ON Entry.spot = Spot._pk")
+            == [[.integer(5), .text("Huntington")]])
+    }
+
+    @Test("adding a relationship to an existing store is a lightweight migration; rows and IDs stay")
+    func addedRelationshipMigrates() async throws {
+        let directory = TemporaryDirectory()
+        let before = ManagedObjectModel(entities: [
+            EntityDescription(name: "Spot", attributes: [AttributeDescription(name: "name", type: .string)], uniquenessConstraint: ["name"]),
+            EntityDescription(name: "Entry", attributes: [AttributeDescription(name: "id", type: .integer)], uniquenessConstraint: ["id"]),
+        ])
+        let old = try makeContainer(directory, name: "graph", model: before)
+        let writer = old.newBackgroundContext()
+        let saved = try writer.performAndWait { () throws -> [ObjectID] in
+            let spot = writer.insertNewObject(forEntityName: "Spot")
+            spot["name"] = "Lido"
+            let entry = writer.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 9
+            try writer.save()
+            return [spot.objectID, entry.objectID]
+        }
+        try await old.saveToDisk()
+        let after = ManagedObjectModel(entities: [
+            EntityDescription(name: "Spot", attributes: [AttributeDescription(name: "name", type: .string)],
+                              relationships: [RelationshipDescription(name: "entries", destination: "Entry", toMany: true, inverse: "spot")],
+                              uniquenessConstraint: ["name"]),
+            EntityDescription(name: "Entry", attributes: [AttributeDescription(name: "id", type: .integer)],
+                              relationships: [RelationshipDescription(name: "spot", destination: "Spot", inverse: "entries")],
+                              uniquenessConstraint: ["id"]),
+        ])
+        let new = try makeContainer(directory, name: "graph", model: after)
+        let context = new.newBackgroundContext()
+        try context.performAndWait {
+            let spot = try context.existingObject(with: saved[0])
+            let entry = try context.existingObject(with: saved[1])
+            entry.setValue(spot, forKey: "spot")
+            try context.save()
+            #expect((spot.value(forKey: "entries") as? Set<ManagedObject>) == [entry])
+        }
+        try await new.saveToDisk()
+        #expect(try query(directory.file("graph.sqlite"), "PRAGMA foreign_key_check").isEmpty)
+        #expect(try query(directory.file("graph.sqlite"), "SELECT \"table\" FROM pragma_foreign_key_list('Entry')") == [[.text("Spot")]])
+    }
+}
+
+@Suite("Relationships: did-save notices (store.md 36)")
+struct RelationshipNoticeTests {
+    @Test("an object whose relationship changed is among the updated ones, with the relationship among its changed keys")
+    func didSaveNamesRelationship() async throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let context = container.newBackgroundContext()
+        let (entryID, spotID) = try context.performAndWait { () throws -> (ObjectID, ObjectID) in
+            let spot = context.insertNewObject(forEntityName: "Spot")
+            spot["name"] = "Waimea"
+            let entry = context.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 1
+            try context.save()
+            return (entry.objectID, spot.objectID)
+        }
+        let recorder = SaveRecorder(context)
+        try context.performAndWait {
+            let entry = context.object(with: entryID)
+            entry.setValue(context.object(with: spotID), forKey: "spot")
+            try context.save()
+        }
+        let changes = try #require(recorder.changes.last)
+        #expect(changes.updated[entryID] == ["spot"])
+        #expect(changes.updated[spotID] == ["entries"])
+    }
+}
