@@ -6,14 +6,45 @@ import Foundation
 /// to-one (the destinations whose inverse column names this object), so both
 /// sides are always in step in every context.
 extension ManagedObject {
-    /// The value of a relationship: the destination object (or nil) for a
-    /// to-one, a `Set<ManagedObject>` for a to-many; nil when `key` is not one.
-    func relationshipValue(forKey key: String) -> Any?? {
-        if let index = attributeIndex[key], let destination = entity.attributes[index].destination {
-            return .some(destinationObject(storeValue(at: index), entity: destination))
+    /// Where a relationship's value lives (see `ManagedObjectModel.storageModel`).
+    enum RelationshipStorage {
+        /// A to-one: a column of this object's row.
+        case toOne(index: Int)
+        /// A to-many read through its inverse, a to-one column of the destinations.
+        case inverseOfToOne(inverse: String)
+        /// A to-many kept in a join table this object's entity owns: a column of its row.
+        case joinOwner(index: Int, join: JoinTable)
+        /// The other side of a many-to-many: the destinations whose join column (`index`
+        /// in the destination's attributes) lists this object.
+        case joinInverse(index: Int, join: JoinTable)
+    }
+
+    /// Where `relationship` (of this object's entity) keeps its value; nil for an unusable model.
+    func storage(of relationship: RelationshipDescription) -> RelationshipStorage? {
+        if let index = attributeIndex[relationship.name] {
+            let attribute = entity.attributes[index]
+            if attribute.destination != nil { return .toOne(index: index) }
+            if let join = attribute.join { return .joinOwner(index: index, join: join) }
+            return nil
         }
-        guard let relationship = entity.relationship(named: key), relationship.isToMany else { return nil }
-        return .some(Set(members(of: relationship)))
+        guard let inverse = relationship.inverse, let coordinator = managedObjectContext?.coordinator,
+              let destination = coordinator.entitiesByName[relationship.destination],
+              let index = coordinator.attributeIndices[relationship.destination]?[inverse] else { return nil }
+        let column = destination.attributes[index]
+        if column.destination != nil { return .inverseOfToOne(inverse: inverse) }
+        if let join = column.join { return .joinInverse(index: index, join: join) }
+        return nil
+    }
+
+    /// The value of a relationship: the destination object (or nil) for a to-one, a
+    /// `Set<ManagedObject>` for a to-many (an array for an ordered one); nil when `key` is not one.
+    func relationshipValue(forKey key: String) -> Any?? {
+        guard let relationship = entity.relationship(named: key), let storage = storage(of: relationship) else { return nil }
+        if case .toOne(let index) = storage {
+            return .some(destinationObject(storeValue(at: index), entity: relationship.destination))
+        }
+        let objects = members(of: relationship)
+        return relationship.isOrdered ? .some(objects) : .some(Set(objects))
     }
 
     /// The object a to-one column's value names, in this object's context.
@@ -22,14 +53,27 @@ extension ManagedObject {
         return context.object(with: ObjectID(entityName: destination, primaryKey: primaryKey, storeIdentifier: objectID.storeIdentifier))
     }
 
-    /// The destinations of a to-many: the objects whose inverse to-one names this one,
-    /// as this context sees them (its unsaved changes and its parents' included).
+    /// The destinations of a to-many (of a to-one: it, if any) as this context sees them
+    /// (its unsaved changes and its parents' included); an ordered one in its order.
     func members(of relationship: RelationshipDescription) -> [ManagedObject] {
-        guard let context = managedObjectContext, let inverse = relationship.inverse else { return [] }
-        var request = FetchRequest(entityName: relationship.destination)
+        guard let context = managedObjectContext, let storage = storage(of: relationship) else { return [] }
+        let destination = relationship.destination
+        func objects(_ keys: [Int64]) -> [ManagedObject] {
+            keys.map { context.object(with: ObjectID(entityName: destination, primaryKey: $0, storeIdentifier: objectID.storeIdentifier)) }
+        }
         do {
-            request.predicate = FetchPredicate(format: "%K == %@", inverse, objectID.primaryKey)
-            return try context.fetch(request)
+            switch storage {
+            case .toOne(let index):
+                return destinationObject(storeValue(at: index), entity: destination).map { [$0] } ?? []
+            case .joinOwner(let index, _):
+                return objects(JoinTable.decode(storeValue(at: index)))
+            case .joinInverse(let index, let join):
+                return objects(try context.owners(in: join, column: index, linking: objectID.primaryKey))
+            case .inverseOfToOne(let inverse):
+                var request = FetchRequest(entityName: destination)
+                request.predicate = FetchPredicate(format: "%K == %@", inverse, objectID.primaryKey)
+                return try context.fetch(request)
+            }
         } catch let error as StoreError {
             // A getter cannot throw: the read's failure makes the next save throw it.
             context.recordInvalidValue(error)
@@ -40,14 +84,54 @@ extension ManagedObject {
         return []
     }
 
+    /// Adds `target` to a to-many (at `position` of an ordered one kept here; at the end otherwise).
+    func link(_ target: ManagedObject, to relationship: RelationshipDescription, at position: Int? = nil, in context: ManagedObjectContext) {
+        switch storage(of: relationship) {
+        case .inverseOfToOne(let inverse)?:
+            if let index = target.attributeIndex[inverse] { target.setToOne(index: index, to: self, in: context) }
+        case .joinOwner(let index, let join)?:
+            var list = JoinTable.decode(storeValue(at: index))
+            guard !list.contains(target.objectID.primaryKey) else { return }
+            list.insert(target.objectID.primaryKey, at: min(max(0, position ?? list.count), list.count))
+            context.recordChange(of: self, attribute: index, to: JoinTable.encode(list, ordered: join.isOrdered))
+        case .joinInverse(let index, let join)?:
+            var list = JoinTable.decode(target.storeValue(at: index))
+            guard !list.contains(objectID.primaryKey) else { return }
+            list.append(objectID.primaryKey)
+            context.recordChange(of: target, attribute: index, to: JoinTable.encode(list, ordered: join.isOrdered))
+        case .toOne?, nil:
+            return
+        }
+    }
+
+    /// Removes `target` from a to-many.
+    func unlink(_ target: ManagedObject, from relationship: RelationshipDescription, in context: ManagedObjectContext) {
+        switch storage(of: relationship) {
+        case .inverseOfToOne(let inverse)?:
+            if let index = target.attributeIndex[inverse], target.storeValue(at: index) == .integer(objectID.primaryKey) {
+                target.setToOne(index: index, to: nil, in: context)
+            }
+        case .joinOwner(let index, let join)?:
+            let list = JoinTable.decode(storeValue(at: index))
+            guard list.contains(target.objectID.primaryKey) else { return }
+            context.recordChange(of: self, attribute: index, to: JoinTable.encode(list.filter { $0 != target.objectID.primaryKey }, ordered: join.isOrdered))
+        case .joinInverse(let index, let join)?:
+            let list = JoinTable.decode(target.storeValue(at: index))
+            guard list.contains(objectID.primaryKey) else { return }
+            context.recordChange(of: target, attribute: index, to: JoinTable.encode(list.filter { $0 != objectID.primaryKey }, ordered: join.isOrdered))
+        case .toOne?, nil:
+            return
+        }
+    }
+
     /// Sets a relationship from `setValue(_:forKey:)`; false when `key` is not a relationship.
     func setRelationship(_ value: Any?, forKey key: String, in context: ManagedObjectContext) -> Bool {
-        if let index = attributeIndex[key], let destination = entity.attributes[index].destination {
-            guard let target = destinationArgument(value, relationship: key, destination: destination, in: context) else { return true }
+        guard let relationship = entity.relationship(named: key) else { return false }
+        if !relationship.isToMany, let index = attributeIndex[key] {
+            guard let target = destinationArgument(value, relationship: key, destination: relationship.destination, in: context) else { return true }
             setToOne(index: index, to: target.object, in: context)
             return true
         }
-        guard let relationship = entity.relationship(named: key), relationship.isToMany else { return false }
         guard let targets = collectionArgument(value, relationship: relationship, in: context) else { return true }
         replaceMembers(of: relationship, with: targets, in: context)
         return true
@@ -125,17 +209,16 @@ extension ManagedObject {
         }
     }
 
-    /// Makes a to-many hold exactly `targets`: members not among them lose their inverse
-    /// to-one, new ones point here.
+    /// Makes a to-many hold exactly `targets` (an ordered one in their order): members not
+    /// among them are unlinked, new ones linked, each inverse kept in step.
     func replaceMembers(of relationship: RelationshipDescription, with targets: [ManagedObject], in context: ManagedObjectContext) {
-        guard let inverse = relationship.inverse else { return }
+        if case .joinOwner(let index, let join)? = storage(of: relationship) {
+            context.recordChange(of: self, attribute: index, to: JoinTable.encode(targets.map(\.objectID.primaryKey), ordered: join.isOrdered))
+            return
+        }
         let current = members(of: relationship)
-        for member in current where !targets.contains(where: { $0 === member }) {
-            if let index = member.attributeIndex[inverse] { member.setToOne(index: index, to: nil, in: context) }
-        }
-        for target in targets where !current.contains(where: { $0 === target }) {
-            if let index = target.attributeIndex[inverse] { target.setToOne(index: index, to: self, in: context) }
-        }
+        for member in current where !targets.contains(where: { $0 === member }) { unlink(member, from: relationship, in: context) }
+        for target in targets where !current.contains(where: { $0 === target }) { link(target, to: relationship, in: context) }
     }
 
     /// The to-many relationship named `key` as a set that changes it (Core Data's
@@ -200,17 +283,22 @@ public final class RelationshipSet: Sequence {
     /// Whether `object` is a member.
     public func contains(_ object: ManagedObject) -> Bool { allObjects.contains { $0 === object } }
 
-    /// Adds `object` (its inverse to-one now names the owner).
+    /// Adds `object` (at the end of an ordered one); its inverse names the owner.
     public func insert(_ object: ManagedObject) {
-        guard let context = owner.managedObjectContext else { return }
-        guard let target = checked(object, in: context), let inverse = relationship.inverse,
-              let index = target.attributeIndex[inverse] else { return }
-        target.setToOne(index: index, to: owner, in: context)
+        guard let context = owner.managedObjectContext, let target = checked(object, in: context) else { return }
+        owner.link(target, to: relationship, in: context)
+    }
+
+    /// Inserts `object` at `index` of an ordered to-many (moving it there if it is a member).
+    public func insert(_ object: ManagedObject, at index: Int) {
+        guard let context = owner.managedObjectContext, let target = checked(object, in: context) else { return }
+        owner.unlink(target, from: relationship, in: context)
+        owner.link(target, to: relationship, at: index, in: context)
     }
 
     /// Adds `object` (NSMutableSet's name).
     public func add(_ object: ManagedObject) { insert(object) }
-    /// Adds `object` (NSMutableOrderedSet's name).
+    /// Adds `object` at the end (NSMutableOrderedSet's name).
     public func append(_ object: ManagedObject) { insert(object) }
 
     /// Adds every object of `objects`.
@@ -218,11 +306,19 @@ public final class RelationshipSet: Sequence {
         for object in objects { insert(object) }
     }
 
-    /// Removes `object` (its inverse to-one becomes nil) when it is a member.
+    /// The members in order (an unordered to-many: in no particular order).
+    public var array: [ManagedObject] { allObjects }
+
+    /// The member at `index` (ordered to-manys).
+    public subscript(index: Int) -> ManagedObject { allObjects[index] }
+
+    /// The member at `index` (NSOrderedSet's name).
+    public func object(at index: Int) -> ManagedObject { allObjects[index] }
+
+    /// Removes `object` when it is a member (its inverse lets go of the owner).
     public func remove(_ object: ManagedObject) {
-        guard let context = owner.managedObjectContext, let inverse = relationship.inverse,
-              let index = object.attributeIndex[inverse], contains(object) else { return }
-        object.setToOne(index: index, to: nil, in: context)
+        guard let context = owner.managedObjectContext else { return }
+        owner.unlink(object, from: relationship, in: context)
     }
 
     /// Removes every member.

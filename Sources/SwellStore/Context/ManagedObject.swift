@@ -160,6 +160,12 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     private func publicValue(_ value: StoreValue, at index: Int) -> Any? {
         let attribute = entity.attributes[index]
         if let destination = attribute.destination { return destinationObject(value, entity: destination) }
+        if let join = attribute.join, let context = managedObjectContext {
+            let members = JoinTable.decode(value).map {
+                context.object(with: ObjectID(entityName: join.destination, primaryKey: $0, storeIdentifier: objectID.storeIdentifier))
+            }
+            return join.isOrdered ? members : Set(members)
+        }
         return value.swiftValue(for: attribute.type)
     }
 

@@ -45,24 +45,38 @@ extension ManagedObjectContext {
             case .cascade:
                 for destination in destinations { delete(destination) }
             case .nullify:
-                guard let inverse = relationship.inverse else { continue }
-                for destination in destinations { clear(destination, toOne: inverse, pointingAt: id) }
+                guard let inverse = relationship.inverse,
+                      let inverseRelationship = coordinator.entitiesByName[relationship.destination]?.relationship(named: inverse) else { continue }
+                for destination in destinations {
+                    if inverseRelationship.isToMany {
+                        destination.unlink(object, from: inverseRelationship, in: self)
+                    } else {
+                        clear(destination, toOne: inverse, pointingAt: id)
+                    }
+                }
             case .noAction:
                 continue
             }
         }
         for (source, relationship) in incoming {
-            var request = FetchRequest(entityName: source)
-            request.predicate = FetchPredicate(format: "%K == %@", relationship, id.primaryKey)
-            for referrer in try fetch(request) { clear(referrer, toOne: relationship, pointingAt: id) }
+            guard let column = coordinator.attributeIndices[source]?[relationship],
+                  let sourceEntity = coordinator.entitiesByName[source] else { continue }
+            if let join = sourceEntity.attributes[column].join {
+                for owner in try owners(in: join, column: column, linking: id.primaryKey) {
+                    let referrer = self.object(with: objectID(source, owner))
+                    if let description = sourceEntity.relationship(named: relationship) { referrer.unlink(object, from: description, in: self) }
+                }
+            } else {
+                var request = FetchRequest(entityName: source)
+                request.predicate = FetchPredicate(format: "%K == %@", relationship, id.primaryKey)
+                for referrer in try fetch(request) { clear(referrer, toOne: relationship, pointingAt: id) }
+            }
         }
     }
 
     /// The objects a relationship of `object` holds in this context.
     private func destinations(of object: ManagedObject, _ relationship: RelationshipDescription) -> [ManagedObject] {
-        if relationship.isToMany { return object.members(of: relationship) }
-        guard let index = object.attributeIndex[relationship.name] else { return [] }
-        return object.destinationObject(object.storeValue(at: index), entity: relationship.destination).map { [$0] } ?? []
+        object.members(of: relationship)
     }
 
     /// Sets `object`'s to-one `name` to nil when it still names `id`.
@@ -79,9 +93,10 @@ extension ManagedObjectContext {
                                   coordinator: PersistentStoreCoordinator) {
         for (name, entityChanges) in layer.entities {
             guard let entity = coordinator.entitiesByName[name] else { continue }
+            // To-ones whose inverse is a to-many, and join-table to-manys with an inverse.
             let columns = entity.relationships.compactMap { relationship -> (index: Int, destination: String, inverse: String)? in
-                guard !relationship.isToMany, let inverse = relationship.inverse,
-                      coordinator.entitiesByName[relationship.destination]?.relationship(named: inverse)?.isToMany == true,
+                guard let inverse = relationship.inverse,
+                      relationship.isToMany || coordinator.entitiesByName[relationship.destination]?.relationship(named: inverse)?.isToMany == true,
                       let index = coordinator.attributeIndices[name]?[relationship.name] else { return nil }
                 return (index, relationship.destination, inverse)
             }
@@ -90,10 +105,19 @@ extension ManagedObjectContext {
                 let id = objectID(name, primaryKey)
                 let before = registeredObject(for: id)?.snapshot
                 for column in columns where row.kind == .inserted || row.kind == .deleted || row.mask.contains(column.index) {
-                    var touched: [StoreValue] = []
-                    if row.kind != .deleted { touched.append(row.values[column.index]) }
-                    if let before, column.index < before.count { touched.append(before[column.index]) }
-                    for case .integer(let destination) in touched {
+                    var now: [Int64] = []
+                    var then: [Int64] = []
+                    let isJoin = entity.attributes[column.index].join != nil
+                    func keys(_ value: StoreValue) -> [Int64] {
+                        if isJoin { return JoinTable.decode(value) }
+                        if case .integer(let key) = value { return [key] }
+                        return []
+                    }
+                    if row.kind != .deleted { now = keys(row.values[column.index]) }
+                    if let before, column.index < before.count { then = keys(before[column.index]) }
+                    // Destinations that joined or left (all of them when the old value is not known here).
+                    let touched = before == nil ? Set(now) : Set(now).symmetricDifference(then)
+                    for destination in touched {
                         let target = objectID(column.destination, destination)
                         guard !changes.deleted.contains(target), !changes.inserted.contains(target) else { continue }
                         changes.updated[target, default: []].insert(column.inverse)
@@ -132,17 +156,24 @@ extension ChangeLayer {
         guard !moved.isEmpty else { return }
         for name in Array(entities.keys) {
             guard let entity = entities[name], self.entities[name] != nil else { continue }
-            let columns = entity.attributes.indices.compactMap { index -> (Int, [Int64: Int64])? in
-                guard let destination = entity.attributes[index].destination, let map = moved[destination] else { return nil }
-                return (index, map)
+            let columns = entity.attributes.indices.compactMap { index -> (Int, [Int64: Int64], JoinTable?)? in
+                let attribute = entity.attributes[index]
+                guard let destination = attribute.destination ?? attribute.join?.destination, let map = moved[destination] else { return nil }
+                return (index, map, attribute.join)
             }
             guard !columns.isEmpty else { continue }
             modify(name) { changes in
                 for primaryKey in Array(changes.rows.keys) {
                     guard var row = changes.rows[primaryKey], row.kind != .deleted else { continue }
                     var changed = false
-                    for (index, map) in columns {
-                        if case .integer(let old) = row.values[index], let new = map[old] {
+                    for (index, map, join) in columns {
+                        if let join {
+                            let renamed = JoinTable.renaming(row.values[index], map, ordered: join.isOrdered)
+                            if renamed != row.values[index] {
+                                row.values[index] = renamed
+                                changed = true
+                            }
+                        } else if case .integer(let old) = row.values[index], let new = map[old] {
                             row.values[index] = .integer(new)
                             changed = true
                         }

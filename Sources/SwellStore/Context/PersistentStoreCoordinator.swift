@@ -17,8 +17,9 @@ public final class PersistentStoreCoordinator: Sendable {
     let entitiesByName: [String: EntityDescription]
     /// Whether any entity has a relationship (else saves skip the delete rules).
     let hasRelationships: Bool
-    /// Per destination entity: the to-one relationships without an inverse that point at
-    /// it, as (source entity, relationship): deleting a destination clears them.
+    /// Per destination entity: the relationships without an inverse that point at it, as
+    /// (source entity, relationship): deleting a destination clears them (to-one) or
+    /// unlinks it (to-many).
     let incomingWithoutInverse: [String: [(entity: String, relationship: String)]]
     /// Attribute name → index, per entity.
     let attributeIndices: [String: [String: Int]]
@@ -82,7 +83,7 @@ public final class PersistentStoreCoordinator: Sendable {
         hasRelationships = managedObjectModel.entities.contains { !$0.relationships.isEmpty }
         var incoming: [String: [(entity: String, relationship: String)]] = [:]
         for entity in managedObjectModel.entities {
-            for relationship in entity.relationships where !relationship.isToMany && relationship.inverse == nil {
+            for relationship in entity.relationships where relationship.inverse == nil {
                 incoming[relationship.destination, default: []].append((entity.name, relationship.name))
             }
         }

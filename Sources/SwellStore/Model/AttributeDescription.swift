@@ -13,6 +13,10 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     /// entity lists them after its attributes): the destination entity's name. Its
     /// values are the destination's primary keys.
     var destination: String?
+    /// Set on the in-memory column of a to-many kept in a join table (the owning side): its
+    /// value is the members' primary keys as text (`JoinTable.encode`); the store has no
+    /// such column, it reads and writes the join table instead.
+    var join: JoinTable?
 
     /// Creates an attribute description.
     public init(name: String, type: AttributeType, isOptional: Bool = false) {
@@ -21,3 +25,56 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
         self.isOptional = isOptional
     }
 }
+
+/// A to-many relationship kept in a join table `<Entity>_<relationship>` (store.md 35):
+/// one row per member, a column for each side (named after the owning entity and after
+/// the relationship), plus `_order` when the relationship is ordered.
+struct JoinTable: Sendable, Hashable, Codable {
+    /// The table's name, `<Entity>_<relationship>`.
+    var table: String
+    /// The owning entity (its column holds the owner's `_pk`).
+    var owner: String
+    /// The relationship's name (its column holds the member's `_pk`).
+    var relationship: String
+    /// The members' entity.
+    var destination: String
+    var isOrdered: Bool
+
+    /// A list of members as the column's value: `.null` when empty, otherwise their primary
+    /// keys joined by commas (unordered: ascending, so equal sets have equal values).
+    static func encode(_ members: [Int64], ordered: Bool) -> StoreValue {
+        guard !members.isEmpty else { return .null }
+        let list = ordered ? members : members.sorted()
+        return .text(list.map(String.init).joined(separator: ","))
+    }
+
+    /// The members a column value lists.
+    static func decode(_ value: StoreValue) -> [Int64] {
+        guard case .text(let text) = value else { return [] }
+        return text.split(separator: ",").compactMap { Int64($0) }
+    }
+
+    /// The members of `survivor` then those of `newcomer` it lacks (unordered: ascending).
+    static func union(_ survivor: StoreValue, _ newcomer: StoreValue, ordered: Bool) -> StoreValue {
+        var members = decode(survivor)
+        var seen = Set(members)
+        for member in decode(newcomer) where seen.insert(member).inserted { members.append(member) }
+        return encode(members, ordered: ordered)
+    }
+
+    /// The value with members renamed by `map` (merged objects → survivors), each kept once.
+    static func renaming(_ value: StoreValue, _ map: [Int64: Int64], ordered: Bool) -> StoreValue {
+        var seen = Set<Int64>()
+        let members = decode(value).map { map[$0] ?? $0 }.filter { seen.insert($0).inserted }
+        return encode(members, ordered: ordered)
+    }
+
+    /// The SQL that reads the column's value for the row of the outer query on `owner`'s table.
+    var selectExpression: String {
+        let joinTable = quoteIdentifier(table)
+        let member = quoteIdentifier(relationship)
+        let order = isOrdered ? "\(joinTable).\"_order\"" : "\(joinTable).\(member)"
+        return "(SELECT group_concat(m, ',') FROM (SELECT \(joinTable).\(member) AS m FROM \(joinTable) WHERE \(joinTable).\(quoteIdentifier(owner)) = \(quoteIdentifier(owner)).\"_pk\" ORDER BY \(order)))"
+    }
+}
+

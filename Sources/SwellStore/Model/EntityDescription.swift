@@ -16,6 +16,12 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     /// Set on the coordinator's copy when a to-one relationship of the model points at
     /// this entity: its table then keeps its IDs in `_pk` (what `REFERENCES` names).
     var isRelationshipDestination = false
+    /// On the coordinator's copy: how many of the last attributes are to-manys kept in join
+    /// tables (in memory only: the table's columns are the attributes before them).
+    var joinColumnCount = 0
+
+    /// How many attributes are columns of the entity's table (those before the join-table ones).
+    var columnCount: Int { attributes.count - joinColumnCount }
 
     /// Creates an entity description.
     public init(name: String, attributes: [AttributeDescription], relationships: [RelationshipDescription] = [],
@@ -47,7 +53,7 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, attributes, relationships, uniquenessConstraint, isRelationshipDestination
+        case name, attributes, relationships, uniquenessConstraint, isRelationshipDestination, joinColumnCount
     }
 
     /// Reads a description; one a store kept before relationships existed has none.
@@ -58,5 +64,6 @@ public struct EntityDescription: Sendable, Hashable, Codable {
         relationships = try container.decodeIfPresent([RelationshipDescription].self, forKey: .relationships) ?? []
         uniquenessConstraint = try container.decode([String].self, forKey: .uniquenessConstraint)
         isRelationshipDestination = try container.decodeIfPresent(Bool.self, forKey: .isRelationshipDestination) ?? false
+        joinColumnCount = try container.decodeIfPresent(Int.self, forKey: .joinColumnCount) ?? 0
     }
 }

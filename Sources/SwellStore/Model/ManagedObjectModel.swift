@@ -19,11 +19,24 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
 
     /// The model as the store keeps it: each entity's to-one relationships follow its
     /// attributes as integer columns (holding the destination's primary key, marked
-    /// with their destination), and entities a to-one points at are marked as
-    /// destinations (their tables keep IDs in `_pk`). Contexts and the store work on
-    /// this copy; a to-many is read through its inverse to-one's column.
+    /// with their destination), then each to-many it keeps in a join table as an
+    /// in-memory column (marked with its `JoinTable`; the store reads and writes the
+    /// join table). Entities that a foreign key points at are marked as destinations
+    /// (their tables keep IDs in `_pk`). Contexts and the store work on this copy; a
+    /// to-many with a to-one inverse is read through that column, the other side of a
+    /// many-to-many through the owning side's join table.
     var storageModel: ManagedObjectModel {
-        let destinations = Set(entities.flatMap { entity in entity.relationships.filter { !$0.isToMany }.map(\.destination) })
+        let byName = entitiesByName
+        var destinations = Set<String>()
+        for entity in entities {
+            for relationship in entity.relationships {
+                if !relationship.isToMany {
+                    destinations.insert(relationship.destination)
+                } else if Self.keptInJoinTable(relationship, entities: byName) {
+                    destinations.formUnion([relationship.destination, entity.name])
+                }
+            }
+        }
         return ManagedObjectModel(entities: entities.map { entity in
             var stored = entity
             for relationship in entity.relationships where !relationship.isToMany {
@@ -31,9 +44,35 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
                 column.destination = relationship.destination
                 stored.attributes.append(column)
             }
+            for relationship in entity.relationships where Self.ownsJoinTable(relationship, of: entity, entities: byName) {
+                var column = AttributeDescription(name: relationship.name, type: .string, isOptional: true)
+                column.join = JoinTable(table: "\(entity.name)_\(relationship.name)", owner: entity.name, relationship: relationship.name,
+                                        destination: relationship.destination, isOrdered: relationship.isOrdered)
+                stored.attributes.append(column)
+                stored.joinColumnCount += 1
+            }
             stored.isRelationshipDestination = destinations.contains(entity.name)
             return stored
         })
+    }
+
+    /// Whether a to-many lives in a join table: it has no inverse, or its inverse is a to-many too.
+    static func keptInJoinTable(_ relationship: RelationshipDescription, entities: [String: EntityDescription]) -> Bool {
+        guard relationship.isToMany else { return false }
+        guard let inverse = relationship.inverse else { return true }
+        return entities[relationship.destination]?.relationship(named: inverse)?.isToMany ?? true
+    }
+
+    /// Whether `relationship` is the side of a join table that owns it (whose name it
+    /// bears): the only side, the ordered side, or of two the one whose
+    /// `<Entity>_<relationship>` sorts first.
+    static func ownsJoinTable(_ relationship: RelationshipDescription, of entity: EntityDescription,
+                              entities: [String: EntityDescription]) -> Bool {
+        guard keptInJoinTable(relationship, entities: entities) else { return false }
+        guard let inverseName = relationship.inverse,
+              let inverse = entities[relationship.destination]?.relationship(named: inverseName) else { return true }
+        if relationship.isOrdered != inverse.isOrdered { return relationship.isOrdered }
+        return "\(entity.name)_\(relationship.name)" <= "\(relationship.destination)_\(inverseName)"
     }
 
     /// Checks that entity and attribute names are usable as SQLite identifiers,
@@ -98,11 +137,11 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
             }
             inverse = found
         }
-        if relationship.isToMany && inverse.map({ $0.isToMany }) ?? true {
-            throw .invalidRelationship(name, "a to-many relationship needs a to-one inverse (many-to-many and to-many without an inverse are not supported yet)")
+        if relationship.isToMany && relationship.isOrdered && inverse.map({ !$0.isToMany }) == true {
+            throw .invalidRelationship(name, "an ordered to-many with a to-one inverse is not supported yet: drop the inverse (the order is then kept in its join table) or the order")
         }
-        if relationship.isToMany && relationship.isOrdered {
-            throw .invalidRelationship(name, "ordered to-many relationships are not supported yet")
+        if Self.keptInJoinTable(relationship, entities: entitiesByName) && entity.name.lowercased() == relationship.name.lowercased() {
+            throw .invalidRelationship(name, "its join table would have two columns named '\(entity.name)': rename the relationship")
         }
     }
 

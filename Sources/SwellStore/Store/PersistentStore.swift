@@ -45,6 +45,8 @@ protocol StoreReader {
     /// For an entity whose key is its table's rowid: the rows whose object ID is among `ids`
     /// and is not their key (an ID kept in `_pk`), by ID. Empty for other entities.
     func rows(displacedIDs ids: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]]
+    /// The owners whose join-table to-many lists `member` (the other side of a many-to-many), ascending.
+    func owners(in join: JoinTable, linking member: Int64) throws -> [Int64]
 }
 
 /// A row of an entity's table: its primary key and a value per attribute.

@@ -33,13 +33,22 @@ struct SQLiteCommitter {
         ObjectID(entityName: entity, primaryKey: key, storeIdentifier: storeIdentifier)
     }
 
-    /// After the operations: rows that name, in a to-one column, a new object that became an
+    /// After the operations: rows that name, in a to-one column or a join table, a new object that became an
     /// existing one (a key met a stored row) name the survivor instead (store.md 32).
     func redirectReferences() throws {
         let moved = result.merged.filter { $0.key != $0.value }
         guard !moved.isEmpty else { return }
         for entity in model.entities {
             for attribute in entity.attributes {
+                if let join = attribute.join {
+                    // A link to the merged object moves to the survivor (once: it may have had one).
+                    let table = quoteIdentifier(join.table), member = quoteIdentifier(join.relationship)
+                    for (incoming, survivor) in moved where incoming.entityName == join.destination {
+                        try connection.run("UPDATE OR IGNORE \(table) SET \(member) = ? WHERE \(member) = ?",
+                                           [.integer(survivor.primaryKey), .integer(incoming.primaryKey)])
+                        try connection.run("DELETE FROM \(table) WHERE \(member) = ?", [.integer(incoming.primaryKey)])
+                    }
+                }
                 guard let destination = attribute.destination else { continue }
                 for (incoming, survivor) in moved where incoming.entityName == destination {
                     try connection.run("UPDATE \(quoteIdentifier(entity.name)) SET \(quoteIdentifier(attribute.name)) = ? WHERE \(quoteIdentifier(attribute.name)) = ?",
@@ -66,7 +75,7 @@ struct SQLiteCommitter {
         if let cached = insertStatements[cacheKey] { return cached }
         let layout = layout(entity)
         // The ID goes first, or where the key is the rowid, last (`_pk`: NULL when the ID is the key).
-        let attributes = entity.attributes.map(\.name)
+        let attributes = entity.attributes.prefix(entity.columnCount).map(\.name)
         let names = layout.rowidKey == nil ? ["_pk"] + attributes : attributes + ["_pk"]
         var sql = "INSERT INTO \(layout.table) (\(names.map(quoteIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
         if keyed {
@@ -102,16 +111,18 @@ struct SQLiteCommitter {
     }
 
     /// Binds a row's ID and values to an INSERT of `insertSQL`'s column order.
-    private func bindRow(_ operation: StoreChangeSet.Operation, _ layout: TableLayout, to statement: SQLiteStatement) throws {
+    private func bindRow(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, _ layout: TableLayout,
+                         to statement: SQLiteStatement) throws {
         let values = operation.row.values
+        let count = entity.columnCount
         guard let rowidKey = layout.rowidKeyIndex else {
             try statement.bind(.integer(operation.primaryKey), at: 1)
-            for (index, value) in values.enumerated() { try statement.bind(value, at: Int32(index + 2)) }
+            for index in 0..<count { try statement.bind(values[index], at: Int32(index + 2)) }
             return
         }
-        for (index, value) in values.enumerated() { try statement.bind(value, at: Int32(index + 1)) }
+        for index in 0..<count { try statement.bind(values[index], at: Int32(index + 1)) }
         let idIsKey = values[rowidKey] == .integer(operation.primaryKey)
-        try statement.bind(idIsKey ? .null : .integer(operation.primaryKey), at: Int32(values.count + 1))
+        try statement.bind(idIsKey ? .null : .integer(operation.primaryKey), at: Int32(count + 1))
     }
 
     private mutating func insert(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, _ layout: TableLayout) throws {
@@ -126,7 +137,7 @@ struct SQLiteCommitter {
         }
         let statement = try insertStatement(entity, mask: operation.row.mask)
         defer { statement.reset() }
-        try bindRow(operation, layout, to: statement)
+        try bindRow(operation, entity, layout, to: statement)
         let incoming = objectID(entity.name, operation.primaryKey)
         do {
             if keyed && policy != .error {
@@ -135,10 +146,12 @@ struct SQLiteCommitter {
                     statement.reset()
                     if survivor == operation.primaryKey && !metExisting {
                         result.inserted.insert(incoming)
+                        try writeLinks(operation.row, entity, owner: survivor, replace: false)
                     } else {
                         let id = objectID(entity.name, survivor)
                         result.merged[incoming] = id
                         noteUpdate(id, attributes: updatedNames(entity, operation.row.mask))
+                        try addLinks(from: operation.row, entity, to: survivor)
                     }
                 } else {
                     // DO NOTHING (rollback policy): the existing row stays as it was.
@@ -151,6 +164,7 @@ struct SQLiteCommitter {
             } else {
                 try statement.run()
                 result.inserted.insert(incoming)
+                try writeLinks(operation.row, entity, owner: operation.primaryKey, replace: false)
             }
         } catch let error as SQLiteError where error.isConstraintViolation && keyed {
             statement.reset()
@@ -164,7 +178,7 @@ struct SQLiteCommitter {
     /// then the upsert resolves it by the policy.
     private mutating func insertKnownNew(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, _ layout: TableLayout) throws -> Bool {
         let statement = try insertStatement(entity, mask: operation.row.mask, upsert: false)
-        try bindRow(operation, layout, to: statement)
+        try bindRow(operation, entity, layout, to: statement)
         let inserted: Bool
         do {
             try statement.run()
@@ -174,14 +188,17 @@ struct SQLiteCommitter {
             guard error.isConstraintViolation else { throw error }
             inserted = false
         }
-        if inserted { result.inserted.insert(objectID(entity.name, operation.primaryKey)) }
+        if inserted {
+            result.inserted.insert(objectID(entity.name, operation.primaryKey))
+            try writeLinks(operation.row, entity, owner: operation.primaryKey, replace: false)
+        }
         return inserted
     }
 
     /// The `DO …` part of an insert's conflict clause for the policy.
     private func conflictAction(entity: EntityDescription, mask: AttributeMask) -> String {
         let keySet = Set(entity.uniquenessConstraint)
-        let candidates = entity.attributes.enumerated().filter { !keySet.contains($0.element.name) }
+        let candidates = entity.attributes.prefix(entity.columnCount).enumerated().filter { !keySet.contains($0.element.name) }
         let assignments: [String]
         switch policy {
         case .error, .rollback:
@@ -268,7 +285,12 @@ struct SQLiteCommitter {
     }
 
     private mutating func update(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, _ layout: TableLayout) throws {
-        let indices = operation.row.mask.indices(below: entity.attributes.count)
+        if entity.joinColumnCount > 0 {
+            try writeLinks(operation.row, entity, owner: operation.primaryKey, replace: true)
+            let linked = (entity.columnCount..<entity.attributes.count).filter { operation.row.mask.contains($0) }
+            if !linked.isEmpty { noteUpdate(objectID(entity.name, operation.primaryKey), attributes: Set(linked.map { entity.attributes[$0].name })) }
+        }
+        let indices = operation.row.mask.indices(below: entity.columnCount)
         guard !indices.isEmpty else { return }
         let statements = updateStatements(entity, layout, mask: operation.row.mask, indices: indices)
         let id = objectID(entity.name, operation.primaryKey)
@@ -287,7 +309,7 @@ struct SQLiteCommitter {
     private mutating func resolveKeyChange(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, _ layout: TableLayout,
                                            indices: [Int]) throws {
         let incoming = objectID(entity.name, operation.primaryKey)
-        let select = "SELECT \(entity.attributes.map { quoteIdentifier($0.name) }.joined(separator: ", ")) FROM \(layout.table) WHERE \(layout.idEquals(parameter: 1))"
+        let select = "SELECT \(entity.selectedValues) FROM \(layout.table) WHERE \(layout.idEquals(parameter: 1))"
         guard let current = try connection.query(select, [.integer(operation.primaryKey)]).first else { return }
         var values = current
         for index in indices { values[index] = operation.row.values[index] }
@@ -306,8 +328,10 @@ struct SQLiteCommitter {
             }
         }
         _ = try runForID(deleteStatements(entity, layout), [], id: operation.primaryKey)
-        let all = AttributeMask.all(entity.attributes.count)
-        _ = try runForID(updateStatements(entity, layout, mask: all, indices: Array(entity.attributes.indices)), merged, id: existing)
+        try addLinks(from: PendingRow(kind: .inserted, values: values, mask: .empty, sequence: 0), entity, to: existing)
+        try deleteLinks(entity, owner: operation.primaryKey)
+        let all = AttributeMask.all(entity.columnCount)
+        _ = try runForID(updateStatements(entity, layout, mask: all, indices: Array(0..<entity.columnCount)), Array(merged.prefix(entity.columnCount)), id: existing)
         let survivor = objectID(entity.name, existing)
         result.deleted.insert(incoming)
         result.merged[incoming] = survivor
@@ -319,6 +343,7 @@ struct SQLiteCommitter {
     }
 
     private mutating func delete(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription, _ layout: TableLayout) throws {
+        try deleteLinks(entity, owner: operation.primaryKey)
         if try runForID(deleteStatements(entity, layout), [], id: operation.primaryKey) {
             let id = objectID(entity.name, operation.primaryKey)
             result.updated.removeValue(forKey: id)

@@ -90,6 +90,7 @@ struct SQLiteSchema {
         if existing.isEmpty {
             try connection.execute("CREATE TABLE \(quoteIdentifier(entity.name)) (\(columnDefinitions(entity, extras: []).joined(separator: ", ")))")
             try createIndexes(entity)
+            try createJoinTables(entity)
             return
         }
         // A table of that name exists but the model never described it: adopt it only if it fits.
@@ -98,10 +99,11 @@ struct SQLiteSchema {
             throw StoreError.migrationFailed(entity: entity.name, attribute: nil,
                                              reason: "a table of that name exists and was not made by Swell")
         }
-        for attribute in entity.attributes where !existing.contains(attribute.name) {
+        for attribute in entity.attributes.prefix(entity.columnCount) where !existing.contains(attribute.name) {
             try addColumn(attribute, to: entity)
         }
         try arrangeLayout(entity)
+        try createJoinTables(entity)
     }
 
     /// The table's column definitions for `entity` (format 2), with `extras` (columns kept from
@@ -109,7 +111,7 @@ struct SQLiteSchema {
     private func columnDefinitions(_ entity: EntityDescription, extras: [(name: String, type: String)]) -> [String] {
         let rowidKey = entity.rowidKeyIndex
         var definitions = rowidKey == nil ? ["\"_pk\" INTEGER PRIMARY KEY"] : []
-        for (index, attribute) in entity.attributes.enumerated() {
+        for (index, attribute) in entity.attributes.prefix(entity.columnCount).enumerated() {
             let type = index == rowidKey ? "INTEGER PRIMARY KEY" : Self.columnType(attribute)
             definitions.append("\(quoteIdentifier(attribute.name)) \(type)")
         }
@@ -166,9 +168,10 @@ struct SQLiteSchema {
                     reason: "\(count) stored row(s) hold no integer in it, which the table's rowid needs")
             }
         }
-        let attributeNames = Set(entity.attributes.map(\.name))
+        let columns = entity.attributes.prefix(entity.columnCount).map(\.name)
+        let attributeNames = Set(columns)
         let extras = try tableColumns(entity.name).filter { !attributeNames.contains($0.name) && $0.name != "_pk" }
-        let names = (entity.attributes.map(\.name) + extras.map(\.name)).map(quoteIdentifier).joined(separator: ", ")
+        let names = (columns + extras.map(\.name)).map(quoteIdentifier).joined(separator: ", ")
         let oldID = current == "_pk" ? "\"_pk\"" : "coalesce(\"_pk\", \(quoteIdentifier(current)))"
         let newPK = wanted == "_pk" ? oldID : "nullif(\(oldID), \(quoteIdentifier(wanted)))"
         let scratch = quoteIdentifier("swell_rebuild_\(entity.name)")
@@ -223,8 +226,8 @@ struct SQLiteSchema {
             isEmpty = empty
             return empty
         }
-        for attribute in entity.attributes {
-            if let previous = oldAttributes[attribute.name] {
+        for attribute in entity.attributes.prefix(entity.columnCount) {
+            if let previous = oldAttributes[attribute.name], previous.join == nil {
                 guard previous.type == attribute.type else {
                     throw StoreError.migrationFailed(
                         entity: entity.name, attribute: attribute.name,
@@ -258,5 +261,24 @@ struct SQLiteSchema {
             try connection.execute("DROP INDEX IF EXISTS \(quoteIdentifier("swell_\(entity.name)_key"))")
         }
         try arrangeLayout(entity)
+        try createJoinTables(entity)
+    }
+
+    /// The join tables of the entity's to-manys that it owns (store.md 35): a column per
+    /// side referencing its table's `_pk`, `_order` when ordered, one row per link, and an
+    /// index on the members' side (the owner's side leads the primary key).
+    private func createJoinTables(_ entity: EntityDescription) throws {
+        for attribute in entity.attributes {
+            guard let join = attribute.join else { continue }
+            let table = quoteIdentifier(join.table)
+            let owner = quoteIdentifier(join.owner)
+            let member = quoteIdentifier(join.relationship)
+            var columns = ["\(owner) INTEGER NOT NULL REFERENCES \(owner) (\"_pk\")",
+                           "\(member) INTEGER NOT NULL REFERENCES \(quoteIdentifier(join.destination)) (\"_pk\")"]
+            if join.isOrdered { columns.append("\"_order\" INTEGER NOT NULL") }
+            columns.append("PRIMARY KEY (\(owner), \(member))")
+            try connection.execute("CREATE TABLE IF NOT EXISTS \(table) (\(columns.joined(separator: ", ")))")
+            try connection.execute("CREATE INDEX IF NOT EXISTS \(quoteIdentifier("swell_\(join.table)_\(join.relationship)")) ON \(table) (\(member))")
+        }
     }
 }

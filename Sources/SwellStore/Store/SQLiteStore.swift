@@ -242,7 +242,7 @@ struct SQLiteStoreReader: StoreReader {
 
     /// The object ID, then every attribute.
     private func columns(_ entity: EntityDescription, _ layout: TableLayout) -> String {
-        ([layout.id] + entity.attributes.map { quoteIdentifier($0.name) }).joined(separator: ", ")
+        "\(layout.id), \(entity.selectedValues)"
     }
 
     private func whereClause(_ query: StoreQuery) -> (String, [StoreValue]) {
@@ -255,6 +255,17 @@ struct SQLiteStoreReader: StoreReader {
         var rows: [StoreRow] = []
         try forEachRow(query) { rows.append($0) }
         return rows
+    }
+
+    func owners(in join: JoinTable, linking member: Int64) throws -> [Int64] {
+        let owner = quoteIdentifier(join.owner)
+        let sql = "SELECT \(owner) FROM \(quoteIdentifier(join.table)) WHERE \(quoteIdentifier(join.relationship)) = ? ORDER BY \(owner)"
+        return try wrap {
+            try connection.query(sql, [.integer(member)]).compactMap { row -> Int64? in
+                if case .integer(let id)? = row.first { return id }
+                return nil
+            }
+        }
     }
 
     func metadata(forKey key: String) throws -> String? {
@@ -402,7 +413,7 @@ struct SQLiteStoreReader: StoreReader {
         guard !ids.isEmpty, layout.rowidKey != nil else { return result }
         // Usually no ID is apart from its key: one probe of the index then answers for every ID.
         guard try wrap({ try !connection.query("SELECT 1 FROM \(layout.table) WHERE \"_pk\" IS NOT NULL LIMIT 1").isEmpty }) else { return result }
-        let sql = "SELECT \"_pk\", \(entity.attributes.map { quoteIdentifier($0.name) }.joined(separator: ", ")) FROM \(layout.table) WHERE \"_pk\" IN (SELECT value FROM json_each(?))"
+        let sql = "SELECT \"_pk\", \(entity.selectedValues) FROM \(layout.table) WHERE \"_pk\" IN (SELECT value FROM json_each(?))"
         try wrap {
             let statement = try connection.statement(sql)
             defer { statement.reset() }

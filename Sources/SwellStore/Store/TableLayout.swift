@@ -53,6 +53,12 @@ struct TableLayout: Sendable {
 }
 
 extension EntityDescription {
+    /// Every attribute's value as SQL select expressions, in attribute order: a column, or for
+    /// a to-many kept in a join table, its members read from that table (`JoinTable.selectExpression`).
+    var selectedValues: String {
+        attributes.map { $0.join?.selectExpression ?? quoteIdentifier($0.name) }.joined(separator: ", ")
+    }
+
     /// The index of the attribute kept as the table's rowid: the key, when the
     /// uniqueness constraint is exactly one required integer attribute (a rowid
     /// cannot be NULL) and no to-one relationship points at the entity (a
