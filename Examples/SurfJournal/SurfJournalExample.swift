@@ -1,7 +1,8 @@
 // The SurfJournal flow (Apple's Core Data concurrency sample) on SwellStore:
 // import the bundled journal pages on a background context, edit in a child
 // context and discard, edit and save, add and cancel, then export a CSV on a
-// background context while the view context is in use.
+// background context while the view context is in use. Each entry's surf spot is a
+// `Spot` object: `JournalEntry.spot` ↔ `Spot.entries`, delete rule nullify.
 //
 // Run from the package root: `swift run surf-journal` (writes .swell/surf-journal-example.sqlite
 // and out/surf-journal-example.csv).
@@ -19,9 +20,15 @@ let model = ManagedObjectModel(entities: [
             AttributeDescription(name: "wind", type: .string, isOptional: true),
             AttributeDescription(name: "location", type: .string, isOptional: true),
             AttributeDescription(name: "rating", type: .integer, isOptional: true),
-            AttributeDescription(name: "spotName", type: .string, isOptional: true),
         ],
+        relationships: [RelationshipDescription(name: "spot", destination: "Spot", inverse: "entries")],
         uniquenessConstraint: ["id"]),
+    EntityDescription(
+        name: "Spot",
+        attributes: [AttributeDescription(name: "name", type: .string)],
+        relationships: [RelationshipDescription(name: "entries", destination: "JournalEntry", toMany: true,
+                                                inverse: "spot", deleteRule: .nullify)],
+        uniquenessConstraint: ["name"]),
 ])
 
 /// One journal entry as it arrives in the bundled pages.
@@ -68,6 +75,11 @@ struct SurfJournalExample {
         // 1. Import on a background context (a child of the view context), then save to disk off the main queue.
         let entries = try loadPages(from: URL(fileURLWithPath: "fixtures/surf-journal/page-0001.json"))
         let imported = try await container.performBackgroundTask { context throws -> Int in
+            // One Spot per name: those already stored, then those this import creates.
+            var spots: [String: ManagedObject] = [:]
+            for spot in try context.fetch(FetchRequest(entityName: "Spot")) {
+                if let name = spot["name"] as? String { spots[name] = spot }
+            }
             for entry in entries {
                 let object = context.insertNewObject(forEntityName: "JournalEntry")
                 object["id"] = entry.id
@@ -77,7 +89,14 @@ struct SurfJournalExample {
                 object["wind"] = entry.wind
                 object["location"] = entry.location
                 object["rating"] = entry.rating
-                object["spotName"] = entry.spot?.name
+                if let name = entry.spot?.name {
+                    let spot = spots[name] ?? context.insertNewObject(forEntityName: "Spot")
+                    spot["name"] = name
+                    spots[name] = spot
+                    object.setValue(spot, forKey: "spot")   // Spot.entries gains the entry at once
+                } else {
+                    object.setValue(nil, forKey: "spot")
+                }
             }
             try context.save()
             return entries.count
@@ -127,11 +146,12 @@ struct SurfJournalExample {
             var request = FetchRequest(entityName: "JournalEntry")
             request.sortDescriptors = [FetchSortDescriptor(key: "date"), FetchSortDescriptor(key: "id")]
             request.fetchBatchSize = 500
-            let columns = ["id", "date", "height", "period", "wind", "location", "rating", "spotName"]
-            var csv = columns.joined(separator: ",") + "\n"
+            let columns = ["id", "date", "height", "period", "wind", "location", "rating"]
+            var csv = (columns + ["spot"]).joined(separator: ",") + "\n"
             let objects = try exporter.fetch(request)
             for object in objects {
-                csv += columns.map { csvField(object[$0]) }.joined(separator: ",") + "\n"
+                let spot = (object.value(forKey: "spot") as? ManagedObject)?["name"]
+                csv += (columns.map { csvField(object[$0]) } + [csvField(spot)]).joined(separator: ",") + "\n"
             }
             try FileManager.default.createDirectory(atPath: "out", withIntermediateDirectories: true)
             try csv.write(toFile: "out/surf-journal-example.csv", atomically: true, encoding: .utf8)
@@ -143,6 +163,13 @@ struct SurfJournalExample {
             return try view.count(for: request)
         }
         print("\(highlyRated) entries are rated 4 or 5")
+        let busiest = try await view.perform { () throws -> String in
+            let spots = try view.fetch(FetchRequest(entityName: "Spot"))
+            let counts = spots.map { spot in ((spot["name"] as? String) ?? "?", (spot.value(forKey: "entries") as? Set<ManagedObject>)?.count ?? 0) }
+            guard let top = counts.max(by: { $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 > $1.0) }) else { return "no spots" }
+            return "\(spots.count) spots; the most logged is \(top.0) with \(top.1) entries"
+        }
+        print(busiest)
         print("exported \(try await exported) entries to out/surf-journal-example.csv")
     }
 }
