@@ -771,3 +771,85 @@ struct JoinTableTests {
         #expect(changes.updated[labelID] == ["issues"])
     }
 }
+
+@Suite("Relationships: the fetched results controller (store.md 36)")
+struct RelationshipControllerTests {
+    /// Used on the main queue only.
+    final class Recorder: FetchedResultsControllerDelegate, @unchecked Sendable {
+        var events: [String] = []
+        func controllerWillChangeContent(_ controller: FetchedResultsController) {}
+        func controller(_ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: IndexPath?,
+                        for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
+            events.append("\(type) \(object["name"] ?? "?")")
+        }
+        func controllerDidChangeContent(_ controller: FetchedResultsController) {}
+    }
+
+    @Test("a spot whose entries changed in a child's save is reported as an update")
+    @MainActor func reportsRelationshipUpdates() async throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let view = container.viewContext
+        let spotID = try await view.perform { () throws -> ObjectID in
+            let spot = view.insertNewObject(forEntityName: "Spot")
+            spot["name"] = "Ocean Beach"
+            try view.save()
+            return spot.objectID
+        }
+        var request = FetchRequest(entityName: "Spot")
+        request.sortDescriptors = [FetchSortDescriptor(key: "name")]
+        let recorder = Recorder()
+        let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: view, sectionNameKeyPath: nil, cacheName: nil)
+        controller.delegate = recorder
+        try controller.performFetch()
+        let child = container.newBackgroundContext()
+        try await child.perform {
+            let entry = child.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 1
+            entry.setValue(child.object(with: spotID), forKey: "spot")
+            try child.save()
+        }
+        let events = await view.perform(schedule: .enqueued) { recorder.events }
+        #expect(events == ["update Ocean Beach"])
+    }
+}
+
+@Suite("Relationships: migration of a rowid-keyed table that becomes a destination (store.md 24, 35)")
+struct RelationshipMigrationTests {
+    @Test("an integer-keyed table a new to-one points at is rebuilt with _pk as its rowid; IDs and rows stay")
+    func rowidTableBecomesDestination() async throws {
+        let directory = TemporaryDirectory()
+        let entry = EntityDescription(name: "Entry", attributes: [AttributeDescription(name: "id", type: .integer)],
+                                      uniquenessConstraint: ["id"])
+        let old = try makeContainer(directory, name: "graph", model: ManagedObjectModel(entities: [entry]))
+        let writer = old.newBackgroundContext()
+        let ids = try writer.performAndWait { () throws -> [ObjectID] in
+            let objects = (1...3).map { id -> ManagedObject in
+                let object = writer.insertNewObject(forEntityName: "Entry")
+                object["id"] = id * 10
+                return object
+            }
+            try writer.save()
+            return objects.map(\.objectID)
+        }
+        try await old.saveToDisk()
+        let url = directory.file("graph.sqlite")
+        #expect(try query(url, "SELECT name FROM pragma_table_info('Entry') WHERE pk > 0") == [[.text("id")]])
+        let note = EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)],
+                                     relationships: [RelationshipDescription(name: "entry", destination: "Entry")])
+        let new = try makeContainer(directory, name: "graph", model: ManagedObjectModel(entities: [entry, note]))
+        #expect(try query(url, "SELECT name FROM pragma_table_info('Entry') WHERE pk > 0") == [[.text("_pk")]])
+        let context = new.newBackgroundContext()
+        try context.performAndWait {
+            let second = try context.existingObject(with: ids[1])
+            #expect(second["id"] as? Int == 20)
+            let text = context.insertNewObject(forEntityName: "Note")
+            text["text"] = "hi"
+            text.setValue(second, forKey: "entry")
+            try context.save()
+        }
+        try await new.saveToDisk()
+        #expect(try query(url, "SELECT e.id FROM Note n JOIN Entry e ON n.entry = e._pk") == [[.integer(20)]])
+        #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
+    }
+}
