@@ -67,16 +67,22 @@ extension ManagedObjectContext {
     /// The pipeline's workers use it to leave a record that arrives equal to what is
     /// stored out of their context altogether (a re-sync's unchanged records).
     package func storedValues(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: [StoreValue]] {
+        try storedRows(forKeys: keys, entity: entity).mapValues(\.values)
+    }
+
+    /// `storedValues(forKeys:entity:)` with each object's primary key: the pipeline links
+    /// nested records to the objects already stored for their keys.
+    package func storedRows(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: (primaryKey: Int64, values: [StoreValue])] {
         assertOnQueue("read \(entity.name)")
         guard !entity.uniquenessConstraint.isEmpty, !keys.isEmpty else { return [:] }
         let layers = layerChain(entity: entity.name, includeSelf: true).filter { !$0.rows.isEmpty }
         let wanted = layers.isEmpty ? keys : keys.filter { key in !layers.contains { $0.keyIndex[key] != nil } }
         guard !wanted.isEmpty else { return [:] }
         let found = try storeOrThrow().read { try $0.rows(forKeys: wanted, entity: entity) }
-        var result: [[StoreValue]: [StoreValue]] = [:]
+        var result: [[StoreValue]: (primaryKey: Int64, values: [StoreValue])] = [:]
         result.reserveCapacity(found.count)
         for (key, row) in found where !layers.contains(where: { $0.rows[row.primaryKey] != nil }) {
-            result[key] = row.values
+            result[key] = (row.primaryKey, row.values)
         }
         return result
     }
@@ -103,7 +109,8 @@ extension ManagedObjectContext {
     /// by the parent's policy, and a row whose ID another object has takes a new
     /// one (`ContextDidSaveChanges.merged` says which). Other rows, and those of a
     /// root context, get a new ID from the coordinator.
-    package func insertRow(entity: EntityDescription, values: [StoreValue]) {
+    @discardableResult
+    package func insertRow(entity: EntityDescription, values: [StoreValue]) -> Int64 {
         insertRow(entity: entity, keyIndices: entity.keyIndices, values: values)
     }
 
@@ -124,19 +131,21 @@ extension ManagedObjectContext {
 
     /// `insertRow(entity:values:)` with the key's attribute indices worked out
     /// once by the caller (`entity.keyIndices`), for inserting many rows.
-    package func insertRow(entity: EntityDescription, keyIndices: [Int], values: [StoreValue]) {
+    /// Returns the row's primary key at this level (see above: not final until the save).
+    @discardableResult
+    package func insertRow(entity: EntityDescription, keyIndices: [Int], values: [StoreValue]) -> Int64 {
         assertOnQueue("insert a \(entity.name)")
         let (found, isChild) = chainLinks
-        guard let coordinator = found ?? coordinator else { return }
+        guard let coordinator = found ?? coordinator else { return 0 }
         var keyAsID: Int64?
         if isChild, keyIndices.count == 1, case .integer(let key) = values[keyIndices[0]], entity.attributes[keyIndices[0]].type == .integer,
            !entity.attributes[keyIndices[0]].isOptional, coordinator.mayUseKeyAsID(key, for: entity.name) {
             keyAsID = key
         }
-        level.withLock { level in
+        return level.withLock { level in
             // Taking a sequence folds the segments: `changes` below is all of this level (a child has no save in flight).
             let sequence = level.pending.takeSequence()
-            level.pending.modify(entity.name) { changes in
+            return level.pending.modify(entity.name) { changes in
                 let key: Int64
                 if let keyAsID, changes.rows[keyAsID] == nil {
                     key = keyAsID
@@ -147,6 +156,35 @@ extension ManagedObjectContext {
                 if !keyIndices.isEmpty {
                     let keyValues = keyIndices.map { values[$0] }
                     if !keyValues.contains(where: \.isNull) { changes.setKey(keyValues, for: key) }
+                }
+                return key
+            }
+        }
+    }
+
+    /// Changes the attributes at `indices` of an existing object's row (by primary key)
+    /// to `values` (by attribute index; other positions are ignored) without creating a
+    /// managed object: the pipeline relinks and unlinks stored objects this way. Over a
+    /// change this level already holds for the row, the new values win; a row deleted
+    /// here stays deleted.
+    package func updateRow(entity: EntityDescription, primaryKey: Int64, values: [StoreValue], indices: [Int]) {
+        assertOnQueue("update a \(entity.name)")
+        guard !indices.isEmpty else { return }
+        let keyIndices = entity.keyIndices
+        level.withLock { level in
+            let sequence = level.pending.takeSequence()
+            level.pending.modify(entity.name) { changes in
+                var row = changes.rows[primaryKey]
+                    ?? PendingRow(kind: .updated, values: Array(repeating: .null, count: entity.attributes.count), mask: .empty, sequence: sequence)
+                guard row.kind != .deleted else { return }
+                for index in indices {
+                    row.values[index] = values[index]
+                    row.mask.insert(index)
+                }
+                changes.rows[primaryKey] = row
+                if indices.contains(where: keyIndices.contains), row.kind == .inserted || keyIndices.allSatisfy(row.mask.contains) {
+                    let key = keyIndices.map { row.values[$0] }
+                    changes.setKey(key.contains(where: \.isNull) ? nil : key, for: primaryKey)
                 }
             }
         }
