@@ -36,14 +36,11 @@ struct ExportRun {
             throw PipelineError(.cannotCreate, "export \(export.name): \(error)")
         }
         let writer = CSVWriter(output: output, escapeFormulas: export.escapeFormulas)
-        let columns: [Column] = export.columns.compactMap { column in
-            guard let index = entity.attributes.firstIndex(where: { $0.name == column.attribute }) else { return nil }
-            return Column(attribute: index, type: entity.attributes[index].type, format: column.format)
-        }
         do {
+            let (columns, keyPaths) = try self.columns(in: context)
             if export.header { try writer.writeHeader(export.columns.map(\.name)) }
             let patterns = DatePatterns()
-            try context.enumerateRowCursors(request) { row in
+            try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
                 for column in columns { try Self.write(row, column, patterns: patterns, to: writer) }
                 try writer.endRow()
             }
@@ -57,6 +54,35 @@ struct ExportRun {
         }
         return RunReport.Export(name: export.name, path: export.path, rows: writer.rowsWritten, bytes: output.bytesWritten,
                                 sha256: digest.hex, durationS: SourceRun.rounded(Date().timeIntervalSince(started)))
+    }
+
+    /// The exported columns (attributes by index; key paths read after the store's
+    /// attributes, version 2) and the key paths to read.
+    private func columns(in context: ManagedObjectContext) throws -> ([Column], [KeyPathColumn]) {
+        let stored = try context.entityDescription(named: entity.name)
+        var columns: [Column] = []
+        var keyPaths: [KeyPathColumn] = []
+        for column in export.columns {
+            if let index = entity.attributes.firstIndex(where: { $0.name == column.attribute }) {
+                columns.append(Column(attribute: index, type: entity.attributes[index].type, format: column.format))
+                continue
+            }
+            let path = column.attribute.split(separator: ".").map(String.init)
+            keyPaths.append(KeyPathColumn(path: path, separator: column.join))
+            let type = column.join == nil ? try Self.type(of: path, from: stored, in: context) : .string
+            columns.append(Column(attribute: stored.attributes.count + keyPaths.count - 1, type: type, format: column.format))
+        }
+        return (columns, keyPaths)
+    }
+
+    /// The type of the attribute a to-one key path ends at.
+    private static func type(of path: [String], from entity: EntityDescription, in context: ManagedObjectContext) throws -> AttributeType {
+        var current = entity
+        for name in path.dropLast() {
+            guard let relationship = current.relationship(named: name) else { return .string }
+            current = try context.entityDescription(named: relationship.destination)
+        }
+        return current.attribute(named: path.last ?? "")?.type ?? .string
     }
 
     /// An exported column: the attribute's index and type, and the date format if any.

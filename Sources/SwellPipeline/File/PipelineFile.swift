@@ -5,6 +5,8 @@ import SwellStore
 public struct PipelineFile: Sendable {
     /// The file it was read from.
     public var path: String
+    /// The contract version the file says it follows (1, or 2: nested records and relationships).
+    public var version: Int = 1
     /// The pipeline's name (`[a-z0-9_-]+`).
     public var name: String
     /// The store path (after `${VAR}` interpolation; `--store` may override it).
@@ -29,16 +31,41 @@ public struct PipelineFile: Sendable {
     }
 }
 
-/// An entity of a pipeline: attributes with types, and the key upserts match on.
+/// An entity of a pipeline: attributes with types, relationships (version 2),
+/// and the key upserts match on.
 public struct PipelineEntity: Sendable {
     public var name: String
     public var key: [String]
     public var attributes: [AttributeDescription]
+    public var relationships: [RelationshipDescription] = []
+
+    public init(name: String, key: [String], attributes: [AttributeDescription], relationships: [RelationshipDescription] = []) {
+        self.name = name
+        self.key = key
+        self.attributes = attributes
+        self.relationships = relationships
+    }
 
     /// The store's description of it.
     public var description: EntityDescription {
-        EntityDescription(name: name, attributes: attributes, uniquenessConstraint: key)
+        EntityDescription(name: name, attributes: attributes, relationships: relationships, uniquenessConstraint: key)
     }
+}
+
+/// A relationship mapped from a record's nested object or array (version 2):
+/// `relationship: { path, fields }` under a source's `fields`. Each nested object
+/// is upserted into the relationship's destination by its key and linked.
+public struct NestedMapping: Sendable {
+    /// The relationship of the mapped entity.
+    public var relationship: String
+    /// The destination entity.
+    public var destination: String
+    /// Dot path to the nested object (to-one) or array (to-many) in the record.
+    public var path: [String]
+    /// Attribute name → where it comes from in the nested object (`["."]`: the element itself).
+    public var fields: [String: FieldSpec]
+    /// The destination's own nested relationships, to any depth.
+    public var nested: [NestedMapping]
 }
 
 /// How dates arrive in a source's records.
@@ -100,6 +127,8 @@ public struct SourceSpec: Sendable {
     public var pagination: Pagination?
     /// Attribute name → where it comes from (every attribute has one; default: its own name).
     public var fields: [String: FieldSpec]
+    /// Relationships mapped from nested objects and arrays (version 2).
+    public var nested: [NestedMapping] = []
     public var dates: DateFormat
     public var mode: SyncMode
     public var onError: ErrorPolicy
@@ -113,8 +142,11 @@ public struct SourceSpec: Sendable {
 /// One CSV column of an export.
 public struct ExportColumn: Sendable, Equatable {
     public var name: String
+    /// An attribute, or (version 2) a key path through relationships (`author.login`, `labels.name`).
     public var attribute: String
     public var format: String?
+    /// For a key path through a to-many: the separator its values are joined with.
+    public var join: String?
 }
 
 /// One export: which rows of which entity, in what order, into which file.

@@ -7,6 +7,8 @@ struct PipelineFileReader {
     let path: String
     let environment: [String: String]
     private(set) var secrets: Set<String> = []
+    /// The file's `version` (1, or 2 for nested records and relationships).
+    private(set) var version = 1
 
     init(path: String, environment: [String: String]) {
         self.path = path
@@ -127,7 +129,8 @@ struct PipelineFileReader {
         let top = try keyedMapping(root, "the pipeline file", allowed: ["version", "name", "store", "entities", "sources", "exports"],
                               required: ["version", "name", "entities"])
         let versionNode = top["version"]!
-        guard try integer(versionNode, "version") == 1 else { throw error(versionNode, "version must be 1 (the only version)") }
+        version = try integer(versionNode, "version")
+        guard version == 1 || version == 2 else { throw error(versionNode, "version \(version) is not known: it must be 1, or 2 for nested records and relationships") }
         let nameNode = top["name"]!
         let name = try string(nameNode, "name")
         guard Self.isPipelineName(name) else { throw error(nameNode, "name '\(name)' must match [a-z0-9_-]+") }
@@ -157,19 +160,25 @@ struct PipelineFileReader {
                 exports.append(export)
             }
         }
-        return PipelineFile(path: path, name: name, store: store, entities: entities, sources: sources, exports: exports, secrets: secrets)
+        return PipelineFile(path: path, version: version, name: name, store: store, entities: entities, sources: sources, exports: exports,
+                            secrets: secrets)
     }
 
     private func readEntities(_ node: Node) throws(PipelineFileError) -> [PipelineEntity] {
         guard case .mapping(let mapping) = node, !mapping.isEmpty else { throw error(node, "entities must be a mapping of at least one entity") }
         var entities: [PipelineEntity] = []
+        var relationshipNodes: [(entity: Int, node: Node)] = []
         for (keyNode, value) in mapping {
             let name = try string(keyNode, "an entity name")
             guard Self.isIdentifier(name), !name.hasPrefix("_"), !name.lowercased().hasPrefix("swell_"), !name.lowercased().hasPrefix("sqlite_") else {
                 throw error(keyNode, "entity name '\(name)' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_', 'swell_' or 'sqlite_'")
             }
             guard !entities.contains(where: { $0.name.lowercased() == name.lowercased() }) else { throw error(keyNode, "entity '\(name)' is defined twice") }
-            let fields = try keyedMapping(value, "entity \(name)", allowed: ["key", "attributes"], required: ["key", "attributes"])
+            let fields = try keyedMapping(value, "entity \(name)", allowed: ["key", "attributes", "relationships"], required: ["key", "attributes"])
+            if let node = fields["relationships"] {
+                try requireVersion2(node, "relationships of \(name)")
+                relationshipNodes.append((entities.count, node))
+            }
             guard case .mapping(let attributeNodes) = fields["attributes"]!, !attributeNodes.isEmpty else {
                 throw error(fields["attributes"], "attributes of \(name) must be a mapping of attribute: type")
             }
@@ -186,8 +195,9 @@ struct PipelineFileReader {
                 let optional = typeName.hasSuffix("?")
                 if optional { typeName.removeLast() }
                 guard let type = AttributeType(rawValue: typeName) else {
-                    throw error(typeNode, "unknown type '\(typeName)' for \(name).\(attribute) (string, integer, double, boolean, date; a trailing ? makes it optional)")
+                    throw error(typeNode, "unknown type '\(typeName)' for \(name).\(attribute) (string, integer, double, boolean, date, json; a trailing ? makes it optional)")
                 }
+                if type == .json { try requireVersion2(typeNode, "the json type of \(name).\(attribute)") }
                 attributes.append(AttributeDescription(name: attribute, type: type, isOptional: optional))
             }
             let keyNode = fields["key"]!
@@ -207,6 +217,10 @@ struct PipelineFileReader {
             guard Set(key).count == key.count else { throw error(keyNode, "key of \(name) names an attribute twice") }
             entities.append(PipelineEntity(name: name, key: key, attributes: attributes))
         }
+        for (index, node) in relationshipNodes {
+            entities[index].relationships = try readRelationships(node, of: entities[index], entities: entities)
+        }
+        try checkInverses(entities, nodes: relationshipNodes)
         return entities
     }
 
@@ -274,11 +288,16 @@ struct PipelineFileReader {
         let pagination = try keys["paginate"].map { node throws(PipelineFileError) in try readPagination(node, source: name) }
         let dates = try keys["dates"].map { node throws(PipelineFileError) in try dateFormat(node, "dates of source \(name)") } ?? .iso8601
         var fields: [String: FieldSpec] = [:]
+        var nested: [NestedMapping] = []
         for attribute in entity.attributes { fields[attribute.name] = FieldSpec(path: [attribute.name], dateFormat: nil) }
         if let node = keys["fields"] {
             guard case .mapping(let mapping) = node else { throw error(node, "fields of source \(name) must be a mapping of attribute: path") }
             for (fieldKey, value) in mapping {
                 let attribute = try string(fieldKey, "a field name")
+                if let relationship = entity.relationships.first(where: { $0.name == attribute }) {
+                    nested.append(try readNested(value, relationship: relationship, entities: entities, what: "field \(attribute) of source \(name)"))
+                    continue
+                }
                 guard let description = entity.attributes.first(where: { $0.name == attribute }) else {
                     throw error(fieldKey, "fields of source \(name) names '\(attribute)', which is not an attribute of \(entity.name)")
                 }
@@ -320,7 +339,7 @@ struct PipelineFileReader {
             incremental = IncrementalSpec(cursor: cursor, parameter: parameter)
         }
         return SourceSpec(name: name, entity: entity.name, url: url, isNDJSON: isNDJSON, records: records, headers: headers,
-                          pagination: pagination, fields: fields, dates: dates, mode: mode, onError: onError, rejects: rejects,
+                          pagination: pagination, fields: fields, nested: nested, dates: dates, mode: mode, onError: onError, rejects: rejects,
                           timeout: timeout, retries: retries, maxBytes: maxBytes, incremental: incremental)
     }
 
@@ -366,23 +385,31 @@ struct PipelineFileReader {
         for columnNode in columnNodes {
             let column: ExportColumn
             if case .mapping = columnNode {
-                let spec = try keyedMapping(columnNode, "a column of export \(name)", allowed: ["name", "value", "format"], required: ["value"])
+                let spec = try keyedMapping(columnNode, "a column of export \(name)", allowed: ["name", "value", "format", "join"], required: ["value"])
                 let attribute = try string(spec["value"]!, "a column's value")
                 let title = try spec["name"].map { node throws(PipelineFileError) in try string(node, "a column's name") } ?? attribute
                 let format = try spec["format"].map { node throws(PipelineFileError) in try string(node, "a column's format") }
-                guard let description = entity.attributes.first(where: { $0.name == attribute }) else {
-                    throw error(spec["value"], "column value '\(attribute)' of export \(name) is not an attribute of \(entity.name)")
+                let join = try spec["join"].map { node throws(PipelineFileError) in try string(node, "a column's join") }
+                let (type, toMany) = try exportValue(attribute, of: entity, entities: entities, node: spec["value"]!, export: name)
+                if let joinNode = spec["join"] {
+                    try requireVersion2(joinNode, "join of column \(title)")
+                    guard toMany else { throw error(joinNode, "column \(title) of export \(name) has a join but '\(attribute)' does not go through a to-many relationship") }
+                } else if toMany {
+                    throw error(spec["value"], "column \(title) of export \(name): '\(attribute)' goes through a to-many relationship and needs a join (like join: \"|\")")
                 }
                 if let format {
-                    guard description.type == .date else {
-                        throw error(spec["format"], "column \(title) of export \(name) has a format but \(attribute) is of type \(description.type.rawValue)")
+                    guard type == .date else {
+                        throw error(spec["format"], "column \(title) of export \(name) has a format but \(attribute) is of type \(type.rawValue)")
                     }
                     try checkDatePattern(format, node: spec["format"]!, what: "format of column \(title)")
                 }
-                column = ExportColumn(name: title, attribute: attribute, format: format)
+                column = ExportColumn(name: title, attribute: attribute, format: format, join: join)
             } else {
                 let attribute = try string(columnNode, "a column")
-                guard entity.attributes.contains(where: { $0.name == attribute }) else {
+                if attribute.contains(".") {
+                    let (_, toMany) = try exportValue(attribute, of: entity, entities: entities, node: columnNode, export: name)
+                    if toMany { throw error(columnNode, "column '\(attribute)' of export \(name) goes through a to-many relationship and needs a join: write { value: \(attribute), join: \"|\" }") }
+                } else if !entity.attributes.contains(where: { $0.name == attribute }) {
                     throw error(columnNode, "column '\(attribute)' of export \(name) is not an attribute of \(entity.name)")
                 }
                 column = ExportColumn(name: attribute, attribute: attribute, format: nil)

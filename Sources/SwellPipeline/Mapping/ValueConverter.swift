@@ -14,6 +14,8 @@ enum ValueConverter {
         switch value {
         case .null:
             return .success(.null)
+        case _ where type == .json:
+            return .success(.text(value.jsonText))
         case .array, .object:
             return .failure(ConversionFailure(expected: type, got: value))
         default:
@@ -54,6 +56,8 @@ enum ValueConverter {
         case .date:
             if let seconds = date(value, format: dates, patterns: patterns) { return .success(.real(seconds)) }
             return .failure(ConversionFailure(expected: type, got: value, dateFormat: dates))
+        case .json:
+            break  // every value was taken above
         }
         return .failure(ConversionFailure(expected: type, got: value))
     }

@@ -59,7 +59,7 @@ public struct PipelineRunner: Sendable {
                 for source in pipeline.sources where only.isEmpty || only.contains(source.name) {
                     guard let entity = pipeline.entity(named: source.entity) else { continue }
                     logger.notice("source started", metadata: ["source": "\(source.name)"])
-                    let run = SourceRun(source: source, entity: entity, container: container, options: options,
+                    let run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities, container: container, options: options,
                                         logger: logger, redactor: redactor, progress: progress)
                     let (entry, error) = run.run()
                     report.sources.append(entry)

@@ -18,11 +18,27 @@ public struct RunReport: Codable, Sendable {
         public var rejected = 0
         public var retries = 0
         public var durationS = 0.0
+        /// Version 2: the counts of the entities nested records were upserted into, by entity
+        /// (absent from the JSON when the source maps no relationship).
+        public var nested: [String: Counts]?
 
         enum CodingKeys: String, CodingKey {
-            case name, entity, pages, bytes, records, inserted, updated, unchanged, deleted, rejected, retries
+            case name, entity, pages, bytes, records, inserted, updated, unchanged, deleted, rejected, retries, nested
             case notModified = "not_modified"
             case durationS = "duration_s"
+        }
+    }
+
+    /// Objects of one entity that nested records inserted, changed, or found as stored.
+    public struct Counts: Codable, Sendable, Equatable {
+        public var inserted = 0
+        public var updated = 0
+        public var unchanged = 0
+
+        public init(inserted: Int = 0, updated: Int = 0, unchanged: Int = 0) {
+            self.inserted = inserted
+            self.updated = updated
+            self.unchanged = unchanged
         }
     }
 

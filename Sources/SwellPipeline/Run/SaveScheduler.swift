@@ -20,6 +20,8 @@ final class SaveScheduler: Sendable {
         var inserted = 0
         var updated = 0
         var unchanged = 0
+        /// Version 2: counts of the entities nested records went into.
+        var nested: [String: RunReport.Counts] = [:]
     }
 
     private let container: PersistentContainer

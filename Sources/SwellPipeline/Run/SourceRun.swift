@@ -25,6 +25,8 @@ public struct RunOptions: Sendable {
 struct SourceRun {
     let source: SourceSpec
     let entity: PipelineEntity
+    /// Every entity of the pipeline (nested mappings upsert into them).
+    let pipelineEntities: [PipelineEntity]
     let container: PersistentContainer
     let options: RunOptions
     let logger: Logger
@@ -45,7 +47,7 @@ struct SourceRun {
         let mapper = RecordMapper(source: source, entity: entity)
         let worker = UpsertWorker(source: source, entity: entity, mapper: mapper, batchSize: options.batchSize, container: container,
                                   state: state, scheduler: scheduler, rejects: rejects, sweeper: sweeper, cursor: cursor,
-                                  redactor: redactor, progress: progress)
+                                  redactor: redactor, progress: progress, pipelineEntities: pipelineEntities)
         let queues = (0..<options.workers).map { _ in BatchQueue<[IncomingRecord]>(capacity: 4) }
         let group = DispatchGroup()
         for (number, queue) in queues.enumerated() {

@@ -18,7 +18,20 @@ final class SourceRunState: Sendable {
     private let backlog: SaveBacklog<SaveScheduler.BatchCounts>
 
     init(source: SourceSpec, backlog: SaveBacklog<SaveScheduler.BatchCounts>) {
-        shared = LockedValue(Shared(report: RunReport.Source(name: source.name, entity: source.entity)))
+        var report = RunReport.Source(name: source.name, entity: source.entity)
+        if !source.nested.isEmpty {
+            // Every entity nested records go into is listed, at zero until a batch counts.
+            var nested: [String: RunReport.Counts] = [:]
+            func note(_ mappings: [NestedMapping]) {
+                for mapping in mappings where mapping.destination != source.entity {
+                    nested[mapping.destination] = RunReport.Counts()
+                    note(mapping.nested)
+                }
+            }
+            note(source.nested)
+            report.nested = nested
+        }
+        shared = LockedValue(Shared(report: report))
         self.backlog = backlog
     }
 
@@ -66,6 +79,13 @@ final class SourceRunState: Sendable {
                 shared.report.inserted += counts.inserted
                 shared.report.updated += counts.updated
                 shared.report.unchanged += counts.unchanged
+                for (entity, nested) in counts.nested {
+                    var total = shared.report.nested?[entity] ?? RunReport.Counts()
+                    total.inserted += nested.inserted
+                    total.updated += nested.updated
+                    total.unchanged += nested.unchanged
+                    shared.report.nested = (shared.report.nested ?? [:]).merging([entity: total]) { _, new in new }
+                }
             }
         }
     }

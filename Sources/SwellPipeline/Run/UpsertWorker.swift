@@ -28,6 +28,8 @@ struct UpsertWorker: Sendable {
     let cursor: IncrementalCursor?
     let redactor: Redactor
     let progress: ProgressCounter
+    /// Every entity of the pipeline (nested mappings upsert into them).
+    let pipelineEntities: [PipelineEntity]
 
     /// Starts worker `number` on its own thread, taking from `queue`; it leaves `group` when the queue is closed and drained.
     func start(number: Int, queue: BatchQueue<[IncomingRecord]>, group: DispatchGroup) {
@@ -46,6 +48,24 @@ struct UpsertWorker: Sendable {
         let patterns = DatePatterns()
         var unsaved = 0
         context.performAndWait { context.reserveRows(batchSize, entity: mapper.entity) }
+        // Version 2: records with nested objects go through the graph writer.
+        var graph: NestedUpsert?
+        if !source.nested.isEmpty {
+            do {
+                graph = try context.performAndWait { () throws -> NestedUpsert in
+                    let root = try context.entityDescription(named: entity.name)
+                    let plans = try source.nested.map {
+                        try NestedPlan(mapping: $0, parent: root, pipelineEntities: pipelineEntities,
+                                       storage: { try context.entityDescription(named: $0) }, dates: source.dates)
+                    }
+                    return NestedUpsert(root: root, plans: plans)
+                }
+            } catch {
+                state.fail(error as? PipelineError ?? PipelineError(.other, "source \(source.name): \(error)"))
+                while queue.take() != nil {}
+                return
+            }
+        }
         /// Records of the batch that arrived unchanged: they count with the batch's save.
         var unchanged = 0
         /// On the context's queue: `work` inserts and says whether the batch is
@@ -55,19 +75,19 @@ struct UpsertWorker: Sendable {
                 do {
                     guard try work() else { return (nil, nil) }
                     unsaved = 0
-                    return (try saveBatch(in: context, unchanged: &unchanged), nil)
+                    return (try saveBatch(in: context, unchanged: &unchanged, graph: &graph), nil)
                 } catch {
                     unsaved = 0
                     // The run fails with `error`; saving the valid records may fail too, and
                     // then `error` (the first failure) is the one reported.
-                    return (try? saveBatch(in: context, unchanged: &unchanged), error as? PipelineError ?? savingFailed(error))
+                    return (try? saveBatch(in: context, unchanged: &unchanged, graph: &graph), error as? PipelineError ?? savingFailed(error))
                 }
             }
         }
         var probe = UnchangedProbe()
         while let chunk = queue.take() {
             let (saved, failure) = step {
-                unchanged += try insert(chunk, in: context, patterns: patterns, probe: &probe)
+                unchanged += try insert(chunk, in: context, patterns: patterns, probe: &probe, graph: &graph)
                 unsaved += chunk.count
                 return unsaved >= batchSize
             }
@@ -91,17 +111,41 @@ struct UpsertWorker: Sendable {
     /// Maps and inserts a chunk of records into the worker's context (not saved yet);
     /// returns how many arrived unchanged (left out of the context).
     private func insert(_ chunk: [IncomingRecord], in context: ManagedObjectContext, patterns: DatePatterns,
-                        probe: inout UnchangedProbe) throws -> Int {
+                        probe: inout UnchangedProbe, graph: inout NestedUpsert?) throws -> Int {
         var firstBad: PipelineError?
         var rejected = 0
         var accepted: [(IncomingRecord, [StoreValue])] = []
+        var trees: [String: MappedNode] = [:]
         for item in chunk {
             switch mapper.map(item.record, key: item.key, using: patterns) {
             case .success(let values):
-                accepted.append((item, values))
+                if let graph {
+                    var padded = values
+                    padded += Array(repeating: .null, count: graph.root.attributes.count - values.count)
+                    switch NestedPlan.mapLinks(of: item.record, plans: graph.plans, place: "", patterns: patterns) {
+                    case .success(let links):
+                        accepted.append((item, values))
+                        trees["\(item.index)#\(item.page)"] = MappedNode(values: padded, key: mapper.keyIndices.map { values[$0] }, links: links)
+                    case .failure(let bad):
+                        try reject(item, message: bad.message, attribute: bad.attribute, firstBad: &firstBad, rejected: &rejected)
+                    }
+                } else {
+                    accepted.append((item, values))
+                }
             case .failure(let bad):
                 try reject(item, message: bad.message, attribute: bad.attribute, firstBad: &firstBad, rejected: &rejected)
             }
+        }
+        if graph != nil {
+            if source.mode == .append {
+                accepted = try dropExisting(accepted, in: context, firstBad: &firstBad, rejected: &rejected)
+            }
+            let nodes = accepted.compactMap { trees["\($0.0.index)#\($0.0.page)"] }
+            try graph!.write(nodes, in: context)
+            let unchanged = graph!.takeUnchanged(of: entity.name)
+            count(accepted, chunk: chunk, rejected: rejected)
+            if let firstBad { throw firstBad }
+            return unchanged
         }
         if source.mode == .append {
             accepted = try dropExisting(accepted, in: context, firstBad: &firstBad, rejected: &rejected)
@@ -114,20 +158,26 @@ struct UpsertWorker: Sendable {
             unchanged = left
             probe.found(stored)
         }
+        for (position, (_, values)) in accepted.enumerated() where !unchanged.contains(position) {
+            context.insertRow(entity: description, keyIndices: keyIndices, values: values)
+        }
+        count(accepted, chunk: chunk, rejected: rejected)
+        if let firstBad { throw firstBad }
+        return unchanged.count
+    }
+
+    /// Counts a chunk's records, and notes their keys (replace) and cursor values.
+    private func count(_ accepted: [(IncomingRecord, [StoreValue])], chunk: [IncomingRecord], rejected: Int) {
+        let keyIndices = mapper.keyIndices
         var keys: [[StoreValue]] = []
         var largest: StoreValue?
-        for (position, (_, values)) in accepted.enumerated() {
-            if !unchanged.contains(position) {
-                context.insertRow(entity: description, keyIndices: keyIndices, values: values)
-            }
+        for (_, values) in accepted {
             if sweeper != nil { keys.append(keyIndices.map { values[$0] }) }
             if let cursor { largest = cursor.largest(largest, values) }
         }
         state.count(records: chunk.count, rejected: rejected, cursor: largest)
         sweeper?.saw(keys)
         progress.addRecords(chunk.count)
-        if let firstBad { throw firstBad }
-        return unchanged.count
     }
 
     /// The positions of the records that arrived equal to their stored object, which
@@ -155,7 +205,7 @@ struct UpsertWorker: Sendable {
 
     /// Saves the worker's context into the view context and lets its rows go; the
     /// records that arrived unchanged since the last save count with it.
-    private func saveBatch(in context: ManagedObjectContext, unchanged: inout Int) throws -> SaveScheduler.BatchCounts {
+    private func saveBatch(in context: ManagedObjectContext, unchanged: inout Int, graph: inout NestedUpsert?) throws -> SaveScheduler.BatchCounts {
         let changes: ContextDidSaveChanges
         do {
             changes = try context.saveReturningChanges()
@@ -165,8 +215,28 @@ struct UpsertWorker: Sendable {
         context.reset()
         context.reserveRows(batchSize, entity: mapper.entity)
         defer { unchanged = 0 }
-        return SaveScheduler.BatchCounts(inserted: changes.inserted.count, updated: changes.updated.count,
-                                         unchanged: changes.unchanged.count + unchanged)
+        guard var writer = graph else {
+            return SaveScheduler.BatchCounts(inserted: changes.inserted.count, updated: changes.updated.count,
+                                             unchanged: changes.unchanged.count + unchanged)
+        }
+        // With nested records the save holds several entities: each counts on its own.
+        let perEntity = NestedCounts(changes, entities: writer.entities)
+        var counts = SaveScheduler.BatchCounts()
+        let own = perEntity.counts[entity.name] ?? RunReport.Counts()
+        counts.inserted = own.inserted
+        counts.updated = own.updated
+        counts.unchanged = own.unchanged + unchanged
+        for (name, entityCounts) in perEntity.counts where name != entity.name {
+            var total = entityCounts
+            total.unchanged += writer.unchanged[name] ?? 0
+            counts.nested[name] = total
+        }
+        for (name, found) in writer.unchanged where name != entity.name && perEntity.counts[name] == nil {
+            counts.nested[name] = RunReport.Counts(unchanged: found)
+        }
+        writer.batchSaved()
+        graph = writer
+        return counts
     }
 
     /// A bad record: into the rejects file (`on_error: skip`), or the chunk's failure (`fail`).

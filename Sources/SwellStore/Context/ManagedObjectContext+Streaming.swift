@@ -46,12 +46,25 @@ extension ManagedObjectContext {
     /// Like `enumerateRows`, with each row's values read in place from the store
     /// (no `StoreValue`s or `String`s made): `body` must not keep the cursor.
     /// The exports format millions of rows this way, in constant memory.
-    package func enumerateRowCursors(_ request: FetchRequest, _ body: (StoreRowCursor) throws -> Void) throws {
+    ///
+    /// `keyPaths` are read after the attributes (cursor indices from the entity's
+    /// attribute count on), through relationships, from saved data only: with unsaved
+    /// changes of the entity above, they throw.
+    package func enumerateRowCursors(_ request: FetchRequest, keyPaths: [KeyPathColumn] = [],
+                                     _ body: (StoreRowCursor) throws -> Void) throws {
         assertOnQueue("read \(request.entityName)")
         let plan = try makePlan(request)
         if layerChain(entity: plan.entity.name, includeSelf: true).isEmpty {
-            try storeOrThrow().read { reader in try reader.forEachRowCursor(plan.storeQuery, body) }
+            var query = plan.storeQuery
+            if !keyPaths.isEmpty, let coordinator {
+                let builder = KeyPathSQL(entities: coordinator.entitiesByName)
+                query.extraColumns = try keyPaths.map { try builder.expression($0, from: plan.entity) }
+            }
+            try storeOrThrow().read { reader in try reader.forEachRowCursor(query, body) }
             return
+        }
+        guard keyPaths.isEmpty else {
+            throw StoreError.invalidSortKey(entity: plan.entity.name, key: keyPaths[0].path.joined(separator: ".") + " (key paths are read from saved data: save first)")
         }
         for row in try resolveRows(plan) {
             try body(StoreRowCursor(primaryKey: row.primaryKey, values: row.values))
@@ -160,6 +173,12 @@ extension ManagedObjectContext {
                 return key
             }
         }
+    }
+
+    /// An object's values as this context sees them (its and its parents' unsaved
+    /// changes over the store's), by attribute index; nulls for an ID nothing has.
+    package func currentValues(entity: EntityDescription, primaryKey: Int64) -> [StoreValue] {
+        object(with: objectID(entity.name, primaryKey)).currentValues()
     }
 
     /// Changes the attributes at `indices` of an existing object's row (by primary key)

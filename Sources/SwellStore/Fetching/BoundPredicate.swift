@@ -353,7 +353,7 @@ private struct PredicateBinder {
         case (_, .list): throw error("a list cannot contain a list", at: operand.offset)
         case (_, .double(let double)) where double.isNaN, (_, .date(let double)) where double.isNaN:
             throw error("NaN cannot be compared with '\(attribute.name)'", at: operand.offset)
-        case (.string, .string(let string)): converted = .text(PredicateFunctions.fold(string, options))
+        case (.string, .string(let string)), (.json, .string(let string)): converted = .text(PredicateFunctions.fold(string, options))
         case (.integer, .integer(let int)), (.double, .integer(let int)), (.date, .integer(let int)):
             converted = .integer(int)
         case (.integer, .double(let double)), (.double, .double(let double)), (.date, .double(let double)),
@@ -388,6 +388,7 @@ extension AttributeType {
         case .double: "a double"
         case .boolean: "a boolean"
         case .date: "a date"
+        case .json: "a JSON text"
         }
     }
 
@@ -398,6 +399,7 @@ extension AttributeType {
         case .integer, .double: "a number"
         case .boolean: "TRUE, FALSE, YES, NO, 0 or 1"
         case .date: "an ISO-8601 date string, Unix seconds or a Date"
+        case .json: "a quoted string (the compact JSON text)"
         }
     }
 }

@@ -12,11 +12,11 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     /// Set on the store's column of a to-one relationship (the coordinator's copy of an
     /// entity lists them after its attributes): the destination entity's name. Its
     /// values are the destination's primary keys.
-    var destination: String?
+    package var destination: String?
     /// Set on the in-memory column of a to-many kept in a join table (the owning side): its
     /// value is the members' primary keys as text (`JoinTable.encode`); the store has no
     /// such column, it reads and writes the join table instead.
-    var join: JoinTable?
+    package var join: JoinTable?
 
     /// Creates an attribute description.
     public init(name: String, type: AttributeType, isOptional: Bool = false) {
@@ -29,33 +29,33 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
 /// A to-many relationship kept in a join table `<Entity>_<relationship>` (store.md 35):
 /// one row per member, a column for each side (named after the owning entity and after
 /// the relationship), plus `_order` when the relationship is ordered.
-struct JoinTable: Sendable, Hashable, Codable {
+package struct JoinTable: Sendable, Hashable, Codable {
     /// The table's name, `<Entity>_<relationship>`.
-    var table: String
+    package var table: String
     /// The owning entity (its column holds the owner's `_pk`).
-    var owner: String
+    package var owner: String
     /// The relationship's name (its column holds the member's `_pk`).
-    var relationship: String
+    package var relationship: String
     /// The members' entity.
-    var destination: String
-    var isOrdered: Bool
+    package var destination: String
+    package var isOrdered: Bool
 
     /// A list of members as the column's value: `.null` when empty, otherwise their primary
     /// keys joined by commas (unordered: ascending, so equal sets have equal values).
-    static func encode(_ members: [Int64], ordered: Bool) -> StoreValue {
+    package static func encode(_ members: [Int64], ordered: Bool) -> StoreValue {
         guard !members.isEmpty else { return .null }
         let list = ordered ? members : members.sorted()
         return .text(list.map(String.init).joined(separator: ","))
     }
 
     /// The members a column value lists.
-    static func decode(_ value: StoreValue) -> [Int64] {
+    package static func decode(_ value: StoreValue) -> [Int64] {
         guard case .text(let text) = value else { return [] }
         return text.split(separator: ",").compactMap { Int64($0) }
     }
 
     /// The members of `survivor` then those of `newcomer` it lacks (unordered: ascending).
-    static func union(_ survivor: StoreValue, _ newcomer: StoreValue, ordered: Bool) -> StoreValue {
+    package static func union(_ survivor: StoreValue, _ newcomer: StoreValue, ordered: Bool) -> StoreValue {
         var members = decode(survivor)
         var seen = Set(members)
         for member in decode(newcomer) where seen.insert(member).inserted { members.append(member) }

@@ -9,17 +9,20 @@ import Foundation
 /// | `.double` | `Double` | REAL |
 /// | `.boolean` | `Bool` | INTEGER 0/1 |
 /// | `.date` | `Date` | REAL, Unix seconds UTC |
+/// | `.json` | `String`, compact JSON text | TEXT |
 public enum AttributeType: String, Sendable, Hashable, Codable, CaseIterable {
     case string
     case integer
     case double
     case boolean
     case date
+    /// Any JSON value, kept as its compact text (pipeline-file.md, version 2).
+    case json
 
     /// The SQLite column type the store declares for this attribute type.
     var sqliteColumnType: String {
         switch self {
-        case .string: "TEXT"
+        case .string, .json: "TEXT"
         case .integer, .boolean: "INTEGER"
         case .double, .date: "REAL"
         }

@@ -21,7 +21,7 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     var joinColumnCount = 0
 
     /// How many attributes are columns of the entity's table (those before the join-table ones).
-    var columnCount: Int { attributes.count - joinColumnCount }
+    package var columnCount: Int { attributes.count - joinColumnCount }
 
     /// Creates an entity description.
     public init(name: String, attributes: [AttributeDescription], relationships: [RelationshipDescription] = [],

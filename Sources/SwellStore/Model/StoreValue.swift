@@ -18,13 +18,13 @@ public enum StoreValue: Sendable, Hashable, Codable {
     }
 
     /// Converts a Swift value (`String`, `Int` and the other integer types,
-    /// `Double`, `Float`, `Bool`, `Date`, nil) to the store's representation
+    /// `Double`, `Float`, `Bool`, `Date`, nil; for `.json` a `String` of JSON text) to the store's representation
     /// for an attribute of `type`. Returns nil when the value does not fit the type.
     public init?(swiftValue value: Any?, for type: AttributeType) {
         guard let value else { self = .null; return }
         if let optional = value as? OptionalProtocol, optional.isNil { self = .null; return }
         switch type {
-        case .string:
+        case .string, .json:
             guard let string = value as? String else { return nil }
             self = .text(string)
         case .integer:

@@ -64,6 +64,8 @@ struct StoreQuery: Sendable {
     var sort: [(attribute: Int, ascending: Bool)] = []
     var limit: Int?
     var offset: Int = 0
+    /// SQL expressions read after the attributes (key-path columns of exports).
+    var extraColumns: [String] = []
 }
 
 /// One root save, in the order its changes were made.

@@ -293,7 +293,8 @@ struct SQLiteStoreReader: StoreReader {
         let entity = query.entity
         let layout = TableLayout(entity)
         var (sql, arguments) = whereClause(query)
-        sql = "SELECT \(columns(entity, layout)) FROM \(layout.table)" + sql
+        let extras = query.extraColumns.map { ", \($0)" }.joined()
+        sql = "SELECT \(columns(entity, layout))\(extras) FROM \(layout.table)" + sql
         var order = query.sort.map { "\(quoteIdentifier(entity.attributes[$0.attribute].name)) \($0.ascending ? "ASC" : "DESC")" }
         order.append("\(layout.tieBreak) ASC")
         sql += " ORDER BY " + order.joined(separator: ", ")

@@ -1,0 +1,161 @@
+import SwellStore
+import Yams
+
+/// Version 2 of the pipeline file (pipeline-file.md, "Nested records and
+/// relationships"): entities' relationships, nested mappings under a source's
+/// fields, and key-path export columns. Each rule's error names its place.
+extension PipelineFileReader {
+    /// Refuses a version-2 feature in a version-1 file.
+    func requireVersion2(_ node: Node, _ what: String) throws(PipelineFileError) {
+        guard version >= 2 else { throw error(node, "\(what) needs version: 2 (this file says version: 1)") }
+    }
+
+    /// An entity's `relationships: { name: { to, many, ordered, inverse, delete, required } }`.
+    func readRelationships(_ node: Node, of entity: PipelineEntity, entities: [PipelineEntity]) throws(PipelineFileError) -> [RelationshipDescription] {
+        guard case .mapping(let mapping) = node else { throw error(node, "relationships of \(entity.name) must be a mapping of name: { to: Entity, … }") }
+        var relationships: [RelationshipDescription] = []
+        for (keyNode, value) in mapping {
+            let name = try string(keyNode, "a relationship name")
+            guard Self.isIdentifier(name), !name.hasPrefix("_"), !name.lowercased().hasPrefix("swell_") else {
+                throw error(keyNode, "relationship name '\(name)' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_' or 'swell_'")
+            }
+            guard !entity.attributes.contains(where: { $0.name.lowercased() == name.lowercased() }),
+                  !relationships.contains(where: { $0.name.lowercased() == name.lowercased() }) else {
+                throw error(keyNode, "'\(entity.name).\(name)' is defined twice (as an attribute or a relationship)")
+            }
+            let what = "relationship \(entity.name).\(name)"
+            let keys = try keyedMapping(value, what, allowed: ["to", "many", "ordered", "inverse", "delete", "required"], required: ["to"])
+            let destination = try string(keys["to"]!, "to of \(what)")
+            guard entities.contains(where: { $0.name == destination }) else {
+                throw error(keys["to"], "\(what) points to '\(destination)', which is not an entity of this file")
+            }
+            let many = try keys["many"].map { node throws(PipelineFileError) in try boolean(node, "many of \(what)") } ?? false
+            let ordered = try keys["ordered"].map { node throws(PipelineFileError) in try boolean(node, "ordered of \(what)") } ?? false
+            if ordered && !many { throw error(keys["ordered"], "\(what) is ordered but not many: only a to-many can be ordered") }
+            let inverse = try keys["inverse"].map { node throws(PipelineFileError) in try string(node, "inverse of \(what)") }
+            var rule = DeleteRule.nullify
+            if let node = keys["delete"] {
+                let text = try string(node, "delete of \(what)")
+                switch text {
+                case "nullify": rule = .nullify
+                case "cascade": rule = .cascade
+                case "deny": rule = .deny
+                case "no_action": rule = .noAction
+                default: throw error(node, "delete \"\(text)\" of \(what) must be nullify, cascade, deny or no_action")
+                }
+            }
+            let required = try keys["required"].map { node throws(PipelineFileError) in try boolean(node, "required of \(what)") } ?? false
+            relationships.append(RelationshipDescription(name: name, destination: destination, toMany: many, isOrdered: ordered,
+                                                         isOptional: !required, inverse: inverse, deleteRule: rule))
+        }
+        return relationships
+    }
+
+    /// Every `inverse` names a relationship of its destination that names this one back
+    /// and points back at this entity.
+    func checkInverses(_ entities: [PipelineEntity], nodes: [(entity: Int, node: Node)]) throws(PipelineFileError) {
+        for (index, node) in nodes {
+            let entity = entities[index]
+            guard case .mapping(let mapping) = node else { continue }
+            for relationship in entity.relationships {
+                guard let inverseName = relationship.inverse else { continue }
+                let place = mapping.first { (key, _) in key.string == relationship.name }?.value
+                let inverseNode = place.flatMap { value -> Node? in
+                    guard case .mapping(let fields) = value else { return nil }
+                    return fields.first { (key, _) in key.string == "inverse" }?.value
+                }
+                let what = "relationship \(entity.name).\(relationship.name)"
+                guard let destination = entities.first(where: { $0.name == relationship.destination }),
+                      let inverse = destination.relationships.first(where: { $0.name == inverseName }) else {
+                    throw error(inverseNode ?? node, "inverse '\(inverseName)' of \(what) is not a relationship of \(relationship.destination)")
+                }
+                guard inverse.destination == entity.name, inverse.inverse == relationship.name else {
+                    throw error(inverseNode ?? node, "inverse '\(inverseName)' of \(what) does not name it back: \(relationship.destination).\(inverseName) must say to: \(entity.name), inverse: \(relationship.name)")
+                }
+                if relationship.isOrdered && !inverse.isToMany {
+                    throw error(inverseNode ?? node, "\(what) is ordered and its inverse \(relationship.destination).\(inverseName) is a to-one: an ordered to-many cannot have a to-one inverse (drop the inverse or the order)")
+                }
+            }
+        }
+    }
+
+    /// A nested mapping `{ path, fields }` of `relationship` (to any depth): every
+    /// field names an attribute or relationship of the destination, and its key is mapped.
+    func readNested(_ node: Node, relationship: RelationshipDescription, entities: [PipelineEntity], what: String) throws(PipelineFileError) -> NestedMapping {
+        try requireVersion2(node, what)
+        guard case .mapping = node else {
+            throw error(node, "\(what) maps relationship '\(relationship.name)': it needs { path: …, fields: { … } }")
+        }
+        let keys = try keyedMapping(node, what, allowed: ["path", "fields"], required: ["path", "fields"])
+        let path = try dotPath(keys["path"]!, "path of \(what)")
+        guard let destination = entities.first(where: { $0.name == relationship.destination }) else {
+            throw error(node, "\(what): '\(relationship.destination)' is not an entity of this file")
+        }
+        guard case .mapping(let mapping) = keys["fields"]! else { throw error(keys["fields"], "fields of \(what) must be a mapping of attribute: path") }
+        var fields: [String: FieldSpec] = [:]
+        var nested: [NestedMapping] = []
+        for (fieldKey, value) in mapping {
+            let name = try string(fieldKey, "a field name")
+            if let inner = destination.relationships.first(where: { $0.name == name }) {
+                nested.append(try readNested(value, relationship: inner, entities: entities, what: "field \(name) of \(what)"))
+                continue
+            }
+            guard let attribute = destination.attributes.first(where: { $0.name == name }) else {
+                throw error(fieldKey, "fields of \(what) name '\(name)', which is not an attribute or relationship of \(destination.name)")
+            }
+            if case .mapping = value {
+                let field = try keyedMapping(value, "field \(name) of \(what)", allowed: ["path", "format"], required: ["path"])
+                var format: DateFormat?
+                if let formatNode = field["format"] {
+                    guard attribute.type == .date else { throw error(formatNode, "field \(name) of \(what) has a date format but is of type \(attribute.type.rawValue)") }
+                    format = .pattern(try string(formatNode, "format of field \(name)"))
+                    if case .pattern(let text)? = format, ["iso8601", "unix", "unix_ms"].contains(text) {
+                        format = text == "iso8601" ? .iso8601 : text == "unix" ? .unix : .unixMilliseconds
+                    } else if case .pattern(let text)? = format {
+                        try checkDatePattern(text, node: formatNode, what: "format of field \(name)")
+                    }
+                }
+                fields[name] = FieldSpec(path: try elementPath(field["path"]!, "path of field \(name) of \(what)"), dateFormat: format)
+            } else {
+                fields[name] = FieldSpec(path: try elementPath(value, "path of field \(name) of \(what)"), dateFormat: nil)
+            }
+        }
+        for key in destination.key where fields[key] == nil {
+            throw error(keys["fields"], "\(what) does not map \(destination.name)'s key '\(key)': each nested \(destination.name) is upserted by its key")
+        }
+        return NestedMapping(relationship: relationship.name, destination: destination.name, path: path, fields: fields, nested: nested)
+    }
+
+    /// A field path inside a nested element: a dot path, or "." for the element itself.
+    private func elementPath(_ node: Node, _ what: String) throws(PipelineFileError) -> [String] {
+        if case .scalar(let scalar) = node, scalar.string == "." { return ["."] }
+        return try dotPath(node, what)
+    }
+
+    /// An export column's value: an attribute, or a key path through relationships
+    /// (to-ones, then at most one to-many, whose values need `join`). Returns the
+    /// value's type (for `format`) and whether the path goes through a to-many.
+    func exportValue(_ path: String, of entity: PipelineEntity, entities: [PipelineEntity], node: Node,
+                     export: String) throws(PipelineFileError) -> (type: AttributeType, toMany: Bool) {
+        let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var current = entity
+        var toMany = false
+        for (position, part) in parts.enumerated() {
+            let isLast = position == parts.count - 1
+            if isLast, let attribute = current.attributes.first(where: { $0.name == part }) {
+                if parts.count > 1 { try requireVersion2(node, "column value '\(path)' of export \(export)") }
+                return (attribute.type, toMany)
+            }
+            guard !isLast, let relationship = current.relationships.first(where: { $0.name == part }),
+                  let next = entities.first(where: { $0.name == relationship.destination }) else {
+                throw error(node, "column value '\(path)' of export \(export): '\(part)' is not \(isLast ? "an attribute" : "a relationship") of \(current.name)")
+            }
+            if relationship.isToMany {
+                guard !toMany else { throw error(node, "column value '\(path)' of export \(export) goes through two to-many relationships") }
+                toMany = true
+            }
+            current = next
+        }
+        throw error(node, "column value '\(path)' of export \(export) is empty")
+    }
+}

@@ -1,0 +1,187 @@
+import SwellCSV
+import SwellJSON
+import SwellStore
+
+/// Where a relationship's link is written when a nested record is upserted
+/// (the store keeps each kind differently, see store.md 35).
+enum NestedLinkKind: Sendable {
+    /// A to-one: the parent's column `column` holds the child's ID.
+    case toOne(column: Int)
+    /// A to-many kept in the parent's join table: its column lists the children.
+    case joinOwner(column: Int, ordered: Bool)
+    /// A to-many whose inverse is a to-one: each child's column `column` names the parent;
+    /// children no longer listed are deleted (`cascade`) or unlinked.
+    case inverseToOne(column: Int, cascade: Bool)
+    /// The other side of a many-to-many: each child's join column `column` lists the parent.
+    case joinInverse(column: Int)
+}
+
+/// How one nested mapping is written: the destination as the store keeps it, the
+/// mapper of its elements, the link kind, and its own nested mappings.
+struct NestedPlan: Sendable {
+    let mapping: NestedMapping
+    let relationship: RelationshipDescription
+    let entity: EntityDescription
+    let kind: NestedLinkKind
+    let mapper: ElementMapper
+    let children: [NestedPlan]
+    /// Relationship columns of `entity` that some plan below it writes (the others keep their stored value).
+    let writtenColumns: Set<Int>
+
+    init(mapping: NestedMapping, parent: EntityDescription, pipelineEntities: [PipelineEntity],
+         storage: (String) throws -> EntityDescription, dates: DateFormat) throws {
+        self.mapping = mapping
+        guard let relationship = parent.relationship(named: mapping.relationship),
+              let pipelineEntity = pipelineEntities.first(where: { $0.name == mapping.destination }) else {
+            throw PipelineError(.other, "relationship \(parent.name).\(mapping.relationship) is not in the model")
+        }
+        self.relationship = relationship
+        entity = try storage(mapping.destination)
+        kind = try Self.kind(of: relationship, parent: parent, destination: entity)
+        mapper = ElementMapper(entity: entity, attributes: pipelineEntity.attributes, fields: mapping.fields, dates: dates)
+        let destination = entity
+        children = try mapping.nested.map {
+            try NestedPlan(mapping: $0, parent: destination, pipelineEntities: pipelineEntities, storage: storage, dates: dates)
+        }
+        writtenColumns = Self.columns(writtenBy: children)
+    }
+
+    /// The parent's (or the children's) column a relationship is kept in.
+    static func kind(of relationship: RelationshipDescription, parent: EntityDescription,
+                     destination: EntityDescription) throws -> NestedLinkKind {
+        let what = "\(parent.name).\(relationship.name)"
+        if let column = parent.attributes.firstIndex(where: { $0.name == relationship.name }) {
+            if parent.attributes[column].destination != nil { return .toOne(column: column) }
+            if parent.attributes[column].join != nil { return .joinOwner(column: column, ordered: relationship.isOrdered) }
+        }
+        guard let inverse = relationship.inverse, let column = destination.attributes.firstIndex(where: { $0.name == inverse }) else {
+            throw PipelineError(.other, "relationship \(what) has no storage the pipeline can write")
+        }
+        if destination.attributes[column].destination != nil {
+            return .inverseToOne(column: column, cascade: relationship.deleteRule == .cascade)
+        }
+        return .joinInverse(column: column)
+    }
+
+    /// The relationship columns of a parent that these plans write (to-ones and owned join tables).
+    static func columns(writtenBy plans: [NestedPlan]) -> Set<Int> {
+        Set(plans.compactMap { plan -> Int? in
+            switch plan.kind {
+            case .toOne(let column), .joinOwner(let column, _): column
+            case .inverseToOne, .joinInverse: nil
+            }
+        })
+    }
+}
+
+/// A record or nested element mapped onto its entity (values by attribute index of
+/// the store's entity, relationship columns still empty), with its nested elements.
+struct MappedNode: Sendable {
+    var values: [StoreValue]
+    var key: [StoreValue]
+    /// Per plan (in the plan's order): the mapped elements, or nil when the path was
+    /// absent or null (a to-one becomes nil, a to-many empty).
+    var links: [[MappedNode]?]
+}
+
+/// Maps the elements of one nested mapping: each attribute from its field path in
+/// the element (`.` for the element itself), converted by type.
+struct ElementMapper: Sendable {
+    let entity: EntityDescription
+    let paths: [[String]]
+    let dates: [DateFormat]
+    let keyIndices: [Int]
+    let attributeCount: Int
+
+    init(entity: EntityDescription, attributes: [AttributeDescription], fields: [String: FieldSpec], dates: DateFormat) {
+        self.entity = entity
+        attributeCount = attributes.count
+        paths = attributes.map { fields[$0.name]?.path ?? [$0.name] }
+        self.dates = attributes.map { fields[$0.name]?.dateFormat ?? dates }
+        keyIndices = entity.keyIndices
+    }
+
+    /// The element's values (relationship columns null), or why it is bad; `place`
+    /// names the element (`labels[2]`) in messages.
+    func map(_ element: JSONValue, place: String, patterns: DatePatterns) -> Result<[StoreValue], BadRecord> {
+        var values = [StoreValue](repeating: .null, count: entity.attributes.count)
+        for index in 0..<attributeCount {
+            let path = paths[index]
+            let raw: JSONValue
+            if path == ["."] {
+                raw = element
+            } else {
+                guard case .object = element else {
+                    return .failure(BadRecord(attribute: place, message: "\(place): expected an object with \(path.joined(separator: ".")), got \(element.kindDescription)"))
+                }
+                raw = element.value(at: path) ?? .null
+            }
+            let attribute = entity.attributes[index]
+            let field = path == ["."] ? place : "\(place).\(path.joined(separator: "."))"
+            switch ValueConverter.convert(raw, to: attribute.type, dates: dates[index], patterns: patterns) {
+            case .success(let value):
+                if value.isNull && !attribute.isOptional {
+                    let what = keyIndices.contains(index) ? "the key attribute" : "a required value"
+                    return .failure(BadRecord(attribute: field, message: "\(field): \(what) \(entity.name).\(attribute.name) is missing"))
+                }
+                values[index] = value
+            case .failure(let failure):
+                return .failure(BadRecord(attribute: field, message: "\(field): \(failure.message)"))
+            }
+        }
+        return .success(values)
+    }
+}
+
+extension NestedPlan {
+    /// Maps a record's (or element's) nested objects for `plans`, recursively.
+    static func mapLinks(of record: JSONValue, plans: [NestedPlan], place: String,
+                         patterns: DatePatterns) -> Result<[[MappedNode]?], BadRecord> {
+        var links: [[MappedNode]?] = []
+        for plan in plans {
+            let name = place.isEmpty ? plan.mapping.path.joined(separator: ".") : "\(place).\(plan.mapping.path.joined(separator: "."))"
+            let nested: JSONValue? = {
+                guard case .object = record else { return nil }
+                return record.value(at: plan.mapping.path)
+            }()
+            guard let nested, nested != .null else {
+                links.append(nil)
+                continue
+            }
+            var elements: [(JSONValue, String)] = []
+            if plan.relationship.isToMany {
+                guard case .array(let array) = nested else {
+                    return .failure(BadRecord(attribute: name, message: "\(name): expected an array for the to-many \(plan.relationship.name), got \(nested.kindDescription)"))
+                }
+                elements = array.enumerated().map { ($1, "\(name)[\($0)]") }
+            } else {
+                guard case .object = nested else {
+                    return .failure(BadRecord(attribute: name, message: "\(name): expected an object for the to-one \(plan.relationship.name), got \(nested.kindDescription)"))
+                }
+                elements = [(nested, name)]
+            }
+            var nodes: [MappedNode] = []
+            for (element, elementPlace) in elements {
+                switch plan.node(element, place: elementPlace, patterns: patterns) {
+                case .success(let node): nodes.append(node)
+                case .failure(let bad): return .failure(bad)
+                }
+            }
+            links.append(nodes)
+        }
+        return .success(links)
+    }
+
+    /// One element mapped with its own nested objects.
+    func node(_ element: JSONValue, place: String, patterns: DatePatterns) -> Result<MappedNode, BadRecord> {
+        switch mapper.map(element, place: place, patterns: patterns) {
+        case .failure(let bad):
+            return .failure(bad)
+        case .success(let values):
+            switch Self.mapLinks(of: element, plans: children, place: place, patterns: patterns) {
+            case .failure(let bad): return .failure(bad)
+            case .success(let links): return .success(MappedNode(values: values, key: mapper.keyIndices.map { values[$0] }, links: links))
+            }
+        }
+    }
+}
