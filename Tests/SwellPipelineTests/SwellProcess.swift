@@ -97,9 +97,12 @@ final class RunningSwell {
     private let errors = Pipe()
     private(set) var stderr = ""
 
-    init(_ arguments: [String], in directory: URL) throws {
+    init(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws {
         process.executableURL = SwellProcess.executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         process.currentDirectoryURL = directory
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice

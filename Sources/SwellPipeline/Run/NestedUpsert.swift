@@ -20,6 +20,9 @@ struct NestedUpsert {
     private var stored: [String: [[StoreValue]: (primaryKey: Int64, values: [StoreValue])]] = [:]
     /// Objects found equal to what is stored, by entity (counted as unchanged).
     private(set) var unchanged: [String: Int] = [:]
+    /// Stored objects whose row stayed but whose to-many (held by the children's
+    /// columns) changed, by entity: counted as updated.
+    private(set) var touched: [String: Int] = [:]
 
     init(root: EntityDescription, plans: [NestedPlan]) {
         self.root = root
@@ -49,6 +52,7 @@ struct NestedUpsert {
     mutating func batchSaved() {
         batchIDs.removeAll(keepingCapacity: true)
         unchanged.removeAll()
+        touched.removeAll()
     }
 
     /// Writes the chunk's records (their mapped trees) in order.
@@ -80,21 +84,21 @@ struct NestedUpsert {
 
     /// Writes one object and its links; returns its ID at this level.
     private mutating func write(_ node: MappedNode, entity: EntityDescription, plans: [NestedPlan], written: Set<Int>,
-                                in context: ManagedObjectContext) throws -> Int64 {
+                                in context: ManagedObjectContext) throws -> (id: Int64, changed: Bool) {
         var values = node.values
         // Children this object points at come first: their IDs go in its columns.
         for (plan, nodes) in zip(plans, node.links) {
             switch plan.kind {
             case .toOne(let column):
                 if let child = nodes?.first {
-                    values[column] = .integer(try write(child, entity: plan.entity, plans: plan.children, written: plan.writtenColumns, in: context))
+                    values[column] = .integer(try write(child, entity: plan.entity, plans: plan.children, written: plan.writtenColumns, in: context).id)
                 } else {
                     values[column] = .null
                 }
             case .joinOwner(let column, let ordered):
                 var ids: [Int64] = []
                 for child in nodes ?? [] {
-                    let id = try write(child, entity: plan.entity, plans: plan.children, written: plan.writtenColumns, in: context)
+                    let id = try write(child, entity: plan.entity, plans: plan.children, written: plan.writtenColumns, in: context).id
                     if !ids.contains(id) { ids.append(id) }
                 }
                 values[column] = JoinTable.encode(ids, ordered: ordered)
@@ -102,7 +106,8 @@ struct NestedUpsert {
                 break
             }
         }
-        let (id, existed) = try writeRow(values, key: node.key, entity: entity, written: written, in: context)
+        let (id, existed, rowChanged) = try writeRow(values, key: node.key, entity: entity, written: written, in: context)
+        var linksChanged = false
         // Children that point at this object: their column names it; the set is what the record says.
         for (plan, nodes) in zip(plans, node.links) {
             switch plan.kind {
@@ -110,28 +115,37 @@ struct NestedUpsert {
                 var listed = Set<Int64>()
                 for var child in nodes ?? [] {
                     child.values[column] = .integer(id)
-                    listed.insert(try write(child, entity: plan.entity, plans: plan.children,
-                                            written: plan.writtenColumns.union([column]), in: context))
+                    let written = try write(child, entity: plan.entity, plans: plan.children,
+                                            written: plan.writtenColumns.union([column]), in: context)
+                    listed.insert(written.id)
+                    linksChanged = linksChanged || written.changed
                 }
-                if existed { try releaseMembers(of: id, plan: plan, column: column, keeping: listed, cascade: cascade, in: context) }
+                if existed, try releaseMembers(of: id, plan: plan, column: column, keeping: listed, cascade: cascade, in: context) {
+                    linksChanged = true
+                }
             case .joinInverse(let column):
                 for child in nodes ?? [] {
-                    let childID = try write(child, entity: plan.entity, plans: plan.children, written: plan.writtenColumns, in: context)
-                    try addOwner(id, to: childID, entity: plan.entity, column: column, in: context)
+                    let childID = try write(child, entity: plan.entity, plans: plan.children, written: plan.writtenColumns, in: context).id
+                    if try addOwner(id, to: childID, entity: plan.entity, column: column, in: context) { linksChanged = true }
                 }
             case .toOne, .joinOwner:
                 break
             }
         }
-        return id
+        // An object whose own row is as stored counts as unchanged unless the children
+        // that point at it changed (then it counts as updated: its set changed).
+        if existed && !rowChanged {
+            if linksChanged { touched[entity.name, default: 0] += 1 } else { unchanged[entity.name, default: 0] += 1 }
+        }
+        return (id, rowChanged || linksChanged || !existed)
     }
 
     /// Inserts or updates one row: a key met this batch is updated (the later record
     /// wins), a stored one only where it differs, a new one inserted. Relationship
     /// columns no plan writes keep their stored value. Returns the ID and whether the
-    /// object existed before this record (stored, or met earlier this batch).
+    /// object existed before this record (stored, or met earlier this batch), and whether its row changed.
     private mutating func writeRow(_ mapped: [StoreValue], key: [StoreValue], entity: EntityDescription, written: Set<Int>,
-                                   in context: ManagedObjectContext) throws -> (Int64, Bool) {
+                                   in context: ManagedObjectContext) throws -> (Int64, Bool, Bool) {
         var values = mapped
         let userColumns = entity.attributes.indices.filter { entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil }
         let relationshipColumns = entity.attributes.indices.filter { written.contains($0) }
@@ -144,34 +158,33 @@ struct NestedUpsert {
                 context.updateRow(entity: entity, primaryKey: id, values: values, indices: changed)
                 batchIDs[entity.name, default: [:]][key] = (id, values)
             }
-            return (id, true)
+            return (id, true, !changed.isEmpty)
         }
         if !key.isEmpty, let row = stored[entity.name]?[key] {
             for index in entity.attributes.indices where !columns.contains(index) { values[index] = row.values[index] }
             let changed = columns.filter { values[$0] != row.values[$0] }
-            if changed.isEmpty {
-                unchanged[entity.name, default: 0] += 1
-            } else {
+            if !changed.isEmpty {
                 context.updateRow(entity: entity, primaryKey: row.primaryKey, values: values, indices: changed)
             }
             batchIDs[entity.name, default: [:]][key] = (row.primaryKey, values)
-            return (row.primaryKey, true)
+            return (row.primaryKey, true, !changed.isEmpty)
         }
         let id = context.insertRow(entity: entity, values: values)
         if !key.isEmpty { batchIDs[entity.name, default: [:]][key] = (id, values) }
-        return (id, false)
+        return (id, false, true)
     }
 
-    /// A stored parent's members that the record no longer lists: deleted (cascade) or unlinked.
+    /// A stored parent's members that the record no longer lists: deleted (cascade) or
+    /// unlinked. Returns whether there were any.
     private func releaseMembers(of parent: Int64, plan: NestedPlan, column: Int, keeping listed: Set<Int64>, cascade: Bool,
-                                in context: ManagedObjectContext) throws {
+                                in context: ManagedObjectContext) throws -> Bool {
         var request = FetchRequest(entityName: plan.entity.name)
         request.predicate = FetchPredicate(format: "%K == %@", plan.entity.attributes[column].name, parent)
         var gone: [Int64] = []
         try context.enumerateRows(request) { primaryKey, _ in
             if !listed.contains(primaryKey) { gone.append(primaryKey) }
         }
-        guard !gone.isEmpty else { return }
+        guard !gone.isEmpty else { return false }
         if cascade {
             context.deleteRows(entity: plan.entity.name, primaryKeys: gone)
         } else {
@@ -179,17 +192,19 @@ struct NestedUpsert {
             cleared[column] = .null
             for member in gone { context.updateRow(entity: plan.entity, primaryKey: member, values: cleared, indices: [column]) }
         }
+        return true
     }
 
     /// The other side of a many-to-many: the child's join column gains the parent.
     private func addOwner(_ parent: Int64, to child: Int64, entity: EntityDescription, column: Int,
-                          in context: ManagedObjectContext) throws {
-        guard let join = entity.attributes[column].join else { return }
+                          in context: ManagedObjectContext) throws -> Bool {
+        guard let join = entity.attributes[column].join else { return false }
         let members = JoinTable.decode(context.currentValues(entity: entity, primaryKey: child)[column])
-        guard !members.contains(parent) else { return }
+        guard !members.contains(parent) else { return false }
         var values = [StoreValue](repeating: .null, count: entity.attributes.count)
         values[column] = JoinTable.encode(members + [parent], ordered: join.isOrdered)
         context.updateRow(entity: entity, primaryKey: child, values: values, indices: [column])
+        return true
     }
 }
 

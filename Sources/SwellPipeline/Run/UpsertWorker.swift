@@ -224,11 +224,12 @@ struct UpsertWorker: Sendable {
         var counts = SaveScheduler.BatchCounts()
         let own = perEntity.counts[entity.name] ?? RunReport.Counts()
         counts.inserted = own.inserted
-        counts.updated = own.updated
+        counts.updated = own.updated + (writer.touched[entity.name] ?? 0)
         counts.unchanged = own.unchanged + unchanged
         for (name, entityCounts) in perEntity.counts where name != entity.name {
             var total = entityCounts
             total.unchanged += writer.unchanged[name] ?? 0
+            total.updated += writer.touched[name] ?? 0
             counts.nested[name] = total
         }
         for (name, found) in writer.unchanged where name != entity.name && perEntity.counts[name] == nil {
