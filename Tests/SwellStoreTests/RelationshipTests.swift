@@ -853,3 +853,86 @@ struct RelationshipMigrationTests {
         #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
     }
 }
+
+/// Counts the store's reads (one per `read`, whatever it queries).
+private final class ReadCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func increment() { lock.withLock { value += 1 } }
+    var count: Int { lock.withLock { value } }
+}
+
+@Suite("Relationships: prefetching (store.md 34)")
+struct PrefetchingTests {
+    /// 50 entries over 10 spots, saved to disk; a fresh stack to read them.
+    private func seeded(_ directory: TemporaryDirectory) async throws -> PersistentContainer {
+        let container = try makeGraph(directory)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let spots = (0..<10).map { index -> ManagedObject in
+                let spot = context.insertNewObject(forEntityName: "Spot")
+                spot["name"] = "spot \(index)"
+                return spot
+            }
+            for id in 1...50 {
+                let entry = context.insertNewObject(forEntityName: "Entry")
+                entry["id"] = id
+                entry.setValue(spots[id % 10], forKey: "spot")
+            }
+            try context.save()
+        }
+        try await container.saveToDisk()
+        return try makeGraph(directory)
+    }
+
+    @Test("a fetch of 50 entries prefetching 'spot' reads the store a constant number of times, not 50")
+    func toOnePrefetch() async throws {
+        let directory = TemporaryDirectory()
+        let stack = try await seeded(directory)
+        let store = try #require(stack.persistentStoreCoordinator.sqliteStore)
+        let reads = ReadCounter()
+        store.readObserver = { reads.increment() }
+        defer { store.readObserver = nil }
+        let context = stack.newBackgroundContext()
+        let (withPrefetch, names) = try context.performAndWait { () throws -> (Int, Set<String>) in
+            var request = FetchRequest(entityName: "Entry")
+            request.relationshipKeyPathsForPrefetching = ["spot"]
+            let entries = try context.fetch(request)
+            let names = Set(entries.compactMap { ($0.value(forKey: "spot") as? ManagedObject)?["name"] as? String })
+            return (reads.count, names)
+        }
+        #expect(names.count == 10)
+        #expect(withPrefetch <= 2)
+        // Without prefetching each spot loads on first access: a read per entry.
+        let other = stack.newBackgroundContext()
+        let before = reads.count
+        try other.performAndWait {
+            for entry in try other.fetch(FetchRequest(entityName: "Entry")) { _ = entry.value(forKey: "spot") }
+        }
+        #expect(reads.count - before >= 50)
+    }
+
+    @Test("prefetching a to-many ('entries') answers every spot's set from one query, and a change is seen")
+    func toManyPrefetch() async throws {
+        let directory = TemporaryDirectory()
+        let stack = try await seeded(directory)
+        let store = try #require(stack.persistentStoreCoordinator.sqliteStore)
+        let reads = ReadCounter()
+        store.readObserver = { reads.increment() }
+        defer { store.readObserver = nil }
+        let context = stack.newBackgroundContext()
+        try context.performAndWait {
+            var request = FetchRequest(entityName: "Spot")
+            request.relationshipKeyPathsForPrefetching = ["entries"]
+            let spots = try context.fetch(request)
+            let sizes = spots.map { ($0.value(forKey: "entries") as? Set<ManagedObject>)?.count ?? -1 }
+            #expect(sizes == Array(repeating: 5, count: 10))
+            #expect(reads.count <= 2)
+            // A change in the context makes the prefetched sets stale: they are read again.
+            let moved = (spots[0].value(forKey: "entries") as? Set<ManagedObject>)!.first!
+            moved.setValue(spots[1], forKey: "spot")
+            #expect((spots[0].value(forKey: "entries") as? Set<ManagedObject>)?.count == 4)
+            #expect((spots[1].value(forKey: "entries") as? Set<ManagedObject>)?.count == 6)
+        }
+    }
+}

@@ -70,6 +70,7 @@ extension ManagedObject {
             case .joinInverse(let index, let join):
                 return objects(try context.owners(in: join, column: index, linking: objectID.primaryKey))
             case .inverseOfToOne(let inverse):
+                if let cached = cachedMembers(of: relationship.name) { return cached.map { context.object(with: $0) } }
                 var request = FetchRequest(entityName: destination)
                 request.predicate = FetchPredicate(format: "%K == %@", inverse, objectID.primaryKey)
                 return try context.fetch(request)

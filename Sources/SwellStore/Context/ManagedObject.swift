@@ -21,6 +21,10 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// Loads the snapshot of a fault (an object from a batched fetch whose batch is not in memory).
     var faultLoader: BatchFaultLoader?
     var faultIndex = 0
+    /// To-many members loaded by a fetch's prefetching, with the context version they hold for.
+    var prefetchedMembers: [String: (version: UInt64, members: [ObjectID])] = [:]
+    /// Destinations a fetch prefetched for this object, kept alive with it (until `reset()`).
+    var prefetchedObjects: [ManagedObject] = []
     let attributeIndex: [String: Int]
 
     /// Creates an object of `entity` and inserts it into `context`. Its ID is permanent at once.

@@ -98,7 +98,11 @@ extension ManagedObjectContext {
                 return object
             }
         }
-        return try rows.map { try object(for: $0, entity: plan.entity) }
+        let objects = try rows.map { try object(for: $0, entity: plan.entity) }
+        if !request.relationshipKeyPathsForPrefetching.isEmpty {
+            try prefetch(request.relationshipKeyPathsForPrefetching, for: objects, entity: plan.entity)
+        }
+        return objects
     }
 
     /// The number of objects `fetch` would return for the same request.

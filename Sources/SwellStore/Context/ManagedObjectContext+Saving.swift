@@ -366,6 +366,7 @@ extension ManagedObjectContext {
         }
         for weak in registry.values {
             weak.object?.managedObjectContext = nil
+            weak.object?.prefetchedObjects = []
         }
         registry.removeAll()
         strongRegistry.removeAll()
