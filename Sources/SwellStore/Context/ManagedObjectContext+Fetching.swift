@@ -115,19 +115,20 @@ extension ManagedObjectContext {
         var query = plan.storeQuery
         query.limit = nil
         query.offset = 0
-        let total: Int = try store.read { reader in
+        let partialKeys = overlay.compactMap { key, row -> Int64? in if case .partial = row { return key } else { return nil } }
+        let (stored, shadowed, bases) = try store.read { reader -> (Int, Int, [Int64: [StoreValue]]) in
             let stored = try reader.count(query)
-            guard !overlay.isEmpty else { return stored }
-            let shadowed = try reader.countMatching(primaryKeys: Array(overlay.keys), query: query)
-            let partialKeys = overlay.compactMap { key, row -> Int64? in if case .partial = row { return key } else { return nil } }
-            let bases = try reader.rows(primaryKeys: partialKeys, entity: plan.entity)
-            var matches = 0
-            for (key, row) in overlay {
-                guard let values = row.values(base: bases[key]) else { continue }
-                if plan.predicate?.evaluate(values) ?? true { matches += 1 }
-            }
-            return stored - shadowed + matches
+            guard !overlay.isEmpty else { return (stored, 0, [:]) }
+            return (stored, try reader.countMatching(primaryKeys: Array(overlay.keys), query: query),
+                    try reader.rows(primaryKeys: partialKeys, entity: plan.entity))
         }
+        // Unsaved rows are tested outside the read: a key path reads related objects.
+        var matches = 0
+        for (key, row) in overlay {
+            guard let values = row.values(base: bases[key]) else { continue }
+            if plan.predicate?.evaluate(values, primaryKey: key, resolver: self) ?? true { matches += 1 }
+        }
+        let total = stored - shadowed + matches
         let afterOffset = max(0, total - plan.offset)
         return plan.limit.map { min($0, afterOffset) } ?? afterOffset
     }
@@ -138,7 +139,7 @@ extension ManagedObjectContext {
         var predicate: BoundPredicate?
         if let format = request.predicate {
             do {
-                predicate = try format.bind(to: entity)
+                predicate = try format.bind(to: entity, entities: coordinator.entitiesByName)
             } catch {
                 throw .invalidPredicate(error)
             }
@@ -200,7 +201,7 @@ extension ManagedObjectContext {
         var rows: [StoreRow] = stored.filter { overlay[$0.primaryKey] == nil }
         for (key, row) in overlay {
             guard let values = row.values(base: bases[key]) else { continue }
-            if plan.predicate?.evaluate(values) ?? true { rows.append(StoreRow(primaryKey: key, values: values)) }
+            if plan.predicate?.evaluate(values, primaryKey: key, resolver: self) ?? true { rows.append(StoreRow(primaryKey: key, values: values)) }
         }
         // Ties broken as the store breaks them (`StoreQuery.sort`): by a key that is the rowid, then the ID.
         let rowidKey = plan.entity.rowidKeyIndex
@@ -337,3 +338,31 @@ final class BatchFaultLoader {
         }
     }
 }
+
+/// Key-path predicates evaluated in memory read related objects as this context sees them.
+extension ManagedObjectContext: PredicateResolver {
+    func row(_ entity: EntityDescription, _ primaryKey: Int64) -> [StoreValue]? {
+        let id = objectID(entity.name, primaryKey)
+        guard let object = registeredObject(for: id) ?? (try? materialize(id)), !object.isDeleted else { return nil }
+        return object.currentValues()
+    }
+
+    func members(_ link: PathLink, of primaryKey: Int64, row: [StoreValue]) -> [(primaryKey: Int64, values: [StoreValue])] {
+        let keys: [Int64]
+        switch link.kind {
+        case .toOne(_, let index):
+            guard index < row.count, case .integer(let key) = row[index] else { return [] }
+            keys = [key]
+        case .joinOwner(_, let index):
+            keys = index < row.count ? JoinTable.decode(row[index]) : []
+        case .joinInverse(let join, let index):
+            keys = (try? owners(in: join, column: index, linking: primaryKey)) ?? []
+        case .inverseToOne(let column):
+            var request = FetchRequest(entityName: link.destination.name)
+            request.predicate = FetchPredicate(format: "%K == %@", column, primaryKey)
+            return ((try? fetch(request)) ?? []).map { ($0.objectID.primaryKey, $0.currentValues()) }
+        }
+        return keys.compactMap { key in self.row(link.destination, key).map { (key, $0) } }
+    }
+}
+

@@ -11,9 +11,11 @@ struct BoundPredicate: Sendable {
     let entity: EntityDescription
     private let root: Node
 
-    /// Types `expression` against `entity`; `format` is for errors.
-    init(expression: PredicateExpression, entity: EntityDescription, format: String) throws(FetchPredicateError) {
-        var binder = PredicateBinder(entity: entity, format: format)
+    /// Types `expression` against `entity`; `format` is for errors; `entities` (the store's,
+    /// by name) are where key paths through relationships lead.
+    init(expression: PredicateExpression, entity: EntityDescription, format: String,
+         entities: [String: EntityDescription] = [:]) throws(FetchPredicateError) {
+        var binder = PredicateBinder(entity: entity, format: format, entities: entities)
         self.root = try binder.bind(expression)
         self.entity = entity
     }
@@ -22,13 +24,14 @@ struct BoundPredicate: Sendable {
     /// `?` placeholders, arguments in order.
     func sql() -> (clause: String, arguments: [StoreValue]) {
         var arguments: [StoreValue] = []
-        let clause = root.sql(&arguments)
+        let clause = root.sql(&arguments, outer: quoteIdentifier(entity.name), depth: 0)
         return (clause, arguments)
     }
 
-    /// In-memory evaluation on a row whose values are indexed like `entity.attributes`.
-    func evaluate(_ row: [StoreValue]) -> Bool {
-        root.evaluate(row)
+    /// In-memory evaluation on a row whose values are indexed like `entity.attributes`;
+    /// key paths read related objects through `resolver` (false without one).
+    func evaluate(_ row: [StoreValue], primaryKey: Int64 = 0, resolver: (any PredicateResolver)? = nil) -> Bool {
+        root.evaluate(row, primaryKey: primaryKey, resolver: resolver)
     }
 
     /// Attribute names the predicate reads.
@@ -41,21 +44,25 @@ struct BoundPredicate: Sendable {
 
 extension BoundPredicate {
     /// A bound predicate's tree.
-    fileprivate indirect enum Node: Sendable {
+    indirect enum Node: Sendable {
         case constant(Bool)
         case test(Test)
         case not(Node)
         case and([Node])
         case or([Node])
+        /// A key path through a relationship (`BoundPredicate+KeyPaths.swift`).
+        case path(PathNode)
 
-        func sql(_ arguments: inout [StoreValue]) -> String {
+        /// SQL for a row of the table or alias `outer`; `depth` numbers subqueries' aliases.
+        func sql(_ arguments: inout [StoreValue], outer: String, depth: Int) -> String {
             switch self {
             case .constant(let value): return value ? "1" : "0"
             case .test(let test): return test.sql(&arguments)
             // Every node's SQL is parenthesised or a function call, so NOT needs no parentheses of its own.
-            case .not(let operand): return "NOT \(operand.sql(&arguments))"
-            case .and(let terms): return Self.join(terms.map { $0.sql(&arguments) }, by: "AND")
-            case .or(let terms): return Self.join(terms.map { $0.sql(&arguments) }, by: "OR")
+            case .not(let operand): return "NOT \(operand.sql(&arguments, outer: outer, depth: depth))"
+            case .and(let terms): return Self.join(terms.map { $0.sql(&arguments, outer: outer, depth: depth) }, by: "AND")
+            case .or(let terms): return Self.join(terms.map { $0.sql(&arguments, outer: outer, depth: depth) }, by: "OR")
+            case .path(let path): return path.sql(&arguments, outer: outer, depth: depth)
             }
         }
 
@@ -75,19 +82,21 @@ extension BoundPredicate {
             return join(groups, by: keyword)
         }
 
-        func evaluate(_ row: [StoreValue]) -> Bool {
+        func evaluate(_ row: [StoreValue], primaryKey: Int64, resolver: (any PredicateResolver)?) -> Bool {
             switch self {
             case .constant(let value): value
             case .test(let test): test.evaluate(row)
-            case .not(let operand): !operand.evaluate(row)
-            case .and(let terms): terms.allSatisfy { $0.evaluate(row) }
-            case .or(let terms): terms.contains { $0.evaluate(row) }
+            case .not(let operand): !operand.evaluate(row, primaryKey: primaryKey, resolver: resolver)
+            case .and(let terms): terms.allSatisfy { $0.evaluate(row, primaryKey: primaryKey, resolver: resolver) }
+            case .or(let terms): terms.contains { $0.evaluate(row, primaryKey: primaryKey, resolver: resolver) }
+            case .path(let path): path.evaluate(row, primaryKey: primaryKey, resolver: resolver)
             }
         }
 
         func collectAttributeNames(into names: inout Set<String>) {
             switch self {
             case .constant: break
+            case .path(let path): names.insert(path.link.relationship)
             case .test(let test): names.insert(test.attribute)
             case .not(let operand): operand.collectAttributeNames(into: &names)
             case .and(let terms), .or(let terms):
@@ -97,7 +106,7 @@ extension BoundPredicate {
     }
 
     /// `==`, `!=`, `<`, `<=`, `>`, `>=` on two non-null values.
-    fileprivate enum Ordering: Sendable {
+    enum Ordering: Sendable {
         case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual
 
         var sql: String {
@@ -127,7 +136,7 @@ extension BoundPredicate {
     /// One test of one attribute. Values of `compare`, `oneOf` and `between`
     /// are already folded when there are options; the attribute is folded at
     /// evaluation (`swell_fold` in SQL).
-    fileprivate struct Test: Sendable {
+    struct Test: Sendable {
         enum Kind: Sendable {
             /// `== NIL` (true) or `!= NIL` (false).
             case isNull(Bool)
@@ -210,14 +219,17 @@ extension BoundPredicate {
 }
 
 /// Types a parsed predicate against an entity.
-private struct PredicateBinder {
+struct PredicateBinder {
     let entity: EntityDescription
     let format: String
+    /// The store's entities by name, for key paths.
+    let entities: [String: EntityDescription]
     private let columns: [String: Int]
 
-    init(entity: EntityDescription, format: String) {
+    init(entity: EntityDescription, format: String, entities: [String: EntityDescription] = [:]) {
         self.entity = entity
         self.format = format
+        self.entities = entities
         var columns: [String: Int] = [:]
         for (index, attribute) in entity.attributes.enumerated() where columns[attribute.name] == nil {
             columns[attribute.name] = index
@@ -225,7 +237,7 @@ private struct PredicateBinder {
         self.columns = columns
     }
 
-    private func error(_ message: String, at offset: Int) -> FetchPredicateError {
+    func error(_ message: String, at offset: Int) -> FetchPredicateError {
         FetchPredicateError(message: message, offset: offset, format: format)
     }
 
@@ -258,11 +270,12 @@ private struct PredicateBinder {
             }
             return .or(bound)
         case .comparison(let comparison):
+            if comparison.attribute.contains(".") || comparison.quantifier != nil { return try bindPath(comparison) }
             return .test(try bind(comparison))
         }
     }
 
-    private func bind(_ comparison: PredicateComparison) throws(FetchPredicateError) -> BoundPredicate.Test {
+    func bind(_ comparison: PredicateComparison) throws(FetchPredicateError) -> BoundPredicate.Test {
         guard let column = columns[comparison.attribute] else {
             throw error("unknown attribute '\(comparison.attribute)' of \(entity.name)", at: comparison.attributeOffset)
         }

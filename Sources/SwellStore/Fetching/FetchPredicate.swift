@@ -68,9 +68,9 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The predicate typed against `entity`, ready to compile to SQL or evaluate in memory.
-    func bind(to entity: EntityDescription) throws(FetchPredicateError) -> BoundPredicate {
+    func bind(to entity: EntityDescription, entities: [String: EntityDescription] = [:]) throws(FetchPredicateError) -> BoundPredicate {
         switch parsed {
-        case .success(let expression): try BoundPredicate(expression: expression, entity: entity, format: format)
+        case .success(let expression): try BoundPredicate(expression: expression, entity: entity, format: format, entities: entities)
         case .failure(let error): throw error
         }
     }

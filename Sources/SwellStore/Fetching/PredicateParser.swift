@@ -79,13 +79,21 @@ enum PredicateComparator: Sendable, Hashable {
 
 /// One comparison of an attribute with a value or a list, normalised so the
 /// attribute is on the left.
+/// `ANY`/`SOME`, `ALL` or `NONE` before a key path through a to-many.
+enum PredicateQuantifier: String, Sendable, Hashable {
+    case any, all, none
+}
+
 struct PredicateComparison: Sendable, Hashable {
+    /// An attribute, or a key path through relationships (`spot.name`, `tags.@count`).
     var attribute: String
     var attributeOffset: Int
     var comparator: PredicateComparator
     var comparatorOffset: Int
     var options: PredicateStringOptions
     var rightSide: PredicateRightSide
+    /// The quantifier written before the key path, if any.
+    var quantifier: PredicateQuantifier? = nil
 }
 
 /// A parsed predicate. `AND` and `OR` chains are flat lists, so depth grows
@@ -234,6 +242,17 @@ struct PredicateParser {
     }
 
     private mutating func parseComparison() throws(FetchPredicateError) -> PredicateExpression {
+        var quantifier: PredicateQuantifier?
+        if case .identifier(let word, escaped: false) = current.kind, position + 1 < tokens.count,
+           case .identifier(let next, _) = tokens[position + 1].kind, !PredicateToken.keywords.contains(next.uppercased()) {
+            switch word.uppercased() {
+            case "ANY", "SOME": quantifier = .any
+            case "ALL": quantifier = .all
+            case "NONE": quantifier = PredicateQuantifier.none
+            default: break
+            }
+            if quantifier != nil { advance() }
+        }
         let left = try parseSide(expecting: "an attribute name")
         let comparatorOffset = current.offset
         let comparator = try parseComparator(after: left)
@@ -246,14 +265,14 @@ struct PredicateParser {
 
         switch (left, right) {
         case (.attribute(let name, let offset), .value(let operand)):
-            return comparison(name, offset, comparator, comparatorOffset, options, .value(operand))
+            return comparison(name, offset, comparator, comparatorOffset, options, .value(operand), quantifier)
         case (.attribute(let name, let offset), .list(let elements, let listOffset)):
-            return comparison(name, offset, comparator, comparatorOffset, options, .list(elements, offset: listOffset))
+            return comparison(name, offset, comparator, comparatorOffset, options, .list(elements, offset: listOffset), quantifier)
         case (.value(let operand), .attribute(let name, let offset)):
             guard let flipped = comparator.flipped else {
                 throw error("the left side of \(comparator.spelling) must be an attribute, found \(operand.value.phrase)", at: operand.offset)
             }
-            return comparison(name, offset, flipped, comparatorOffset, options, .value(operand))
+            return comparison(name, offset, flipped, comparatorOffset, options, .value(operand), quantifier)
         case (.attribute, .attribute(let name, let offset)):
             throw error("expected a value on the right of \(comparator.spelling), found the attribute '\(name)' (comparing two attributes is not supported)", at: offset)
         case (.list(_, let offset), _):
@@ -265,12 +284,12 @@ struct PredicateParser {
 
     private func comparison(
         _ attribute: String, _ attributeOffset: Int, _ comparator: PredicateComparator, _ comparatorOffset: Int,
-        _ options: PredicateStringOptions, _ rightSide: PredicateRightSide
+        _ options: PredicateStringOptions, _ rightSide: PredicateRightSide, _ quantifier: PredicateQuantifier? = nil
     ) -> PredicateExpression {
         .comparison(
             PredicateComparison(
                 attribute: attribute, attributeOffset: attributeOffset, comparator: comparator,
-                comparatorOffset: comparatorOffset, options: options, rightSide: rightSide))
+                comparatorOffset: comparatorOffset, options: options, rightSide: rightSide, quantifier: quantifier))
     }
 
     private mutating func parseComparator(after left: Side) throws(FetchPredicateError) -> PredicateComparator {
@@ -529,9 +548,14 @@ struct PredicateTokenizer {
         character == "_" || (character.isASCII && character.isLetter)
     }
 
+    /// A name, or a key path of names (`spot.name`, `tags.@count`).
     private mutating func readIdentifier() -> String {
         let start = index
-        while let character = peek(), Self.isIdentifierStart(character) || character.isASCIINumber { index += 1 }
+        while true {
+            while let character = peek(), Self.isIdentifierStart(character) || character.isASCIINumber { index += 1 }
+            guard peek() == ".", let next = peek(1), Self.isIdentifierStart(next) || next == "@" else { break }
+            index += next == "@" ? 2 : 1
+        }
         return String(characters[start..<index])
     }
 

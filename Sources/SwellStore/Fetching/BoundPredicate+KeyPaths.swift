@@ -1,0 +1,196 @@
+/// Key-path predicates (store.md 33): `spot.name == 'x'` (to-ones, any depth),
+/// `ANY tags.name == 'x'`, `ALL …`, `NONE …`, `tags.@count > 2`. In SQL a hop is
+/// a correlated subquery on the destination's table; in memory it reads the
+/// related objects through a `PredicateResolver` (the context: its own and its
+/// parents' unsaved changes over the store), so both give the same answer.
+///
+/// Every kind of relationship storage is one `PathLink.Kind`: the SQL condition
+/// that lists a row's destinations (`linkCondition`) and, in memory, the
+/// resolver's `members`. A new storage kind adds a case to both.
+
+/// How a fetch's in-memory evaluation reaches related objects.
+protocol PredicateResolver {
+    /// An object's values (by attribute index of the store's entity), nil when it does not exist.
+    func row(_ entity: EntityDescription, _ primaryKey: Int64) -> [StoreValue]?
+    /// The destinations of a to-many `link` of the object (`primaryKey`, `row`), with their values.
+    func members(_ link: PathLink, of primaryKey: Int64, row: [StoreValue]) -> [(primaryKey: Int64, values: [StoreValue])]
+}
+
+/// One hop of a key path: a relationship from a row to its destinations.
+struct PathLink: Sendable {
+    enum Kind: Sendable {
+        /// A to-one: the source row's column `column` (index `index`) holds the destination's ID.
+        case toOne(column: String, index: Int)
+        /// A to-many read through the destinations' to-one column `column`.
+        case inverseToOne(column: String)
+        /// A to-many kept in the source's join table (its row's column `index`).
+        case joinOwner(JoinTable, index: Int)
+        /// The other side of a many-to-many: the destinations' join table (their column `index`).
+        case joinInverse(JoinTable, index: Int)
+    }
+
+    let relationship: String
+    let destination: EntityDescription
+    let kind: Kind
+
+    /// The SQL condition: row `alias` of the destination is a destination of row `outer`.
+    func linkCondition(alias: String, outer: String) -> String {
+        switch kind {
+        case .toOne(let column, _):
+            return "\(alias).\"_pk\" = \(outer).\(quoteIdentifier(column))"
+        case .inverseToOne(let column):
+            return "\(alias).\(quoteIdentifier(column)) = \(outer).\"_pk\""
+        case .joinOwner(let join, _):
+            let table = quoteIdentifier(join.table)
+            return "\(alias).\"_pk\" IN (SELECT \(table).\(quoteIdentifier(join.relationship)) FROM \(table) WHERE \(table).\(quoteIdentifier(join.owner)) = \(outer).\"_pk\")"
+        case .joinInverse(let join, _):
+            let table = quoteIdentifier(join.table)
+            return "\(alias).\"_pk\" IN (SELECT \(table).\(quoteIdentifier(join.owner)) FROM \(table) WHERE \(table).\(quoteIdentifier(join.relationship)) = \(outer).\"_pk\")"
+        }
+    }
+}
+
+/// A test on a key path's destinations.
+struct PathNode: Sendable {
+    enum Quantifier: Sendable {
+        /// A to-one: the destination (if any) passes.
+        case one
+        case any, all, none
+        /// `@count` compared with a number.
+        case count(BoundPredicate.Ordering, Int64)
+    }
+
+    let link: PathLink
+    let quantifier: Quantifier
+    /// The test on each destination (nil for `@count`).
+    let inner: BoundPredicate.Node?
+
+    func sql(_ arguments: inout [StoreValue], outer: String, depth: Int) -> String {
+        let alias = quoteIdentifier("swell_p\(depth + 1)")
+        let table = quoteIdentifier(link.destination.name)
+        let from = "FROM \(table) AS \(alias) WHERE \(link.linkCondition(alias: alias, outer: outer))"
+        let inner = self.inner?.sql(&arguments, outer: alias, depth: depth + 1) ?? "1"
+        switch quantifier {
+        case .one, .any: return "EXISTS (SELECT 1 \(from) AND \(inner))"
+        case .all: return "NOT EXISTS (SELECT 1 \(from) AND NOT \(inner))"
+        case .none: return "NOT EXISTS (SELECT 1 \(from) AND \(inner))"
+        case .count(let ordering, let number):
+            arguments.append(.integer(number))
+            return "((SELECT count(*) \(from)) \(ordering.sql) ?)"
+        }
+    }
+
+    func evaluate(_ row: [StoreValue], primaryKey: Int64, resolver: (any PredicateResolver)?) -> Bool {
+        guard let resolver else { return false }
+        let members: [(primaryKey: Int64, values: [StoreValue])]
+        if case .toOne(_, let index) = link.kind {
+            guard index < row.count, case .integer(let key) = row[index], let values = resolver.row(link.destination, key) else { return false }
+            members = [(key, values)]
+        } else {
+            members = resolver.members(link, of: primaryKey, row: row)
+        }
+        func passes(_ member: (primaryKey: Int64, values: [StoreValue])) -> Bool {
+            inner?.evaluate(member.values, primaryKey: member.primaryKey, resolver: resolver) ?? true
+        }
+        switch quantifier {
+        case .one, .any: return members.contains(where: passes)
+        case .all: return members.allSatisfy(passes)
+        case .none: return !members.contains(where: passes)
+        case .count(let ordering, let number): return ordering.holds(StoreValue.compare(.integer(Int64(members.count)), .integer(number)))
+        }
+    }
+}
+
+extension PredicateBinder {
+    /// Binds a comparison whose left side is a key path (or has a quantifier).
+    mutating func bindPath(_ comparison: PredicateComparison) throws(FetchPredicateError) -> BoundPredicate.Node {
+        let parts = comparison.attribute.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var sawToMany = false
+        let node = try bindPath(parts[...], from: entity, comparison, sawToMany: &sawToMany)
+        if comparison.quantifier != nil && !sawToMany {
+            throw error("ANY, ALL and NONE need a key path through a to-many relationship, but '\(comparison.attribute)' has none",
+                        at: comparison.attributeOffset)
+        }
+        return node
+    }
+
+    private func bindPath(_ parts: ArraySlice<String>, from source: EntityDescription, _ comparison: PredicateComparison,
+                          sawToMany: inout Bool) throws(FetchPredicateError) -> BoundPredicate.Node {
+        let name = parts.first ?? ""
+        if parts.count == 1 {
+            var last = comparison
+            last.attribute = name
+            last.quantifier = nil
+            let binder = PredicateBinder(entity: source, format: format, entities: entities)
+            return .test(try binder.bind(last))
+        }
+        guard let relationship = source.relationship(named: name), let destination = entities[relationship.destination],
+              let link = link(relationship, from: source, to: destination) else {
+            throw error("'\(name)' in key path '\(comparison.attribute)' is not a relationship of \(source.name)", at: comparison.attributeOffset)
+        }
+        let rest = parts.dropFirst()
+        guard relationship.isToMany else {
+            let inner = try bindPath(rest, from: destination, comparison, sawToMany: &sawToMany)
+            return .path(PathNode(link: link, quantifier: .one, inner: inner))
+        }
+        guard !sawToMany else {
+            throw error("key path '\(comparison.attribute)' goes through two to-many relationships", at: comparison.attributeOffset)
+        }
+        sawToMany = true
+        if rest.first == "@count" {
+            guard rest.count == 1, comparison.quantifier == nil, let ordering = Self.ordering(comparison.comparator),
+                  case .value(let operand) = comparison.rightSide, case .integer(let number) = operand.value else {
+                throw error("@count compares with a whole number (==, !=, <, <=, >, >=) and takes no ANY/ALL/NONE", at: comparison.comparatorOffset)
+            }
+            return .path(PathNode(link: link, quantifier: .count(ordering, number), inner: nil))
+        }
+        let inner = try bindPath(rest, from: destination, comparison, sawToMany: &sawToMany)
+        let quantifier: PathNode.Quantifier
+        switch comparison.quantifier {
+        case .all?: quantifier = .all
+        case .none?: quantifier = .none
+        case .any?, nil: quantifier = .any
+        }
+        return .path(PathNode(link: link, quantifier: quantifier, inner: inner))
+    }
+
+    /// Where `relationship` keeps its links, from the store's entities.
+    private func link(_ relationship: RelationshipDescription, from source: EntityDescription,
+                      to destination: EntityDescription) -> PathLink? {
+        let kind: PathLink.Kind
+        if let index = source.attributes.firstIndex(where: { $0.name == relationship.name }) {
+            let column = source.attributes[index]
+            if column.destination != nil {
+                kind = .toOne(column: column.name, index: index)
+            } else if let join = column.join {
+                kind = .joinOwner(join, index: index)
+            } else {
+                return nil
+            }
+        } else if let inverse = relationship.inverse, let index = destination.attributes.firstIndex(where: { $0.name == inverse }) {
+            let column = destination.attributes[index]
+            if column.destination != nil {
+                kind = .inverseToOne(column: inverse)
+            } else if let join = column.join {
+                kind = .joinInverse(join, index: index)
+            } else {
+                return nil
+            }
+        } else {
+            return nil
+        }
+        return PathLink(relationship: relationship.name, destination: destination, kind: kind)
+    }
+
+    private static func ordering(_ comparator: PredicateComparator) -> BoundPredicate.Ordering? {
+        switch comparator {
+        case .equal: .equal
+        case .notEqual: .notEqual
+        case .less: .less
+        case .lessOrEqual: .lessOrEqual
+        case .greater: .greater
+        case .greaterOrEqual: .greaterOrEqual
+        default: nil
+        }
+    }
+}
