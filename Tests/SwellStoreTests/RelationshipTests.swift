@@ -1021,6 +1021,38 @@ struct KeyPathPredicateTests {
         #expect(none == ["Rincon", "Trestles"])
     }
 
+    @Test("sorting by a to-one key path gives one order from saved rows (SQL) and unsaved ones (memory); nil first")
+    func sortByKeyPath() async throws {
+        let saved = TemporaryDirectory()
+        let stored = try makeContainer(saved, name: "paths", model: Self.model)
+        let writer = stored.newBackgroundContext()
+        try writer.performAndWait {
+            Self.build(writer)
+            try writer.save()
+        }
+        try await stored.saveToDisk()
+        let reader = try makeContainer(saved, name: "paths", model: Self.model).newBackgroundContext()
+        let unsavedDirectory = TemporaryDirectory()
+        let unsaved = try makeContainer(unsavedDirectory, name: "paths", model: Self.model).newBackgroundContext()
+        unsaved.performAndWait { Self.build(unsaved) }
+        func order(_ context: ManagedObjectContext) throws -> [String] {
+            var request = FetchRequest(entityName: "Entry")
+            request.sortDescriptors = [FetchSortDescriptor(key: "spot.name", ascending: true), FetchSortDescriptor(key: "id", ascending: false)]
+            return try context.fetch(request).map { "\(($0.value(forKey: "spot") as? ManagedObject)?["name"] ?? "-")/\($0["id"]!)" }
+        }
+        let fromSQL = try reader.performAndWait { try order(reader) }
+        let fromMemory = try unsaved.performAndWait { try order(unsaved) }
+        #expect(fromSQL == fromMemory)
+        #expect(fromSQL.prefix(4) == ["-/28", "-/21", "-/14", "-/7"])
+        #expect(fromSQL[4] == "Malibu/26")
+        // A to-many path is not a sort key.
+        reader.performAndWait {
+            var request = FetchRequest(entityName: "Spot")
+            request.sortDescriptors = [FetchSortDescriptor(key: "entries.title")]
+            #expect(throws: StoreError.self) { try reader.fetch(request) }
+        }
+    }
+
     @Test("an unknown relationship in a key path, or ANY without a to-many, is a predicate error with its column")
     func errors() throws {
         let directory = TemporaryDirectory()

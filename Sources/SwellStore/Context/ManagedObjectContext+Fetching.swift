@@ -4,12 +4,17 @@ import Foundation
 struct FetchPlan {
     let entity: EntityDescription
     let predicate: BoundPredicate?
+    /// Attribute indices; an index from `entity.attributes.count` on is `sortPaths[index - count]`.
     let sort: [(attribute: Int, ascending: Bool)]
     let limit: Int?
     let offset: Int
+    /// To-one key paths sorted by (store.md 33), with their SQL.
+    var sortPaths: [(path: [String], sql: String)] = []
 
     var storeQuery: StoreQuery {
-        StoreQuery(entity: entity, predicate: predicate, sort: sort, limit: limit, offset: offset)
+        var query = StoreQuery(entity: entity, predicate: predicate, sort: sort, limit: limit, offset: offset)
+        query.sortExpressions = sortPaths.map(\.sql)
+        return query
     }
 }
 
@@ -146,12 +151,52 @@ extension ManagedObjectContext {
         }
         let indices = coordinator.attributeIndices[entity.name] ?? [:]
         var sort: [(attribute: Int, ascending: Bool)] = []
+        var sortPaths: [(path: [String], sql: String)] = []
         for descriptor in request.sortDescriptors {
-            guard let index = indices[descriptor.key] else { throw .invalidSortKey(entity: entity.name, key: descriptor.key) }
-            sort.append((index, descriptor.ascending))
+            if let index = indices[descriptor.key] {
+                sort.append((index, descriptor.ascending))
+                continue
+            }
+            // A to-one key path (`spot.name`): sorted by the destination's value.
+            let path = descriptor.key.split(separator: ".").map(String.init)
+            guard path.count > 1, Self.isToOnePath(path, from: entity, entities: coordinator.entitiesByName),
+                  let sql = try? KeyPathSQL(entities: coordinator.entitiesByName).expression(KeyPathColumn(path: path, separator: nil), from: entity) else {
+                throw .invalidSortKey(entity: entity.name, key: descriptor.key)
+            }
+            sort.append((entity.attributes.count + sortPaths.count, descriptor.ascending))
+            sortPaths.append((path, sql))
         }
-        return FetchPlan(entity: entity, predicate: predicate, sort: sort,
-                         limit: request.fetchLimit > 0 ? request.fetchLimit : nil, offset: max(0, request.fetchOffset))
+        var plan = FetchPlan(entity: entity, predicate: predicate, sort: sort,
+                             limit: request.fetchLimit > 0 ? request.fetchLimit : nil, offset: max(0, request.fetchOffset))
+        plan.sortPaths = sortPaths
+        return plan
+    }
+
+    /// Whether `path` goes through to-one relationships only, to an attribute.
+    private static func isToOnePath(_ path: [String], from entity: EntityDescription, entities: [String: EntityDescription]) -> Bool {
+        var current = entity
+        for name in path.dropLast() {
+            guard let relationship = current.relationship(named: name), !relationship.isToMany,
+                  let next = entities[relationship.destination] else { return false }
+            current = next
+        }
+        return current.attributes.contains { $0.name == path.last && $0.destination == nil && $0.join == nil }
+    }
+
+    /// The value a to-one key path leads to from `row`, as this context sees it (null where a link is empty).
+    func keyPathValue(_ path: [String], from row: [StoreValue], entity: EntityDescription) -> StoreValue {
+        guard let coordinator else { return .null }
+        var values = row
+        var current = entity
+        for name in path.dropLast() {
+            guard let index = coordinator.attributeIndices[current.name]?[name], let relationship = current.relationship(named: name),
+                  let next = coordinator.entitiesByName[relationship.destination],
+                  case .integer(let key) = values[index], let destination = self.row(next, key) else { return .null }
+            values = destination
+            current = next
+        }
+        guard let last = path.last, let index = coordinator.attributeIndices[current.name]?[last] else { return .null }
+        return values[index]
     }
 
     func storeOrThrow() throws(StoreError) -> any PersistentStore {
@@ -205,6 +250,13 @@ extension ManagedObjectContext {
         }
         // Ties broken as the store breaks them (`StoreQuery.sort`): by a key that is the rowid, then the ID.
         let rowidKey = plan.entity.rowidKeyIndex
+        let count = plan.entity.attributes.count
+        if !plan.sortPaths.isEmpty {
+            // Key-path sort values go after each row's attributes, where the sort's indices point.
+            rows = rows.map { row in
+                StoreRow(primaryKey: row.primaryKey, values: row.values + plan.sortPaths.map { keyPathValue($0.path, from: row.values, entity: plan.entity) })
+            }
+        }
         rows.sort { lhs, rhs in
             for (attribute, ascending) in plan.sort {
                 let order = StoreValue.compare(lhs.values[attribute], rhs.values[attribute])
@@ -218,6 +270,9 @@ extension ManagedObjectContext {
         }
         let start = min(plan.offset, rows.count)
         let end = plan.limit.map { min(rows.count, start + $0) } ?? rows.count
+        if !plan.sortPaths.isEmpty {
+            return rows[start..<end].map { StoreRow(primaryKey: $0.primaryKey, values: Array($0.values.prefix(count))) }
+        }
         return Array(rows[start..<end])
     }
 

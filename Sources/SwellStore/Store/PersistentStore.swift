@@ -66,6 +66,9 @@ struct StoreQuery: Sendable {
     var offset: Int = 0
     /// SQL expressions read after the attributes (key-path columns of exports).
     var extraColumns: [String] = []
+    /// Sort keys beyond the attributes: a `sort` index from `entity.attributes.count` on
+    /// names `sortExpressions[index - count]` (a to-one key path's SQL).
+    var sortExpressions: [String] = []
 }
 
 /// One root save, in the order its changes were made.

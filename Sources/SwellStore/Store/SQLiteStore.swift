@@ -245,6 +245,12 @@ struct SQLiteStoreReader: StoreReader {
         "\(layout.id), \(entity.selectedValues)"
     }
 
+    /// A sort index's SQL: an attribute's column, or beyond them a key path's expression.
+    private func sortKey(_ query: StoreQuery, _ index: Int) -> String {
+        let count = query.entity.attributes.count
+        return index < count ? quoteIdentifier(query.entity.attributes[index].name) : query.sortExpressions[index - count]
+    }
+
     private func whereClause(_ query: StoreQuery) -> (String, [StoreValue]) {
         guard let predicate = query.predicate else { return ("", []) }
         let (clause, arguments) = predicate.sql()
@@ -295,7 +301,7 @@ struct SQLiteStoreReader: StoreReader {
         var (sql, arguments) = whereClause(query)
         let extras = query.extraColumns.map { ", \($0)" }.joined()
         sql = "SELECT \(columns(entity, layout))\(extras) FROM \(layout.table)" + sql
-        var order = query.sort.map { "\(quoteIdentifier(entity.attributes[$0.attribute].name)) \($0.ascending ? "ASC" : "DESC")" }
+        var order = query.sort.map { "\(sortKey(query, $0.attribute)) \($0.ascending ? "ASC" : "DESC")" }
         order.append("\(layout.tieBreak) ASC")
         sql += " ORDER BY " + order.joined(separator: ", ")
         if let limit = query.limit {
