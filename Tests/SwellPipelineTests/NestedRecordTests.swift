@@ -140,6 +140,29 @@ import Testing
         #expect(source["updated"] as? Int == 2)
     }
 
+    @Test func exportsFilterAndSortByKeyPaths() throws {
+        let workspace = try Workspace()
+        let text = try workspace.read("pipelines/orders.yml").replacingOccurrences(
+            of: "    sort: [id]", with: "    where: \"order.customer.name BEGINSWITH 'A' AND qty > 1\"\n    sort: [order.placed_at desc, id]")
+        try workspace.write("pipelines/orders-where.yml", text)
+        let outcome = try workspace.run("run", "pipelines/orders-where.yml")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(try workspace.read("out/order-lines.csv") == """
+            order,customer,sku,qty,price
+            9007,Alan Turing,SKU-WAX,2,3.5
+            9007,Alan Turing,SKU-FIN,3,59
+            9005,Ada Lovelace,SKU-BAG,3,79
+            9002,Alan Turing,SKU-LEASH,3,29.95
+            9002,Alan Turing,SKU-BOARD-6,2,489
+            9000,Ada Lovelace,SKU-LEASH,2,29.95
+
+            """)
+        try workspace.write("pipelines/bad.yml", text.replacingOccurrences(of: "order.customer.name BEGINSWITH", with: "order.client.name BEGINSWITH"))
+        let bad = try workspace.run("validate", "pipelines/bad.yml")
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("'client' in key path 'order.client.name' is not a relationship of Order"), "\(bad.stderr)")
+    }
+
     @Test func twoRecordsWithOneKeyInOneRunTheLaterOnesRelationshipsWin() throws {
         let workspace = try Workspace()
         let page = """

@@ -420,7 +420,8 @@ struct PipelineFileReader {
         if let whereNode = keys["where"] {
             let format = try string(whereNode, "where of export \(name)")
             do {
-                try FetchPredicate.parse(format: format).validate(against: entity.description)
+                try FetchPredicate.parse(format: format).validate(against: entity.name,
+                                                                  in: ManagedObjectModel(entities: entities.map(\.description)))
             } catch {
                 throw self.error(whereNode, "where of export \(name): \(error.message) (at character \(error.column) of the predicate)",
                                  offset: Self.columnOffset(of: whereNode, error.offset))
@@ -439,7 +440,10 @@ struct PipelineFileReader {
                 let parts = try string(item, "a sort key").split(separator: " ", omittingEmptySubsequences: true)
                 guard (1...2).contains(parts.count) else { throw error(item, "a sort key is 'attribute' or 'attribute asc|desc'") }
                 let attribute = String(parts[0])
-                guard entity.attributes.contains(where: { $0.name == attribute }) else {
+                if attribute.contains(".") {
+                    let (_, toMany) = try exportValue(attribute, of: entity, entities: entities, node: item, export: name)
+                    if toMany { throw error(item, "sort key '\(attribute)' of export \(name) goes through a to-many relationship") }
+                } else if !entity.attributes.contains(where: { $0.name == attribute }) {
                     throw error(item, "sort key '\(attribute)' of export \(name) is not an attribute of \(entity.name)")
                 }
                 var ascending = true

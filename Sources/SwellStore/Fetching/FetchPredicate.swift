@@ -67,6 +67,16 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
         _ = try bind(to: entity)
     }
 
+    /// Checks the predicate against the entity named `entity` of `model`, key paths
+    /// through its relationships included (store.md 33).
+    public func validate(against entity: String, in model: ManagedObjectModel) throws(FetchPredicateError) {
+        let entities = model.storageModel.entitiesByName
+        guard let stored = entities[entity] else {
+            throw FetchPredicateError(message: "no entity named '\(entity)' in the model", offset: 0, format: format)
+        }
+        _ = try bind(to: stored, entities: entities)
+    }
+
     /// The predicate typed against `entity`, ready to compile to SQL or evaluate in memory.
     func bind(to entity: EntityDescription, entities: [String: EntityDescription] = [:]) throws(FetchPredicateError) -> BoundPredicate {
         switch parsed {
