@@ -117,6 +117,8 @@ import Testing
         let orders = try workspace.read("out/orders.csv").split(separator: "\n").map(String.init)
         #expect(orders.first == "id,placed,status,customer,skus,meta")
         #expect(orders.contains("9003,2024-06-04,paid,edsger.dijkstra@example.com,,42"))
+        // The ordered lines are joined in the record's order.
+        #expect(orders.contains("9002,2024-06-03,refunded,alan.turing@example.com,SKU-LEASH|SKU-SUIT-4|SKU-BOARD-6,\"\"\"gift\"\"\""))
         #expect(orders.contains("9006,2024-06-07,shipped,grace.hopper@example.com,,\"{\"\"notes\"\":{\"\"wrap\"\":true}}\""))
 
         // Order 9000 drops its second line, 9001 all of its lines: owned lines go (cascade).

@@ -1068,3 +1068,57 @@ struct KeyPathPredicateTests {
         }
     }
 }
+
+@Suite("Relationships: an ordered to-many with a to-one inverse (store.md 28, 29, 35)")
+struct OrderedInverseTests {
+    static let model = ManagedObjectModel(entities: [
+        EntityDescription(name: "Album", attributes: [AttributeDescription(name: "title", type: .string)],
+                          relationships: [RelationshipDescription(name: "tracks", destination: "Track", toMany: true, isOrdered: true,
+                                                                  inverse: "album", deleteRule: .cascade)]),
+        EntityDescription(name: "Track", attributes: [AttributeDescription(name: "name", type: .string)],
+                          relationships: [RelationshipDescription(name: "album", destination: "Album", inverse: "tracks")]),
+    ])
+
+    private func names(_ value: Any?) -> [String] {
+        ((value as? [ManagedObject]) ?? []).compactMap { $0["name"] as? String }
+    }
+
+    @Test("the order is kept beside the to-one, through inserts at a position, moves, saves and reopening")
+    func order() async throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory, name: "albums", model: Self.model)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let album = context.insertNewObject(forEntityName: "Album")
+            album["title"] = "Blue"
+            let tracks = ["c", "a", "b"].map { name -> ManagedObject in
+                let track = context.insertNewObject(forEntityName: "Track")
+                track["name"] = name
+                return track
+            }
+            let ordered = album.mutableOrderedSetValue(forKey: "tracks")
+            ordered.append(tracks[0])
+            ordered.append(tracks[1])
+            tracks[2].setValue(album, forKey: "album")   // from the to-one side: joins at the end
+            #expect(names(album.value(forKey: "tracks")) == ["c", "a", "b"])
+            ordered.insert(tracks[2], at: 0)
+            #expect(names(album.value(forKey: "tracks")) == ["b", "c", "a"])
+            album.setValue([tracks[1], tracks[2]], forKey: "tracks")
+            #expect(names(album.value(forKey: "tracks")) == ["a", "b"])
+            #expect(tracks[0].value(forKey: "album") == nil)
+            try context.save()
+        }
+        try await container.saveToDisk()
+        let url = directory.file("albums.sqlite")
+        #expect(try query(url, "SELECT name FROM Track WHERE album IS NOT NULL ORDER BY _album_order") == [[.text("a")], [.text("b")]])
+        #expect(try query(url, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'Album_%' AND type = 'table'") == [[.integer(0)]])
+        let reader = try makeContainer(directory, name: "albums", model: Self.model).newBackgroundContext()
+        try reader.performAndWait {
+            let album = try reader.fetch(FetchRequest(entityName: "Album")).first!
+            #expect(names(album.value(forKey: "tracks")) == ["a", "b"])
+            reader.delete(album)
+            try reader.save()
+            #expect(try reader.count(for: FetchRequest(entityName: "Track")) == 1)   // cascade took a and b; c was unlinked before
+        }
+    }
+}

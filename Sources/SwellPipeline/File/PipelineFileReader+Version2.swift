@@ -72,9 +72,6 @@ extension PipelineFileReader {
                 guard inverse.destination == entity.name, inverse.inverse == relationship.name else {
                     throw error(inverseNode ?? node, "inverse '\(inverseName)' of \(what) does not name it back: \(relationship.destination).\(inverseName) must say to: \(entity.name), inverse: \(relationship.name)")
                 }
-                if relationship.isOrdered && !inverse.isToMany {
-                    throw error(inverseNode ?? node, "\(what) is ordered and its inverse \(relationship.destination).\(inverseName) is a to-one: an ordered to-many cannot have a to-one inverse (drop the inverse or the order)")
-                }
             }
         }
     }

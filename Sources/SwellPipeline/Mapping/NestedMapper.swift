@@ -9,9 +9,10 @@ enum NestedLinkKind: Sendable {
     case toOne(column: Int)
     /// A to-many kept in the parent's join table: its column lists the children.
     case joinOwner(column: Int, ordered: Bool)
-    /// A to-many whose inverse is a to-one: each child's column `column` names the parent;
-    /// children no longer listed are deleted (`cascade`) or unlinked.
-    case inverseToOne(column: Int, cascade: Bool)
+    /// A to-many whose inverse is a to-one: each child's column `column` names the parent
+    /// (and for an ordered one, its column `order` keeps its position); children no longer
+    /// listed are deleted (`cascade`) or unlinked.
+    case inverseToOne(column: Int, order: Int?, cascade: Bool)
     /// The other side of a many-to-many: each child's join column `column` lists the parent.
     case joinInverse(column: Int)
 }
@@ -58,7 +59,8 @@ struct NestedPlan: Sendable {
             throw PipelineError(.other, "relationship \(what) has no storage the pipeline can write")
         }
         if destination.attributes[column].destination != nil {
-            return .inverseToOne(column: column, cascade: relationship.deleteRule == .cascade)
+            let order = destination.attributes.firstIndex { $0.orderOf == inverse }
+            return .inverseToOne(column: column, order: order, cascade: relationship.deleteRule == .cascade)
         }
         return .joinInverse(column: column)
     }

@@ -111,12 +111,16 @@ struct NestedUpsert {
         // Children that point at this object: their column names it; the set is what the record says.
         for (plan, nodes) in zip(plans, node.links) {
             switch plan.kind {
-            case .inverseToOne(let column, let cascade):
+            case .inverseToOne(let column, let order, let cascade):
                 var listed = Set<Int64>()
-                for var child in nodes ?? [] {
+                for (position, var child) in (nodes ?? []).enumerated() {
                     child.values[column] = .integer(id)
-                    let written = try write(child, entity: plan.entity, plans: plan.children,
-                                            written: plan.writtenColumns.union([column]), in: context)
+                    var columns = plan.writtenColumns.union([column])
+                    if let order {
+                        child.values[order] = .integer(Int64(position))
+                        columns.insert(order)
+                    }
+                    let written = try write(child, entity: plan.entity, plans: plan.children, written: columns, in: context)
                     listed.insert(written.id)
                     linksChanged = linksChanged || written.changed
                 }
@@ -147,7 +151,9 @@ struct NestedUpsert {
     private mutating func writeRow(_ mapped: [StoreValue], key: [StoreValue], entity: EntityDescription, written: Set<Int>,
                                    in context: ManagedObjectContext) throws -> (Int64, Bool, Bool) {
         var values = mapped
-        let userColumns = entity.attributes.indices.filter { entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil }
+        let userColumns = entity.attributes.indices.filter {
+            entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil && entity.attributes[$0].orderOf == nil
+        }
         let relationshipColumns = entity.attributes.indices.filter { written.contains($0) }
         let columns = userColumns + relationshipColumns
         if !key.isEmpty, let (id, earlier) = batchIDs[entity.name]?[key] {

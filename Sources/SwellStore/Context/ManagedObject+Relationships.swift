@@ -11,7 +11,8 @@ extension ManagedObject {
         /// A to-one: a column of this object's row.
         case toOne(index: Int)
         /// A to-many read through its inverse, a to-one column of the destinations.
-        case inverseOfToOne(inverse: String)
+        /// When the to-many is ordered, `order` is the destinations' hidden position column.
+        case inverseOfToOne(inverse: String, order: Int?)
         /// A to-many kept in a join table this object's entity owns: a column of its row.
         case joinOwner(index: Int, join: JoinTable)
         /// The other side of a many-to-many: the destinations whose join column (`index`
@@ -31,7 +32,10 @@ extension ManagedObject {
               let destination = coordinator.entitiesByName[relationship.destination],
               let index = coordinator.attributeIndices[relationship.destination]?[inverse] else { return nil }
         let column = destination.attributes[index]
-        if column.destination != nil { return .inverseOfToOne(inverse: inverse) }
+        if column.destination != nil {
+            let order = destination.attributes.firstIndex { $0.orderOf == inverse }
+            return .inverseOfToOne(inverse: inverse, order: order)
+        }
         if let join = column.join { return .joinInverse(index: index, join: join) }
         return nil
     }
@@ -69,10 +73,13 @@ extension ManagedObject {
                 return objects(JoinTable.decode(storeValue(at: index)))
             case .joinInverse(let index, let join):
                 return objects(try context.owners(in: join, column: index, linking: objectID.primaryKey))
-            case .inverseOfToOne(let inverse):
+            case .inverseOfToOne(let inverse, let order):
                 if let cached = cachedMembers(of: relationship.name) { return cached.map { context.object(with: $0) } }
                 var request = FetchRequest(entityName: destination)
                 request.predicate = FetchPredicate(format: "%K == %@", inverse, objectID.primaryKey)
+                if let order, let column = context.coordinator?.entitiesByName[destination]?.attributes[order].name {
+                    request.sortDescriptors = [FetchSortDescriptor(key: column)]
+                }
                 return try context.fetch(request)
             }
         } catch let error as StoreError {
@@ -88,8 +95,19 @@ extension ManagedObject {
     /// Adds `target` to a to-many (at `position` of an ordered one kept here; at the end otherwise).
     func link(_ target: ManagedObject, to relationship: RelationshipDescription, at position: Int? = nil, in context: ManagedObjectContext) {
         switch storage(of: relationship) {
-        case .inverseOfToOne(let inverse)?:
-            if let index = target.attributeIndex[inverse] { target.setToOne(index: index, to: self, in: context) }
+        case .inverseOfToOne(let inverse, let order)?:
+            guard let index = target.attributeIndex[inverse] else { return }
+            guard let order, let position else {
+                target.setToOne(index: index, to: self, in: context)
+                return
+            }
+            // Ordered: the target goes to `position`, and the members' positions are renumbered.
+            var list = members(of: relationship).filter { $0 !== target }
+            list.insert(target, at: min(max(0, position), list.count))
+            target.setToOne(index: index, to: self, in: context)
+            for (number, member) in list.enumerated() where member.storeValue(at: order) != .integer(Int64(number)) {
+                context.recordChange(of: member, attribute: order, to: .integer(Int64(number)))
+            }
         case .joinOwner(let index, let join)?:
             var list = JoinTable.decode(storeValue(at: index))
             guard !list.contains(target.objectID.primaryKey) else { return }
@@ -108,7 +126,7 @@ extension ManagedObject {
     /// Removes `target` from a to-many.
     func unlink(_ target: ManagedObject, from relationship: RelationshipDescription, in context: ManagedObjectContext) {
         switch storage(of: relationship) {
-        case .inverseOfToOne(let inverse)?:
+        case .inverseOfToOne(let inverse, _)?:
             if let index = target.attributeIndex[inverse], target.storeValue(at: index) == .integer(objectID.primaryKey) {
                 target.setToOne(index: index, to: nil, in: context)
             }
@@ -197,6 +215,19 @@ extension ManagedObject {
         let old = destinationObject(storeValue(at: index), entity: attribute.destination!)
         context.recordChange(of: self, attribute: index, to: target.map { .integer($0.objectID.primaryKey) } ?? .null)
         guard let inverseName = entity.relationship(named: attribute.name)?.inverse, old !== target else { return }
+        if let order = entity.attributes.firstIndex(where: { $0.orderOf == attribute.name }) {
+            // A member of an ordered to-many: it leaves its position, or joins at the end.
+            var position: StoreValue = .null
+            if let target, let owner = target.entity.relationship(named: inverseName) {
+                let others = target.members(of: owner).filter { $0 !== self }
+                let last = others.compactMap { member -> Int64? in
+                    if case .integer(let value) = member.storeValue(at: order) { return value }
+                    return nil
+                }.max() ?? -1
+                position = .integer(max(last + 1, Int64(others.count)))
+            }
+            context.recordChange(of: self, attribute: order, to: position)
+        }
         if let old, let oldIndex = old.attributeIndex[inverseName], old.entity.attributes[oldIndex].destination != nil,
            old.storeValue(at: oldIndex) == .integer(objectID.primaryKey) {
             context.recordChange(of: old, attribute: oldIndex, to: .null)
@@ -213,8 +244,21 @@ extension ManagedObject {
     /// Makes a to-many hold exactly `targets` (an ordered one in their order): members not
     /// among them are unlinked, new ones linked, each inverse kept in step.
     func replaceMembers(of relationship: RelationshipDescription, with targets: [ManagedObject], in context: ManagedObjectContext) {
-        if case .joinOwner(let index, let join)? = storage(of: relationship) {
+        let storage = storage(of: relationship)
+        if case .joinOwner(let index, let join)? = storage {
             context.recordChange(of: self, attribute: index, to: JoinTable.encode(targets.map(\.objectID.primaryKey), ordered: join.isOrdered))
+            return
+        }
+        if case .inverseOfToOne(let inverse, let order?)? = storage {
+            for member in members(of: relationship) where !targets.contains(where: { $0 === member }) { unlink(member, from: relationship, in: context) }
+            for (number, target) in targets.enumerated() {
+                if let index = target.attributeIndex[inverse], target.storeValue(at: index) != .integer(objectID.primaryKey) {
+                    target.setToOne(index: index, to: self, in: context)
+                }
+                if target.storeValue(at: order) != .integer(Int64(number)) {
+                    context.recordChange(of: target, attribute: order, to: .integer(Int64(number)))
+                }
+            }
             return
         }
         let current = members(of: relationship)

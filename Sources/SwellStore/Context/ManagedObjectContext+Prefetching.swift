@@ -37,10 +37,11 @@ extension ManagedObjectContext {
             return try materialize(keys, entity: destination)
         case .joinOwner(let index, _):
             return try materialize(objects.flatMap { JoinTable.decode($0.storeValue(at: index)) }, entity: destination)
-        case .inverseOfToOne(let inverse):
+        case .inverseOfToOne(let inverse, let order):
             // One query for every owner's members; each owner keeps its list until this level or the store changes.
             var request = FetchRequest(entityName: destination.name)
             request.predicate = FetchPredicate(format: "%K IN %@", inverse, objects.map { Int($0.objectID.primaryKey) })
+            if let order { request.sortDescriptors = [FetchSortDescriptor(key: destination.attributes[order].name)] }
             let members = try fetch(request)
             guard let column = members.first?.attributeIndex[inverse] else {
                 for object in objects { object.cacheMembers([], of: relationship.name, version: membersVersion) }

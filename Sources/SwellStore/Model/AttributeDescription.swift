@@ -17,6 +17,9 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     /// value is the members' primary keys as text (`JoinTable.encode`); the store has no
     /// such column, it reads and writes the join table instead.
     package var join: JoinTable?
+    /// Set on the hidden column (`_<to-one>_order`) that keeps an object's position in the
+    /// ordered to-many whose inverse is the to-one named here.
+    package var orderOf: String?
 
     /// Creates an attribute description.
     public init(name: String, type: AttributeType, isOptional: Bool = false) {

@@ -44,6 +44,15 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
                 column.destination = relationship.destination
                 stored.attributes.append(column)
             }
+            // An ordered to-many whose inverse is one of these to-ones keeps each member's
+            // position in a hidden column beside it (`_<to-one>_order`, as Core Data's Z_FOK_).
+            for relationship in entity.relationships where !relationship.isToMany {
+                guard let inverse = relationship.inverse,
+                      let owner = byName[relationship.destination]?.relationship(named: inverse), owner.isToMany, owner.isOrdered else { continue }
+                var column = AttributeDescription(name: Self.orderColumn(of: relationship.name), type: .integer, isOptional: true)
+                column.orderOf = relationship.name
+                stored.attributes.append(column)
+            }
             for relationship in entity.relationships where Self.ownsJoinTable(relationship, of: entity, entities: byName) {
                 var column = AttributeDescription(name: relationship.name, type: .string, isOptional: true)
                 column.join = JoinTable(table: "\(entity.name)_\(relationship.name)", owner: entity.name, relationship: relationship.name,
@@ -55,6 +64,9 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
             return stored
         })
     }
+
+    /// The hidden column that keeps a member's position in the ordered to-many whose inverse is `toOne`.
+    static func orderColumn(of toOne: String) -> String { "_\(toOne)_order" }
 
     /// Whether a to-many lives in a join table: it has no inverse, or its inverse is a to-many too.
     static func keptInJoinTable(_ relationship: RelationshipDescription, entities: [String: EntityDescription]) -> Bool {
@@ -127,7 +139,6 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
         if relationship.isOrdered && !relationship.isToMany {
             throw .invalidRelationship(name, "a to-one relationship cannot be ordered")
         }
-        var inverse: RelationshipDescription?
         if let inverseName = relationship.inverse {
             guard let found = destination.relationship(named: inverseName) else {
                 throw .invalidRelationship(name, "its inverse '\(inverseName)' is not a relationship of \(destination.name)")
@@ -135,10 +146,6 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
             guard found.destination == entity.name, found.inverse == relationship.name else {
                 throw .invalidRelationship(name, "its inverse \(destination.name).\(inverseName) does not name \(name) back")
             }
-            inverse = found
-        }
-        if relationship.isToMany && relationship.isOrdered && inverse.map({ !$0.isToMany }) == true {
-            throw .invalidRelationship(name, "an ordered to-many with a to-one inverse is not supported yet: drop the inverse (the order is then kept in its join table) or the order")
         }
         if Self.keptInJoinTable(relationship, entities: entitiesByName) && entity.name.lowercased() == relationship.name.lowercased() {
             throw .invalidRelationship(name, "its join table would have two columns named '\(entity.name)': rename the relationship")

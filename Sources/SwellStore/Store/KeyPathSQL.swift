@@ -65,8 +65,9 @@ struct KeyPathSQL {
             let link = quoteIdentifier("swell_j\(depth)")
             return "(SELECT \(joined) FROM (SELECT \(innerValue) AS swell_v FROM \(quoteIdentifier(join.table)) AS \(link) JOIN \(table) AS \(inner) ON \(inner).\"_pk\" = \(link).\(quoteIdentifier(join.owner)) WHERE \(link).\(quoteIdentifier(join.relationship)) = \(alias).\"_pk\" ORDER BY swell_v))"
         }
-        // Through the destinations' to-one column.
-        return "(SELECT \(joined) FROM (SELECT \(innerValue) AS swell_v FROM \(table) AS \(inner) WHERE \(inner).\(quoteIdentifier(inverse)) = \(alias).\"_pk\" ORDER BY swell_v))"
+        // Through the destinations' to-one column (ordered: by their hidden position column).
+        let order = ordered ? "\(inner).\(quoteIdentifier(ManagedObjectModel.orderColumn(of: inverse))), \(inner).\"_pk\"" : "swell_v"
+        return "(SELECT \(joined) FROM (SELECT \(innerValue) AS swell_v FROM \(table) AS \(inner) WHERE \(inner).\(quoteIdentifier(inverse)) = \(alias).\"_pk\" ORDER BY \(order)))"
     }
 
     /// A string literal for SQL.
