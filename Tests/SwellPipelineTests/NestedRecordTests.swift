@@ -165,6 +165,29 @@ import Testing
         #expect(bad.stderr.contains("'client' in key path 'order.client.name' is not a relationship of Order"), "\(bad.stderr)")
     }
 
+    @Test func replaceDeletesOnlyTheSourcesEntityAndItsOwnedChildrenGoWithIt() throws {
+        let workspace = try Workspace()
+        let replace = try workspace.read("pipelines/orders.yml").replacingOccurrences(of: "    paginate: { next: next }", with: "    paginate: { next: next }\n    mode: replace")
+        try workspace.write("pipelines/orders-replace.yml", replace)
+        #expect(try workspace.run("import", "pipelines/orders-replace.yml").status == 0)
+        // The next snapshot has orders 9002–9009 only; 9000's customer (Ada) is shared with 9005.
+        let url = Workspace.repositoryRoot.appendingPathComponent("fixtures/orders/page-0001.json")
+        var page = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] ?? [:]
+        page["orders"] = Array((page["orders"] as? [[String: Any]] ?? []).dropFirst(2))
+        try write(workspace, "data/orders.json", json: page)
+        let outcome = try workspace.run("import", "pipelines/orders-replace.yml", "--report", "out/report.json",
+                                        environment: ["ORDERS_URL": "data/orders.json"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let store = ".swell/orders.sqlite"
+        #expect(integers(try query(workspace, store, "SELECT id FROM \"Order\" ORDER BY id")) == Array(9002...9009))
+        // Their lines went by the cascade rule; customers are another entity: they stay.
+        #expect(integers(try query(workspace, store, "SELECT count(*) FROM Line")) == [15])
+        #expect(integers(try query(workspace, store, "SELECT count(*) FROM Customer")) == [5])
+        #expect(try query(workspace, store, "PRAGMA foreign_key_check").isEmpty)
+        let source = try #require((try workspace.report()["sources"] as? [[String: Any]])?.first)
+        #expect(source["deleted"] as? Int == 2)
+    }
+
     @Test func twoRecordsWithOneKeyInOneRunTheLaterOnesRelationshipsWin() throws {
         let workspace = try Workspace()
         let page = """
@@ -183,6 +206,70 @@ import Testing
             == [[.text("shipped"), .text("Lee")]])
         #expect(try query(workspace, store, "SELECT sku FROM Line ORDER BY sku") == [[.text("C")]])
         #expect(integers(try query(workspace, store, "SELECT count(*) FROM Customer")) == [2])
+    }
+
+    @Test func nestedMappingsGoToAnyDepthAndAnArrayOfScalarsMapsWithADot() throws {
+        let workspace = try Workspace()
+        try workspace.write("deep.yml", """
+        version: 2
+        name: deep
+        entities:
+          Order:
+            key: [id]
+            attributes: { id: integer }
+            relationships:
+              lines: { to: Line, many: true, ordered: true, inverse: order, delete: cascade }
+              tags: { to: Tag, many: true }
+          Line:
+            key: [id]
+            attributes: { id: integer, qty: integer }
+            relationships:
+              order: { to: Order, inverse: lines }
+              product: { to: Product }
+          Product:
+            key: [sku]
+            attributes: { sku: string, title: string? }
+            relationships: { maker: { to: Maker } }
+          Maker: { key: [name], attributes: { name: string } }
+          Tag: { key: [name], attributes: { name: string } }
+        sources:
+          - name: orders
+            entity: Order
+            url: data/orders.json
+            fields:
+              tags: { path: tags, fields: { name: "." } }
+              lines:
+                path: items
+                fields:
+                  id: id
+                  qty: qty
+                  product: { path: product, fields: { sku: sku, title: title, maker: { path: maker, fields: { name: name } } } }
+        exports:
+          - name: lines
+            entity: Line
+            path: out/lines.csv
+            columns: [id, { name: order, value: order.id }, { name: maker, value: product.maker.name }]
+            sort: [id]
+        """)
+        try workspace.write("data/orders.json", """
+        [{"id": 1, "tags": ["gift", "rush"], "items": [
+            {"id": 10, "qty": 1, "product": {"sku": "A", "title": "Board", "maker": {"name": "Firewire"}}},
+            {"id": 11, "qty": 2, "product": {"sku": "B", "maker": {"name": "FCS"}}}]},
+         {"id": 2, "tags": ["gift"], "items": [
+            {"id": 12, "qty": 1, "product": {"sku": "A", "title": "Board", "maker": {"name": "Firewire"}}}]}]
+        """)
+        let outcome = try workspace.run("run", "deep.yml", "--report", "out/report.json")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(try workspace.read("out/lines.csv") == "id,order,maker\n10,1,Firewire\n11,1,FCS\n12,2,Firewire\n")
+        let store = ".swell/deep.sqlite"
+        #expect(integers(try query(workspace, store, "SELECT (SELECT count(*) FROM Product) * 100 + (SELECT count(*) FROM Maker) * 10 + (SELECT count(*) FROM Tag)")) == [222])
+        #expect(try query(workspace, store, "SELECT t.name FROM Order_tags j JOIN Tag t ON j.tags = t._pk JOIN \"Order\" o ON j.\"Order\" = o._pk WHERE o.id = 1 ORDER BY t.name")
+            == [[.text("gift")], [.text("rush")]])
+        let source = try #require((try workspace.report()["sources"] as? [[String: Any]])?.first)
+        let nested = try #require(source["nested"] as? [String: [String: Int]])
+        #expect(Set(nested.keys) == ["Line", "Product", "Maker", "Tag"])
+        #expect(nested["Line"]?["inserted"] == 3)
+        #expect(try query(workspace, store, "PRAGMA foreign_key_check").isEmpty)
     }
 
     @Test func aBadNestedElementIsRejectedNamingItsPath() throws {
@@ -245,6 +332,8 @@ import Testing
                   "delete \"purge\" of relationship Issue.labels must be nullify, cascade, deny or no_action", line: 8, column: 65)
         try check("labels: { to: Label, many: true, inverse: issues }", columns: "{ value: labels.name }",
                   "column labels.name of export e: 'labels.name' goes through a to-many relationship and needs a join", line: 17, column: 67)
+        try check("labels: { to: Label, many: true, inverse: issues }\n      owner: { to: Label }", columns: "{ value: owner.name, join: \"|\" }",
+                  "column owner.name of export e has a join but 'owner.name' does not go through a to-many relationship", line: 18, column: 85)
         try workspace.write("v1.yml", """
         version: 1
         name: v1
