@@ -1122,3 +1122,59 @@ struct OrderedInverseTests {
         }
     }
 }
+
+@Suite("Relationships: a link to an object only the parent has (store.md 30)")
+struct ParentOnlyLinkTests {
+    @Test("a worker's new entry points at a spot only the view context has; the link resolves at every level and on disk")
+    @MainActor func linkToParentOnlyObject() async throws {
+        let directory = TemporaryDirectory()
+        let container = try makeGraph(directory)
+        let view = container.viewContext
+        let spotID = try await view.perform { () throws -> ObjectID in
+            let spot = view.insertNewObject(forEntityName: "Spot")
+            spot["name"] = "Steamer Lane"
+            return spot.objectID   // unsaved: only the view context has it
+        }
+        let worker = container.newBackgroundContext()
+        try await worker.perform {
+            let spot = try worker.existingObject(with: spotID)
+            let entry = worker.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 3
+            entry.setValue(spot, forKey: "spot")
+            try worker.save()
+        }
+        let names = await view.perform(schedule: .enqueued) { () -> [String] in
+            let spot = view.object(with: spotID)
+            return ((spot.value(forKey: "entries") as? Set<ManagedObject>) ?? []).map { "\($0["id"] ?? "")" }
+        }
+        #expect(names == ["3"])
+        try await view.perform { try view.save() }
+        try await container.saveToDisk()
+        #expect(try query(directory.file("graph.sqlite"), "SELECT e.id, s.name FROM Entry e JOIN Spot s ON e.spot = s._pk")
+            == [[.integer(3), .text("Steamer Lane")]])
+    }
+
+    @Test("the ordered-set API: remove(at:), index(of:), first and last follow the order")
+    func orderedSetAPI() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory, name: "albums", model: OrderedInverseTests.model)
+        let context = container.newBackgroundContext()
+        context.performAndWait {
+            let album = context.insertNewObject(forEntityName: "Album")
+            album["title"] = "Green"
+            let tracks = (1...4).map { number -> ManagedObject in
+                let track = context.insertNewObject(forEntityName: "Track")
+                track["name"] = "t\(number)"
+                album.mutableOrderedSetValue(forKey: "tracks").add(track)
+                return track
+            }
+            let ordered = album.mutableOrderedSetValue(forKey: "tracks")
+            #expect(ordered.index(of: tracks[2]) == 2)
+            ordered.remove(at: 0)
+            #expect(ordered.first === tracks[1])
+            #expect(ordered.last === tracks[3])
+            #expect(ordered.count == 3)
+            #expect(tracks[0].value(forKey: "album") == nil)
+        }
+    }
+}

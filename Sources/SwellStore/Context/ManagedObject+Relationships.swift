@@ -366,6 +366,36 @@ public final class RelationshipSet: Sequence {
         owner.unlink(object, from: relationship, in: context)
     }
 
+    /// Removes every member of `objects`.
+    public func subtract<S: Sequence>(_ objects: S) where S.Element == ManagedObject {
+        for object in objects { remove(object) }
+    }
+
+    /// Removes `object` (NSMutableSet's and NSMutableOrderedSet's name).
+    public func removeObject(_ object: ManagedObject) { remove(object) }
+
+    /// Removes the member at `index` of an ordered to-many.
+    public func remove(at index: Int) {
+        let members = allObjects
+        guard members.indices.contains(index) else { return }
+        remove(members[index])
+    }
+
+    /// Removes the member at `index` (NSMutableOrderedSet's name).
+    public func removeObject(at index: Int) { remove(at: index) }
+
+    /// The position of `object` among the members (ordered to-manys), or nil.
+    public func firstIndex(of object: ManagedObject) -> Int? { allObjects.firstIndex { $0 === object } }
+
+    /// The position of `object` (NSOrderedSet's name; nil instead of NSNotFound).
+    public func index(of object: ManagedObject) -> Int? { firstIndex(of: object) }
+
+    /// The first member (ordered: the first in order).
+    public var first: ManagedObject? { allObjects.first }
+
+    /// The last member (ordered: the last in order).
+    public var last: ManagedObject? { allObjects.last }
+
     /// Removes every member.
     public func removeAll() {
         guard let context = owner.managedObjectContext else { return }
