@@ -55,7 +55,7 @@ public struct PipelineEntity: Sendable {
 /// A relationship mapped from a record's nested object or array (version 2):
 /// `relationship: { path, fields }` under a source's `fields`. Each nested object
 /// is upserted into the relationship's destination by its key and linked.
-public struct NestedMapping: Sendable {
+public struct NestedMapping: Sendable, Equatable {
     /// The relationship of the mapped entity.
     public var relationship: String
     /// The destination entity.

@@ -52,7 +52,9 @@ extension PipelineFileReader {
     }
 
     /// Every `inverse` names a relationship of its destination that names this one back
-    /// and points back at this entity.
+    /// and points back at this entity. The two sides' `many` are free (one-to-one,
+    /// one-to-many, many-to-many): a pair cannot disagree on it once each side names the
+    /// other (an `ordered` to-one, the one shape that says two things, fails on its own).
     func checkInverses(_ entities: [PipelineEntity], nodes: [(entity: Int, node: Node)]) throws(PipelineFileError) {
         for (index, node) in nodes {
             let entity = entities[index]
@@ -76,71 +78,18 @@ extension PipelineFileReader {
         }
     }
 
-    /// A nested mapping `{ path, fields }` of `relationship` (to any depth): every
-    /// field names an attribute or relationship of the destination, and its key is mapped.
-    func readNested(_ node: Node, relationship: RelationshipDescription, entities: [PipelineEntity], what: String) throws(PipelineFileError) -> NestedMapping {
-        try requireVersion2(node, what)
-        guard case .mapping = node else {
-            throw error(node, "\(what) maps relationship '\(relationship.name)': it needs { path: …, fields: { … } }")
-        }
-        let keys = try keyedMapping(node, what, allowed: ["path", "fields"], required: ["path", "fields"])
-        let path = try dotPath(keys["path"]!, "path of \(what)")
-        guard let destination = entities.first(where: { $0.name == relationship.destination }) else {
-            throw error(node, "\(what): '\(relationship.destination)' is not an entity of this file")
-        }
-        guard case .mapping(let mapping) = keys["fields"]! else { throw error(keys["fields"], "fields of \(what) must be a mapping of attribute: path") }
-        var fields: [String: FieldSpec] = [:]
-        var nested: [NestedMapping] = []
-        for (fieldKey, value) in mapping {
-            let name = try string(fieldKey, "a field name")
-            if let inner = destination.relationships.first(where: { $0.name == name }) {
-                nested.append(try readNested(value, relationship: inner, entities: entities, what: "field \(name) of \(what)"))
-                continue
-            }
-            guard let attribute = destination.attributes.first(where: { $0.name == name }) else {
-                throw error(fieldKey, "fields of \(what) name '\(name)', which is not an attribute or relationship of \(destination.name)")
-            }
-            if case .mapping = value {
-                let field = try keyedMapping(value, "field \(name) of \(what)", allowed: ["path", "format"], required: ["path"])
-                var format: DateFormat?
-                if let formatNode = field["format"] {
-                    guard attribute.type == .date else { throw error(formatNode, "field \(name) of \(what) has a date format but is of type \(attribute.type.rawValue)") }
-                    format = .pattern(try string(formatNode, "format of field \(name)"))
-                    if case .pattern(let text)? = format, ["iso8601", "unix", "unix_ms"].contains(text) {
-                        format = text == "iso8601" ? .iso8601 : text == "unix" ? .unix : .unixMilliseconds
-                    } else if case .pattern(let text)? = format {
-                        try checkDatePattern(text, node: formatNode, what: "format of field \(name)")
-                    }
-                }
-                fields[name] = FieldSpec(path: try elementPath(field["path"]!, "path of field \(name) of \(what)"), dateFormat: format)
-            } else {
-                fields[name] = FieldSpec(path: try elementPath(value, "path of field \(name) of \(what)"), dateFormat: nil)
-            }
-        }
-        for key in destination.key where fields[key] == nil {
-            throw error(keys["fields"], "\(what) does not map \(destination.name)'s key '\(key)': each nested \(destination.name) is upserted by its key")
-        }
-        return NestedMapping(relationship: relationship.name, destination: destination.name, path: path, fields: fields, nested: nested)
-    }
-
-    /// A field path inside a nested element: a dot path, or "." for the element itself.
-    private func elementPath(_ node: Node, _ what: String) throws(PipelineFileError) -> [String] {
-        if case .scalar(let scalar) = node, scalar.string == "." { return ["."] }
-        return try dotPath(node, what)
-    }
-
     /// An export column's value: an attribute, or a key path through relationships
     /// (to-ones, then at most one to-many, whose values need `join`). Returns the
     /// value's type (for `format`) and whether the path goes through a to-many.
     func exportValue(_ path: String, of entity: PipelineEntity, entities: [PipelineEntity], node: Node,
                      export: String) throws(PipelineFileError) -> (type: AttributeType, toMany: Bool) {
         let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        if parts.count > 1 { try requireVersion2(node, "column value '\(path)' of export \(export) (a key path)") }
         var current = entity
         var toMany = false
         for (position, part) in parts.enumerated() {
             let isLast = position == parts.count - 1
             if isLast, let attribute = current.attributes.first(where: { $0.name == part }) {
-                if parts.count > 1 { try requireVersion2(node, "column value '\(path)' of export \(export)") }
                 return (attribute.type, toMany)
             }
             guard !isLast, let relationship = current.relationships.first(where: { $0.name == part }),

@@ -176,7 +176,7 @@ struct PipelineFileReader {
             guard !entities.contains(where: { $0.name.lowercased() == name.lowercased() }) else { throw error(keyNode, "entity '\(name)' is defined twice") }
             let fields = try keyedMapping(value, "entity \(name)", allowed: ["key", "attributes", "relationships"], required: ["key", "attributes"])
             if let node = fields["relationships"] {
-                try requireVersion2(node, "relationships of \(name)")
+                try requireVersion2(node, "the relationships key of \(name)")
                 relationshipNodes.append((entities.count, node))
             }
             guard case .mapping(let attributeNodes) = fields["attributes"]!, !attributeNodes.isEmpty else {
@@ -224,7 +224,8 @@ struct PipelineFileReader {
         return entities
     }
 
-    private func dateFormat(_ node: Node, _ what: String) throws(PipelineFileError) -> DateFormat {
+    /// A date format: iso8601, unix, unix_ms, or an LDML pattern.
+    func dateFormat(_ node: Node, _ what: String) throws(PipelineFileError) -> DateFormat {
         let text = try string(node, what)
         switch text {
         case "iso8601": return .iso8601
@@ -287,32 +288,7 @@ struct PipelineFileReader {
         }
         let pagination = try keys["paginate"].map { node throws(PipelineFileError) in try readPagination(node, source: name) }
         let dates = try keys["dates"].map { node throws(PipelineFileError) in try dateFormat(node, "dates of source \(name)") } ?? .iso8601
-        var fields: [String: FieldSpec] = [:]
-        var nested: [NestedMapping] = []
-        for attribute in entity.attributes { fields[attribute.name] = FieldSpec(path: [attribute.name], dateFormat: nil) }
-        if let node = keys["fields"] {
-            guard case .mapping(let mapping) = node else { throw error(node, "fields of source \(name) must be a mapping of attribute: path") }
-            for (fieldKey, value) in mapping {
-                let attribute = try string(fieldKey, "a field name")
-                if let relationship = entity.relationships.first(where: { $0.name == attribute }) {
-                    nested.append(try readNested(value, relationship: relationship, entities: entities, what: "field \(attribute) of source \(name)"))
-                    continue
-                }
-                guard let description = entity.attributes.first(where: { $0.name == attribute }) else {
-                    throw error(fieldKey, "fields of source \(name) names '\(attribute)', which is not an attribute of \(entity.name)")
-                }
-                if case .mapping = value {
-                    let field = try keyedMapping(value, "field \(attribute)", allowed: ["path", "format"], required: ["path"])
-                    let format = try field["format"].map { node throws(PipelineFileError) in try dateFormat(node, "format of field \(attribute)") }
-                    if format != nil && description.type != .date {
-                        throw error(field["format"], "field \(attribute) has a date format but is of type \(description.type.rawValue)")
-                    }
-                    fields[attribute] = FieldSpec(path: try dotPath(field["path"]!, "path of field \(attribute)"), dateFormat: format)
-                } else {
-                    fields[attribute] = FieldSpec(path: try dotPath(value, "path of field \(attribute)"), dateFormat: nil)
-                }
-            }
-        }
+        let (fields, nested) = try readFields(keys["fields"], of: entity, entities: entities, source: name)
         var mode = SyncMode.upsert
         if let node = keys["mode"] {
             guard let value = SyncMode(rawValue: try string(node, "mode")) else { throw error(node, "mode of source \(name) must be upsert, append or replace") }

@@ -1,0 +1,102 @@
+import SwellStore
+import Yams
+
+/// A source's `fields`: where each attribute comes from in a record and, in a
+/// version-2 file, the relationships mapped from nested objects and arrays
+/// (`author: { path: user, fields: { id: id, login: login } }`, to any depth).
+extension PipelineFileReader {
+    /// The fields of `source` (every attribute of `entity` has one; default: its own name)
+    /// and its nested mappings.
+    func readFields(_ node: Node?, of entity: PipelineEntity, entities: [PipelineEntity],
+                    source: String) throws(PipelineFileError) -> (fields: [String: FieldSpec], nested: [NestedMapping]) {
+        var fields: [String: FieldSpec] = [:]
+        var nested: [NestedMapping] = []
+        for attribute in entity.attributes { fields[attribute.name] = FieldSpec(path: [attribute.name], dateFormat: nil) }
+        guard let node else { return (fields, nested) }
+        guard case .mapping(let mapping) = node else { throw error(node, "fields of source \(source) must be a mapping of attribute: path") }
+        for (fieldKey, value) in mapping {
+            let name = try string(fieldKey, "a field name")
+            if let relationship = entity.relationships.first(where: { $0.name == name }) {
+                nested.append(try readNested(value, relationship: relationship, entities: entities, what: "field \(name) of source \(source)"))
+                continue
+            }
+            try refuseNestedFields(value, name: name, key: fieldKey, of: entity, what: "field \(name) of source \(source)")
+            guard let attribute = entity.attributes.first(where: { $0.name == name }) else {
+                let kinds = version >= 2 ? "an attribute or relationship" : "an attribute"
+                throw error(fieldKey, "fields of source \(source) names '\(name)', which is not \(kinds) of \(entity.name)")
+            }
+            fields[name] = try readField(value, attribute: attribute, what: "field \(name)", element: false)
+        }
+        return (fields, nested)
+    }
+
+    /// A nested mapping `{ path, fields }` of `relationship` (to any depth): every
+    /// field names an attribute or relationship of the destination, and its key is mapped.
+    func readNested(_ node: Node, relationship: RelationshipDescription, entities: [PipelineEntity],
+                    what: String) throws(PipelineFileError) -> NestedMapping {
+        try requireVersion2(node, what)
+        guard case .mapping = node else {
+            throw error(node, "\(what) maps relationship '\(relationship.name)': it needs { path: …, fields: { … } }")
+        }
+        let keys = try keyedMapping(node, what, allowed: ["path", "fields"], required: ["path", "fields"])
+        let path = try dotPath(keys["path"]!, "path of \(what)")
+        guard let destination = entities.first(where: { $0.name == relationship.destination }) else {
+            throw error(node, "\(what): '\(relationship.destination)' is not an entity of this file")
+        }
+        guard case .mapping(let mapping) = keys["fields"]! else { throw error(keys["fields"], "fields of \(what) must be a mapping of attribute: path") }
+        var fields: [String: FieldSpec] = [:]
+        var nested: [NestedMapping] = []
+        for (fieldKey, value) in mapping {
+            let name = try string(fieldKey, "a field name")
+            if let inner = destination.relationships.first(where: { $0.name == name }) {
+                nested.append(try readNested(value, relationship: inner, entities: entities, what: "field \(name) of \(what)"))
+                continue
+            }
+            try refuseNestedFields(value, name: name, key: fieldKey, of: destination, what: "field \(name) of \(what)")
+            guard let attribute = destination.attributes.first(where: { $0.name == name }) else {
+                throw error(fieldKey, "fields of \(what) name '\(name)', which is not an attribute or relationship of \(destination.name)")
+            }
+            fields[name] = try readField(value, attribute: attribute, what: "field \(name) of \(what)", element: true)
+        }
+        for key in destination.key where fields[key] == nil {
+            throw error(keys["fields"], "\(what) does not map \(destination.name)'s key '\(key)': each nested \(destination.name) is upserted by its key")
+        }
+        return NestedMapping(relationship: relationship.name, destination: destination.name, path: path, fields: fields, nested: nested)
+    }
+
+    /// One attribute's field: a dot path, or `{ path, format }` (a date format for a date
+    /// attribute). Inside a nested mapping (`element`), "." is the element itself.
+    private func readField(_ value: Node, attribute: AttributeDescription, what: String,
+                           element: Bool) throws(PipelineFileError) -> FieldSpec {
+        guard case .mapping = value else { return FieldSpec(path: try fieldPath(value, "path of \(what)", element: element), dateFormat: nil) }
+        let field = try keyedMapping(value, what, allowed: ["path", "format"], required: ["path"])
+        var format: DateFormat?
+        if let formatNode = field["format"] {
+            format = try dateFormat(formatNode, "format of \(what)")
+            guard attribute.type == .date else { throw error(formatNode, "\(what) has a date format but is of type \(attribute.type.rawValue)") }
+        }
+        return FieldSpec(path: try fieldPath(field["path"]!, "path of \(what)", element: element), dateFormat: format)
+    }
+
+    /// A field's dot path; "." (the element itself, for an array of scalars) only inside a nested mapping.
+    private func fieldPath(_ node: Node, _ what: String, element: Bool) throws(PipelineFileError) -> [String] {
+        if case .scalar(let scalar) = node, scalar.string == "." {
+            guard element else { throw error(node, "\(what) is \".\", the element itself, which only a field of a nested mapping can use") }
+            return ["."]
+        }
+        return try dotPath(node, what)
+    }
+
+    /// Refuses `{ path, fields }` under a name that is not a relationship: nested fields
+    /// need version 2, and only a relationship takes them.
+    private func refuseNestedFields(_ value: Node, name: String, key: Node, of entity: PipelineEntity,
+                                    what: String) throws(PipelineFileError) {
+        guard case .mapping(let mapping) = value, mapping.contains(where: { (key, _) in key.string == "fields" }) else { return }
+        try requireVersion2(value, "\(what) (a nested mapping)")
+        let subject = entity.attributes.contains(where: { $0.name == name })
+            ? "'\(name)' is an attribute of \(entity.name)" : "'\(name)' is not a relationship of \(entity.name)"
+        let known = entity.relationships.isEmpty
+            ? "\(entity.name) has no relationships" : "relationships of \(entity.name): \(entity.relationships.map(\.name).joined(separator: ", "))"
+        throw error(key, "\(what) has nested fields, but \(subject): only a relationship is mapped with { path, fields } (\(known))")
+    }
+}
