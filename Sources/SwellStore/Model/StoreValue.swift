@@ -18,8 +18,13 @@ public enum StoreValue: Sendable, Hashable, Codable {
     }
 
     /// Converts a Swift value (`String`, `Int` and the other integer types,
-    /// `Double`, `Float`, `Bool`, `Date`, nil; for `.json` a `String` of JSON text) to the store's representation
+    /// `Double`, `Float`, `Bool`, `Date`, nil) to the store's representation
     /// for an attribute of `type`. Returns nil when the value does not fit the type.
+    ///
+    /// A `.json` attribute takes a `String` holding JSON text (compact, as the
+    /// pipeline writes it) and keeps it as TEXT unchanged; the store does not
+    /// parse it, so a caller that wants valid JSON writes valid JSON. Any other
+    /// Swift value (a dictionary, a number) does not fit a `.json` attribute.
     public init?(swiftValue value: Any?, for type: AttributeType) {
         guard let value else { self = .null; return }
         if let optional = value as? OptionalProtocol, optional.isNil { self = .null; return }
