@@ -3,8 +3,11 @@
 
     nested-data.py N OUTDIR [--per-page 1000] [--seed 10]
 
-Writes N GitHub-issue-like records as JSON pages OUTDIR/pages/page-NNNNN.json
-({"data": [...], "next": "page-NNNNN.json" | null}) and a re-sync snapshot
+Writes N GitHub-issue-like records as JSON pages OUTDIR/pages/page-0001.json ...
+laid out as ../shared/bench/gen.py writes its pages ({"data":[ one compact
+record per line ],"next":"page-0002.json"}, the last page "next":null; 1000
+records a page by default, as the figures in BENCHMARKS.md were measured), so
+../shared/bench/serve.sh serves them alike, and a re-sync snapshot
 OUTDIR/update/pages/ where every 10th issue changed its title and every 20th
 lost or gained a label. Each issue has an `author` object (one of N/50 users),
 0-5 `labels` of 40 (name, color) and a `reactions` object (the json type).
@@ -48,9 +51,10 @@ def main():
             records = [issue(i, rng, update) for i in range(p * per_page + 1, min(n, (p + 1) * per_page) + 1)]
             if not update:
                 links += sum(len(r["labels"]) for r in records)
-            nxt = "page-%05d.json" % (p + 2) if p + 1 < pages else None
-            with open(os.path.join(folder, "page-%05d.json" % (p + 1)), "w") as f:
-                json.dump({"data": records, "next": nxt}, f, separators=(",", ":"))
+            nxt = json.dumps("page-%04d.json" % (p + 2)) if p + 1 < pages else "null"
+            lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in records]
+            with open(os.path.join(folder, "page-%04d.json" % (p + 1)), "w", encoding="utf-8", newline="\n") as f:
+                f.write('{"data":[\n' + ",\n".join(lines) + '\n],"next":' + nxt + "}\n")
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump({"n": n, "seed": seed, "per_page": per_page, "users": users, "labels": 40, "links": links}, f, indent=1)
 

@@ -32,7 +32,7 @@ import SwellStore
     }
 
     @Test func theBundledPipelinesLoad() throws {
-        for folderName in ["pipelines", "examples/bulk-import"] {
+        for folderName in ["pipelines", "examples/bulk-import", "bench"] {
             let folder = Self.repositoryRoot.appendingPathComponent(folderName)
             let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".yml") }
             #expect(!files.isEmpty)
