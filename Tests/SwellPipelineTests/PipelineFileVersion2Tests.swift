@@ -227,6 +227,11 @@ import SwellStore
              line: 16, at: "labels.name"),
         Rule(columns: "{ value: labels.issues.title, join: \"|\" }",
              message: "column value 'labels.issues.title' of export e goes through two to-many relationships", line: 16, at: "labels.issues.title"),
+        // `columns` closes the list early to give the export a sort.
+        Rule(columns: "id], sort: [owner.login",
+             message: "sort key 'owner.login' of export e: 'owner' is not a relationship of Issue", line: 16, at: "owner.login"),
+        Rule(columns: "id], sort: [labels.name",
+             message: "sort key 'labels.name' of export e goes through a to-many relationship", line: 16, at: "labels.name"),
     ]
 
     @Test(arguments: rules)
@@ -260,6 +265,8 @@ import SwellStore
          "column value 'owner.login' of export e (a key path) needs version: 2 (this file says version: 1)", 6, "owner.login"),
         ("Item: { key: [id], attributes: { id: integer, title: string } }", "", "{ value: title, join: \"|\" }",
          "join of column title needs version: 2 (this file says version: 1)", 6, "\"|\""),
+        ("Item: { key: [id], attributes: { id: integer, title: string } }", "", "id], sort: [owner.login",
+         "sort key 'owner.login' of export e (a key path) needs version: 2 (this file says version: 1)", 6, "owner.login"),
     ] as [(String, String, String, String, Int, String)])
     func version2FeaturesInAVersion1FileNameTheVersion(entity: String, fields: String, columns: String, message: String, line: Int, at: String) throws {
         var text = "version: 1\nname: v1\nentities:\n  \(entity)\n"

@@ -80,7 +80,7 @@ extension PipelineFileReader {
                 guard (1...2).contains(parts.count) else { throw error(item, "a sort key is 'attribute' or 'attribute asc|desc'") }
                 let attribute = String(parts[0])
                 if attribute.contains(".") {
-                    let (_, toMany) = try exportValue(attribute, of: entity, entities: entities, node: item, export: name)
+                    let (_, toMany) = try exportValue(attribute, of: entity, entities: entities, node: item, export: name, role: "sort key")
                     if toMany { throw error(item, "sort key '\(attribute)' of export \(name) goes through a to-many relationship") }
                 } else if !entity.attributes.contains(where: { $0.name == attribute }) {
                     throw error(item, "sort key '\(attribute)' of export \(name) is not an attribute of \(entity.name)")

@@ -78,13 +78,14 @@ extension PipelineFileReader {
         }
     }
 
-    /// An export column's value: an attribute, or a key path through relationships
+    /// An export column's value or sort key: an attribute, or a key path through relationships
     /// (to-ones, then at most one to-many, whose values need `join`). Returns the
     /// value's type (for `format`) and whether the path goes through a to-many.
-    func exportValue(_ path: String, of entity: PipelineEntity, entities: [PipelineEntity], node: Node,
-                     export: String) throws(PipelineFileError) -> (type: AttributeType, toMany: Bool) {
+    /// `role` names the path in messages ("column value", "sort key").
+    func exportValue(_ path: String, of entity: PipelineEntity, entities: [PipelineEntity], node: Node, export: String,
+                     role: String = "column value") throws(PipelineFileError) -> (type: AttributeType, toMany: Bool) {
         let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        if parts.count > 1 { try requireVersion2(node, "column value '\(path)' of export \(export) (a key path)") }
+        if parts.count > 1 { try requireVersion2(node, "\(role) '\(path)' of export \(export) (a key path)") }
         var current = entity
         var toMany = false
         for (position, part) in parts.enumerated() {
@@ -94,14 +95,14 @@ extension PipelineFileReader {
             }
             guard !isLast, let relationship = current.relationships.first(where: { $0.name == part }),
                   let next = entities.first(where: { $0.name == relationship.destination }) else {
-                throw error(node, "column value '\(path)' of export \(export): '\(part)' is not \(isLast ? "an attribute" : "a relationship") of \(current.name)")
+                throw error(node, "\(role) '\(path)' of export \(export): '\(part)' is not \(isLast ? "an attribute" : "a relationship") of \(current.name)")
             }
             if relationship.isToMany {
-                guard !toMany else { throw error(node, "column value '\(path)' of export \(export) goes through two to-many relationships") }
+                guard !toMany else { throw error(node, "\(role) '\(path)' of export \(export) goes through two to-many relationships") }
                 toMany = true
             }
             current = next
         }
-        throw error(node, "column value '\(path)' of export \(export) is empty")
+        throw error(node, "\(role) '\(path)' of export \(export) is empty")
     }
 }
