@@ -28,6 +28,11 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .systemLibrary(
             name: "CZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
@@ -44,6 +49,10 @@ let package = Package(
         ),
         .target(
             name: "SwellJSON"
+        ),
+        .target(
+            name: "SwellPostgres",
+            dependencies: ["CLibPQ", "SwellStore"]
         ),
         .target(
             name: "SwellHTTP",
@@ -82,6 +91,10 @@ let package = Package(
         .testTarget(
             name: "SwellStoreTests",
             dependencies: ["SwellStore", "SwellLocks"]
+        ),
+        .testTarget(
+            name: "SwellPostgresTests",
+            dependencies: ["SwellPostgres", "SwellStore"]
         ),
         .testTarget(
             name: "SwellLocksTests",

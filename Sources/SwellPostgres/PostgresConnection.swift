@@ -1,0 +1,145 @@
+import CLibPQ
+import Foundation
+import SwellStore
+
+/// Where a PostgreSQL store lives, as messages may name it: host, port,
+/// database and user — never the password.
+public struct PostgresEndpoint: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: String
+    public var database: String
+    public var user: String
+
+    public var description: String { "\(user)@\(host):\(port)/\(database)" }
+}
+
+/// Why talking to PostgreSQL failed; messages name the endpoint, never a password.
+public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The server could not be reached, or refused the login.
+    case connectionFailed(PostgresEndpoint, reason: String)
+    /// A statement failed: its SQLSTATE and the server's message.
+    case statementFailed(sqlState: String, message: String, sql: String)
+    /// The connection was lost (or closed) before or during a statement.
+    case connectionLost(PostgresEndpoint, reason: String)
+
+    public var description: String {
+        switch self {
+        case .connectionFailed(let endpoint, let reason): "cannot connect to PostgreSQL at \(endpoint): \(reason)"
+        case .statementFailed(let state, let message, let sql): "PostgreSQL refused a statement (SQLSTATE \(state)): \(message) — in: \(sql)"
+        case .connectionLost(let endpoint, let reason): "the connection to PostgreSQL at \(endpoint) was lost: \(reason)"
+        }
+    }
+}
+
+/// One libpq connection (`PGconn`): connect by URL or keywords (libpq's own
+/// environment — `PGHOST`, `PGPASSWORD`, `.pgpass`, service files — applies),
+/// run statements with parameters, close on purpose.
+///
+/// A connection is used from one serial queue at a time, as the SQLite store's
+/// connections are; it is not `Sendable`.
+public final class PostgresConnection {
+    private var handle: OpaquePointer?
+    /// Where it is connected.
+    public let endpoint: PostgresEndpoint
+
+    /// Connects with a `postgres://` / `postgresql://` URL or a keyword string.
+    ///
+    /// - Throws: `PostgresError.connectionFailed` naming host, port, database and user.
+    public init(_ conninfo: String) throws(PostgresError) {
+        let connection = PQconnectdb(conninfo)
+        endpoint = Self.endpoint(of: connection)
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let reason = Self.message(connection)
+            PQfinish(connection)
+            throw .connectionFailed(endpoint, reason: reason)
+        }
+        handle = connection
+    }
+
+    deinit {
+        if let handle { PQfinish(handle) }
+    }
+
+    /// Closes the connection (nothing happens the second time).
+    public func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+    }
+
+    /// Whether the connection is open and healthy.
+    public var isOpen: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// Runs `sql` with `$1…` parameters (sent as text); returns the rows, each value typed
+    /// by its column: integers, doubles, booleans (0/1) as the store keeps them, the rest as text.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [StoreValue] = []) throws(PostgresError) -> [[StoreValue]] {
+        guard let handle else { throw .connectionLost(endpoint, reason: "the connection was closed") }
+        let texts: [String?] = parameters.map(Self.text)
+        let result: OpaquePointer? = Self.withCStrings(texts) { pointers in
+            PQexecParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
+        }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else {
+            if PQstatus(handle) != CONNECTION_OK { throw .connectionLost(endpoint, reason: Self.message(handle)) }
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? "?????"
+            let message = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) } ?? Self.message(handle)
+            throw .statementFailed(sqlState: state, message: message, sql: sql)
+        }
+        let rows = Int(PQntuples(result)), columns = Int(PQnfields(result))
+        var output: [[StoreValue]] = []
+        output.reserveCapacity(rows)
+        for row in 0..<rows {
+            output.append((0..<columns).map { column in Self.value(result, row: Int32(row), column: Int32(column)) })
+        }
+        return output
+    }
+
+    // MARK: Helpers
+
+    private static func value(_ result: OpaquePointer?, row: Int32, column: Int32) -> StoreValue {
+        guard PQgetisnull(result, row, column) == 0, let raw = PQgetvalue(result, row, column) else { return .null }
+        let text = String(cString: raw)
+        switch PQftype(result, column) {
+        case 20, 21, 23: return Int64(text).map(StoreValue.integer) ?? .text(text)          // int8, int2, int4
+        case 700, 701: return Double(text).map(StoreValue.real) ?? .text(text)               // float4, float8
+        case 16: return .integer(text == "t" ? 1 : 0)                                      // bool
+        default: return .text(text)
+        }
+    }
+
+    private static func text(_ value: StoreValue) -> String? {
+        switch value {
+        case .null: nil
+        case .integer(let int): String(int)
+        case .real(let double): "\(double)"
+        case .text(let text): text
+        }
+    }
+
+    private static func withCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+        let owned: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
+        defer { for pointer in owned { free(pointer) } }
+        return body(owned.map { UnsafePointer($0) })
+    }
+
+    /// libpq's last error message for a connection, trimmed.
+    private static func message(_ connection: OpaquePointer?) -> String {
+        guard let connection, let raw = PQerrorMessage(connection) else { return "out of memory" }
+        return String(cString: raw).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private static func endpoint(of connection: OpaquePointer?) -> PostgresEndpoint {
+        func field(_ read: (OpaquePointer?) -> UnsafeMutablePointer<CChar>?) -> String {
+            guard let connection, let raw = read(connection) else { return "?" }
+            return String(cString: raw)
+        }
+        return PostgresEndpoint(host: field(PQhost), port: field(PQport), database: field(PQdb), user: field(PQuser))
+    }
+}
+
+@available(*, unavailable, message: "a PostgreSQL connection is used from one queue at a time")
+extension PostgresConnection: Sendable {}

@@ -1,0 +1,51 @@
+import Foundation
+import SwellStore
+@testable import SwellPostgres
+import Testing
+
+/// The libpq client against a real server the suite starts (issue 11, item 1).
+@Suite struct PostgresConnectionTests {
+    private func server() throws -> PostgresServer { try PostgresServer.shared.get() }
+
+    @Test func aQueryWithParametersComesBackTypedAsTheStoreKeepsValues() throws {
+        let connection = try PostgresConnection(try server().url())
+        defer { connection.close() }
+        let rows = try connection.query("SELECT $1::bigint + 1, $2::text || '!', $3::double precision * 2, true, NULL::text",
+                                        [.integer(41), .text("swell"), .real(1.25)])
+        #expect(rows == [[.integer(42), .text("swell!"), .real(2.5), .integer(1), .null]])
+        try connection.query("CREATE TEMP TABLE t (id bigint PRIMARY KEY, name text)")
+        try connection.query("INSERT INTO t VALUES ($1, $2), ($3, $4)", [.integer(1), .text("a"), .integer(2), .null])
+        #expect(try connection.query("SELECT id, name FROM t ORDER BY id") == [[.integer(1), .text("a")], [.integer(2), .null]])
+    }
+
+    @Test func aFailedStatementGivesItsSQLStateAndAClosedConnectionSaysSo() throws {
+        let connection = try PostgresConnection(try server().url())
+        #expect(throws: PostgresError.self) { try connection.query("SELECT * FROM no_such_table") }
+        do {
+            try connection.query("SELECT * FROM no_such_table")
+        } catch {
+            guard case .statementFailed(let state, let message, _) = error else { Issue.record("\(error)"); return }
+            #expect(state == "42P01")
+            #expect(message.contains("no_such_table"))
+        }
+        connection.close()
+        #expect(!connection.isOpen)
+        #expect(throws: PostgresError.self) { try connection.query("SELECT 1") }
+    }
+
+    @Test func aRefusedLoginNamesHostPortDatabaseAndUserButNeverThePassword() throws {
+        let server = try server()
+        let secret = "s3cret-\(UUID().uuidString.prefix(8))"
+        // No such database: the server refuses the login.
+        let url = "postgresql://\(server.user):\(secret)@127.0.0.1:\(server.port)/missing_db"
+        do {
+            _ = try PostgresConnection(url)
+            Issue.record("connected to a database that does not exist")
+        } catch {
+            let text = error.description
+            #expect(text.contains("swell@127.0.0.1:\(server.port)/missing_db"), "\(text)")
+            #expect(text.contains("missing_db"))
+            #expect(!text.contains(secret), "\(text)")
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+
+/// A throwaway PostgreSQL 15 server for the tests, from Debian's packages
+/// (`scripts/setup.sh` installs them): `initdb --no-sync` into a temporary
+/// folder (as the `postgres` user when the tests run as root: PostgreSQL
+/// refuses root), started with `pg_ctl` on a free 127.0.0.1 port, its socket in
+/// that folder, `fsync=off`; stopped and removed when the test process exits
+/// (also after failed tests), or by `stop()`.
+final class PostgresServer: @unchecked Sendable {
+    /// `@unchecked Sendable`: every field is set once in `init` (`stopped` behind `lock`).
+    let directory: URL
+    let port: Int
+    let user = "swell"
+    private let binaries: URL
+    private let lock = NSLock()
+    private var stopped = false
+
+    /// The server every test of the process shares, started on first use.
+    static let shared: Result<PostgresServer, any Error> = {
+        let result = Result { try PostgresServer() }
+        if case .success(let server) = result {
+            PostgresServer.running = server
+            atexit { PostgresServer.running?.stop() }
+        }
+        return result
+    }()
+    nonisolated(unsafe) private static var running: PostgresServer?
+
+    /// A libpq URL for `database` (trust authentication: no password).
+    func url(database: String = "postgres") -> String {
+        "postgresql://\(user)@127.0.0.1:\(port)/\(database)"
+    }
+
+    init() throws {
+        guard let bin = Self.binaries() else { throw ServerError("PostgreSQL's initdb and pg_ctl are not installed (run scripts/setup.sh)") }
+        binaries = bin
+        Self.removeLeftovers(binaries: bin)
+        directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("swell-pg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory.path)
+        try String(getpid()).write(to: directory.appendingPathComponent("owner.pid"), atomically: true, encoding: .utf8)
+        port = try Self.freePort()
+        let data = directory.appendingPathComponent("data").path
+        try run("initdb", ["-D", data, "--no-sync", "-U", user, "--auth=trust", "-E", "UTF8", "--locale=C"])
+        let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        try run("pg_ctl", ["-D", data, "-l", directory.appendingPathComponent("log").path, "-w", "-t", "60", "-o", options, "start"])
+    }
+
+    deinit { stop() }
+
+    /// Stops the server at once and removes its folder.
+    func stop() {
+        let already = lock.withLock { () -> Bool in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !already else { return }
+        try? run("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"])
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Runs one of PostgreSQL's programs, as `postgres` when this process is root.
+    ///
+    /// Spawned with `posix_spawn` and reaped with `waitpid`, not with Foundation's
+    /// `Process`: `Process` learns of the child's exit from a socket the child inherits,
+    /// and the server `pg_ctl start` leaves running inherits it too, so `waitUntilExit`
+    /// would wait for the server to stop. Output goes to a file for the same reason.
+    private func run(_ program: String, _ arguments: [String]) throws {
+        let path = binaries.appendingPathComponent(program).path
+        let argv = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", path] + arguments : [path] + arguments
+        let log = directory.appendingPathComponent("\(program).out").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
+        guard spawned == 0 else { throw ServerError("\(argv[0]) could not start: \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        guard exited && code == 0 else {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw ServerError("\(program) failed (status \(status)): \(text)")
+        }
+    }
+
+    /// Stops and removes the servers of test processes that died without stopping
+    /// theirs (a crash skips `atexit`): a folder whose `owner.pid` names no live process.
+    private static func removeLeftovers(binaries: URL) {
+        let temporary = URL(fileURLWithPath: NSTemporaryDirectory())
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+        for name in names where name.hasPrefix("swell-pg-") {
+            let folder = temporary.appendingPathComponent(name)
+            guard let text = try? String(contentsOf: folder.appendingPathComponent("owner.pid"), encoding: .utf8),
+                  let owner = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), kill(owner, 0) != 0, errno == ESRCH else { continue }
+            let leftover = PostgresServer(leftover: folder, binaries: binaries)
+            leftover.stop()
+        }
+    }
+
+    private init(leftover directory: URL, binaries: URL) {
+        self.directory = directory
+        self.binaries = binaries
+        port = 0
+    }
+
+    private static func binaries() -> URL? {
+        let root = URL(fileURLWithPath: "/usr/lib/postgresql")
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        for version in versions.sorted(by: >) {
+            let bin = root.appendingPathComponent(version).appendingPathComponent("bin")
+            if FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent("pg_ctl").path) { return bin }
+        }
+        return nil
+    }
+
+    /// A TCP port nothing listens on now (the kernel picks one for a bound socket).
+    private static func freePort() throws -> Int {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw ServerError("socket() failed") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw ServerError("bind() failed") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+struct ServerError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
