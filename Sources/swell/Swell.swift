@@ -193,13 +193,16 @@ struct SeedCommand: AsyncParsableCommand {
     @Flag(help: "When another run holds the store, wait for it instead of exiting 75.") var wait = false
     func run() async throws {
         let file = try CommandSupport.loadPipeline(pipeline)
-        let path = store ?? file.store
+        let redactor = Redactor(secrets: file.secrets)
+        let location = StoreLocation(store ?? file.store, redactor: redactor)
         let outcome = await CommandSupport.offMainQueue { () -> Result<Bool, PipelineError> in
-            Result { () throws(PipelineError) -> Bool in try Seeding.install(seed: from, storePath: path, force: force, wait: wait) }
+            Result { () throws(PipelineError) -> Bool in
+                try Seeding.install(seed: from, store: location, redactor: redactor, force: force, wait: wait)
+            }
         }
         switch outcome {
-        case .success(true): print("seeded \(path) from \(from)")
-        case .success(false): print("a store exists at \(path); nothing done (use --force to replace it)")
+        case .success(true): print("seeded \(location) from \(from)")
+        case .success(false): print("a store exists at \(location); nothing done (use --force to replace it)")
         case .failure(let error):
             CommandSupport.printError(error.message)
             throw ExitCode(error.exitCode)

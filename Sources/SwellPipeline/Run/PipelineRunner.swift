@@ -30,6 +30,9 @@ public struct PipelineRunner: Sendable {
     /// Hides the pipeline's secrets.
     public var redactor: Redactor { Redactor(secrets: pipeline.secrets) }
 
+    /// The store, as messages show it (secrets and passwords hidden).
+    public var store: StoreLocation { StoreLocation(storePath, redactor: redactor) }
+
     /// Checks `--only` names against the file.
     public func checkOnly() throws(PipelineError) {
         let known = Set(pipeline.sources.map(\.name) + pipeline.exports.map(\.name))
@@ -41,15 +44,15 @@ public struct PipelineRunner: Sendable {
     /// Runs the sources (when `sources`) and then the exports (when `exports`); never throws: failures are in the report.
     public func run(sources runSources: Bool, exports runExports: Bool) -> (RunReport, PipelineError?) {
         let started = Date()
-        var report = RunReport(pipeline: pipeline.name, startedAt: RunReport.timestamp(started), finishedAt: "", store: storePath)
+        var report = RunReport(pipeline: pipeline.name, startedAt: RunReport.timestamp(started), finishedAt: "", store: store.shown)
         var failure: PipelineError?
         var opened: PersistentContainer?
         do {
             try checkOnly()
             var lock: StoreLock?
             if runSources {
-                lock = try StoreLock(storePath: storePath, wait: wait) { holder in
-                    logger.notice("waiting for the run that holds the store", metadata: ["pid": "\(holder.map(String.init) ?? "unknown")", "store": "\(storePath)"])
+                lock = try StoreLock(store: store, wait: wait) { holder in
+                    logger.notice("waiting for the run that holds the store", metadata: ["pid": "\(holder.map(String.init) ?? "unknown")", "store": "\(store)"])
                 }
             }
             defer { _ = lock }
@@ -99,7 +102,7 @@ public struct PipelineRunner: Sendable {
 
     /// Keeps a line about this run in the store's history (for `swell status`).
     private func recordRun(in container: PersistentContainer, started: Date, failure: PipelineError?, sources: [RunReport.Source]) {
-        var entry = RunReport(pipeline: pipeline.name, startedAt: RunReport.timestamp(started), finishedAt: RunReport.timestamp(Date()), store: storePath)
+        var entry = RunReport(pipeline: pipeline.name, startedAt: RunReport.timestamp(started), finishedAt: RunReport.timestamp(Date()), store: store.shown)
         entry.sources = sources
         entry.durationS = SourceRun.rounded(Date().timeIntervalSince(started))
         entry.status = failure == nil ? "succeeded" : "failed"
@@ -115,14 +118,14 @@ public struct PipelineRunner: Sendable {
     /// Opens the store; an export-only run needs one to exist.
     func openStore(creating: Bool) throws(PipelineError) -> PersistentContainer {
         if !creating && !FileManager.default.fileExists(atPath: storePath) {
-            throw PipelineError(.io, "no store at \(storePath): run `swell import` (or `run`) first")
+            throw PipelineError(.io, "no store at \(store): run `swell import` (or `run`) first")
         }
         let container = PersistentContainer(name: pipeline.name, managedObjectModel: pipeline.model,
                                             storeURL: URL(fileURLWithPath: storePath))
         do {
             try container.loadPersistentStores()
         } catch {
-            throw PipelineError(.io, redactor("cannot open the store \(storePath): \(error)"))
+            throw PipelineError(.io, redactor("cannot open the store \(store): \(error)"))
         }
         return container
     }

@@ -1,5 +1,9 @@
+import Foundation
+
 /// Hides values that came from the environment (tokens, passwords) in every
-/// text Swell prints or writes: logs, errors, the report, the rejects file.
+/// text Swell prints or writes: logs, errors, the report, the rejects file —
+/// and the password of any URL (`postgres://user:password@host/db`) or
+/// connection string (`password=…`), wherever it came from.
 public struct Redactor: Sendable {
     /// The values to hide, longest first (so a secret containing another is hidden whole).
     private let secrets: [String]
@@ -8,13 +12,29 @@ public struct Redactor: Sendable {
         self.secrets = Set(secrets).filter { $0.count >= 3 }.sorted { $0.count > $1.count }
     }
 
-    /// `text` with every secret replaced by `***`.
+    /// `text` with every secret and every URL or connection-string password replaced by `***`.
     public func callAsFunction(_ text: String) -> String {
-        guard !secrets.isEmpty else { return text }
         var result = text
         for secret in secrets where result.contains(secret) {
             result = result.replacingOccurrences(of: secret, with: "***")
         }
+        return Self.hidingPasswords(result)
+    }
+
+    /// `scheme://user:password@` → `scheme://user:***@`; `password=value` (a URL's query or
+    /// libpq's keywords) → `password=***`.
+    static func hidingPasswords(_ text: String) -> String {
+        guard text.contains("://") || text.range(of: "password", options: .caseInsensitive) != nil else { return text }
+        var result = text
+        for (pattern, template) in passwordPatterns {
+            result = pattern.stringByReplacingMatches(in: result, range: NSRange(result.startIndex..., in: result), withTemplate: template)
+        }
         return result
     }
+
+    private static let passwordPatterns: [(NSRegularExpression, String)] = [
+        // The userinfo's password: up to the last `@` before the host (a password may hold `@` unescaped).
+        (try! NSRegularExpression(pattern: #"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^\s/]*@(?=[^@\s/]*(?:[/?\s]|$))"#), "$1:***@"),
+        (try! NSRegularExpression(pattern: #"((?:^|[?&\s])password\s*=\s*)('[^']*'|[^&\s]*)"#, options: .caseInsensitive), "$1***"),
+    ]
 }

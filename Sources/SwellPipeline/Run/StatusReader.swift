@@ -19,7 +19,7 @@ public struct StatusReader {
         let context = container.newBackgroundContext()
         do {
             return try context.performAndWait { () throws -> [String] in
-                var lines = ["store \(storePath)"]
+                var lines = ["store \(runner.store)"]
                 for entity in pipeline.entities {
                     let count = try context.count(for: FetchRequest(entityName: entity.name))
                     lines.append("entity \(entity.name): \(count) rows")
@@ -36,7 +36,7 @@ public struct StatusReader {
                 return lines
             }
         } catch {
-            throw PipelineError(.io, "cannot read the store \(storePath): \(error)")
+            throw PipelineError(.io, runner.redactor("cannot read the store \(runner.store): \(error)"))
         }
     }
 }
@@ -68,13 +68,16 @@ enum RunHistory {
 
 /// `swell seed`: installs a seed store under the store's lock.
 public enum Seeding {
-    public static func install(seed: String, storePath: String, force: Bool, wait: Bool) throws(PipelineError) -> Bool {
-        let lock = try StoreLock(storePath: storePath, wait: wait)
+    public static func install(seed: String, store: StoreLocation, redactor: Redactor, force: Bool, wait: Bool) throws(PipelineError) -> Bool {
+        if store.isPostgres {
+            throw PipelineError(.usage, "swell seed installs a SQLite file; the store \(store) is a PostgreSQL database")
+        }
+        let lock = try StoreLock(store: store, wait: wait)
         defer { withExtendedLifetime(lock) {} }
         do {
-            return try StoreSeeder.install(seed: URL(fileURLWithPath: seed), at: URL(fileURLWithPath: storePath), replacing: force)
+            return try StoreSeeder.install(seed: URL(fileURLWithPath: seed), at: URL(fileURLWithPath: store.rawValue), replacing: force)
         } catch {
-            throw PipelineError(.io, "\(error)")
+            throw PipelineError(.io, redactor("\(error)"))
         }
     }
 }

@@ -9,25 +9,25 @@ public final class StoreLock {
 
     /// Takes the lock; with `wait`, blocks until the holder is done (calling
     /// `onWait` with the holder's pid first), else throws `.locked` naming the holder's pid.
-    public init(storePath: String, wait: Bool, onWait: (Int32?) -> Void = { _ in }) throws(PipelineError) {
-        path = storePath + ".lock"
+    public init(store: StoreLocation, wait: Bool, onWait: (Int32?) -> Void = { _ in }) throws(PipelineError) {
+        path = store.rawValue + ".lock"
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw PipelineError(.io, "cannot open the lock file \(path): \(String(cString: strerror(errno)))")
+            throw PipelineError(.io, "cannot open the lock file \(store).lock: \(String(cString: strerror(errno)))")
         }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK, wait else {
                 let holder = Self.holder(fd)
                 close(fd)
-                throw PipelineError(.locked, "another run (pid \(holder.map(String.init) ?? "unknown")) holds the store \(storePath); use --wait to queue behind it")
+                throw PipelineError(.locked, "another run (pid \(holder.map(String.init) ?? "unknown")) holds the store \(store); use --wait to queue behind it")
             }
             onWait(Self.holder(fd))
             while flock(fd, LOCK_EX) != 0 {
                 guard errno == EINTR else {
                     close(fd)
-                    throw PipelineError(.io, "cannot lock \(path): \(String(cString: strerror(errno)))")
+                    throw PipelineError(.io, "cannot lock \(store).lock: \(String(cString: strerror(errno)))")
                 }
             }
         }
