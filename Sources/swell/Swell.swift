@@ -71,12 +71,18 @@ struct RunFlags: ParsableArguments {
     @Flag(help: "When another run holds the store, wait for it instead of exiting 75.")
     var wait = false
 
+    @Option(help: "(run, import) Only the sources whose position in the file (after for_each expansion, from 0) is I modulo N: N runners with 0/N … N-1/N cover every source once.")
+    var shard: String?
+
     @Flag(name: .customLong("measure-main-queue"),
           help: "Measure the main queue during the run (longest stall, busy share) and print it on stderr (a benchmark aid).")
     var measureMainQueue = false
 
     func validate() throws {
         guard workers >= 1 else { throw ValidationError("--workers must be at least 1") }
+        if let shard, Shard(shard) == nil {
+            throw ValidationError("--shard \(shard): must be I/N with 0 <= I < N (like 0/3)")
+        }
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error")
@@ -88,10 +94,13 @@ extension RunFlags {
     /// Loads the file, runs, writes the report and the summary, and exits with the contract's code.
     func execute(sources: Bool, exports: Bool) async throws {
         let logger = CommandSupport.bootstrapLogging(level: Logger.Level(rawValue: logLevel) ?? .notice)
+        if let shard, !sources {
+            throw ValidationError("--shard \(shard): only run and import take a shard (export writes every export)")
+        }
         let file = try CommandSupport.loadPipeline(pipeline)
         let counter = ProgressCounter()
         let runner = PipelineRunner(pipeline: file, storePath: store, options: RunOptions(workers: workers, batchSize: batchSize),
-                                    only: Set(only), wait: wait, logger: logger, progress: counter)
+                                    only: Set(only), shard: shard.flatMap(Shard.init), wait: wait, logger: logger, progress: counter)
         let showProgress = progress == .always || (progress == .auto && isatty(STDERR_FILENO) != 0)
         let ticker = showProgress ? ProgressTicker(counter: counter) : nil
         let probe = measureMainQueue ? MainQueueProbe() : nil

@@ -73,7 +73,7 @@ import SwellStore
               spotName: spot.name
               date: { path: when, format: unix }
             dates: "yyyy-MM-dd HH:mm"
-            mode: replace
+            mode: append
             on_error: skip
             rejects: out/journal.rejects.ndjson
             timeout: 12.5
@@ -112,7 +112,7 @@ import SwellStore
         #expect(source.fields["date"] == FieldSpec(path: ["when"], dateFormat: .unix))
         #expect(source.fields["height"] == FieldSpec(path: ["height"], dateFormat: nil))
         #expect(source.dates == .pattern("yyyy-MM-dd HH:mm"))
-        #expect(source.mode == .replace && source.onError == .skip)
+        #expect(source.mode == .append && source.onError == .skip)
         #expect(source.rejects == "out/journal.rejects.ndjson")
         #expect(source.timeout == 12.5 && source.retries == 4 && source.maxBytes == 1_073_741_824)
         #expect(source.incremental == IncrementalSpec(cursor: "date", parameter: "since"))

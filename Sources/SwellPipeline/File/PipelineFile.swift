@@ -137,6 +137,12 @@ public struct SourceSpec: Sendable {
     public var retries: Int
     public var maxBytes: Int64?
     public var incremental: IncrementalSpec?
+    /// For a source expanded from `for_each`: the name written in the file (`--only` may
+    /// name it to pick every expansion) and this expansion's item.
+    public var forEach: (source: String, item: String)?
+
+    /// Whether `--only NAME` picks this source: its own name, or its `for_each` source's.
+    public func isNamed(_ name: String) -> Bool { self.name == name || forEach?.source == name }
 }
 
 /// One CSV column of an export.

@@ -95,7 +95,8 @@ struct PipelineFileReader {
     // MARK: Interpolation
 
     /// Replaces `${VAR}` and `${VAR:-default}`; values from the environment become secrets.
-    mutating func interpolate(_ node: Node, _ what: String) throws(PipelineFileError) -> String {
+    /// Names in `keeping` (`item` in a `for_each` source) are left as `${name}`, to be filled later.
+    mutating func interpolate(_ node: Node, _ what: String, keeping: Set<String> = []) throws(PipelineFileError) -> String {
         let text = try string(node, what)
         var result = ""
         var rest = Substring(text)
@@ -110,7 +111,9 @@ struct PipelineFileReader {
                 return (body, nil)
             }()
             guard Self.isIdentifier(String(name)) else { throw error(node, "'${\(body)}' in \(what) is not a variable reference") }
-            if let value = environment[String(name)], !(value.isEmpty && fallback != nil) {
+            if fallback == nil, keeping.contains(String(name)) {
+                result += "${\(name)}"
+            } else if let value = environment[String(name)], !(value.isEmpty && fallback != nil) {
                 if !value.isEmpty { secrets.insert(value) }
                 result += value
             } else if let fallback {
@@ -142,12 +145,14 @@ struct PipelineFileReader {
         if let node = top["sources"] {
             guard case .sequence(let sequence) = node else { throw error(node, "sources must be a list") }
             for item in sequence {
-                let source = try readSource(item, pipeline: name, entities: entities)
-                if sources.contains(where: { $0.name == source.name }) {
-                    throw error(item, "two sources are named '\(source.name)'")
+                for source in try readSources(item, pipeline: name, entities: entities) {
+                    if sources.contains(where: { $0.name == source.name }) {
+                        throw error(item, "two sources are named '\(source.name)'")
+                    }
+                    sources.append(source)
                 }
-                sources.append(source)
             }
+            try checkReplaceOwnsItsEntity(sources, nodes: sequenceNodes(top["sources"]))
         }
         var exports: [ExportSpec] = []
         if let node = top["exports"] {
@@ -254,17 +259,107 @@ struct PipelineFileReader {
         guard sawField else { throw error(node, "\(what): \"\(pattern)\" is not a date format (iso8601, unix, unix_ms, or a pattern like yyyy-MM-dd)") }
     }
 
+    /// A source of the file: one, or one per item of its `for_each`.
+    private mutating func readSources(_ node: Node, pipeline: String, entities: [PipelineEntity]) throws(PipelineFileError) -> [SourceSpec] {
+        let source = try readSource(node, pipeline: pipeline, entities: entities)
+        guard case .mapping(let mapping) = node, let forEachNode = mapping["for_each"] else { return [source] }
+        let items = try forEachItems(forEachNode, source: source.name)
+        if source.mode == .replace {
+            throw error(forEachNode, "source \(source.name) has mode replace and for_each: replace deletes the rows of \(source.entity) a source did not bring, so each item would delete the others' rows")
+        }
+        let placeholder = "${item}"
+        return items.map { item in
+            var expanded = source
+            func fill(_ text: String) -> String { text.replacingOccurrences(of: placeholder, with: item) }
+            expanded.name = source.name.contains(placeholder) ? fill(source.name) : "\(source.name)[\(item)]"
+            expanded.url = fill(source.url)
+            expanded.headers = source.headers.map { ($0.name, fill($0.value)) }
+            expanded.rejects = source.rejects.contains(placeholder) ? fill(source.rejects) : "rejects/\(pipeline)-\(expanded.name).ndjson"
+            expanded.forEach = (source.name, item)
+            return expanded
+        }
+    }
+
+    /// `for_each: [a, b]` or `for_each: { file: items.txt }` (an item per line; blank lines and
+    /// lines starting with `#` skipped; the path relative to the current folder, as `url` paths are).
+    private func forEachItems(_ node: Node, source: String) throws(PipelineFileError) -> [String] {
+        var items: [String] = []
+        var itemNodes: [Node] = []
+        switch node {
+        case .sequence(let sequence):
+            for element in sequence {
+                guard case .scalar(let scalar) = element else { throw error(element, "for_each of source \(source): each item must be a string or number") }
+                items.append(scalar.string)
+                itemNodes.append(element)
+            }
+        case .mapping:
+            let keys = try keyedMapping(node, "for_each of source \(source)", allowed: ["file"], required: ["file"])
+            let file = try string(keys["file"]!, "for_each.file of source \(source)")
+            let text: String
+            do {
+                text = try String(contentsOfFile: file, encoding: .utf8)
+            } catch {
+                throw self.error(keys["file"], "for_each.file of source \(source): cannot read '\(file)': \((error as NSError).localizedDescription)")
+            }
+            for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
+                let item = line.trimmingCharacters(in: .whitespaces)
+                if item.isEmpty || item.hasPrefix("#") { continue }
+                items.append(item)
+                itemNodes.append(keys["file"]!)
+            }
+        default:
+            throw error(node, "for_each of source \(source) must be a list of items or { file: PATH } (an item per line)")
+        }
+        guard !items.isEmpty else { throw error(node, "for_each of source \(source) has no items") }
+        var seen: Set<String> = []
+        for (index, item) in items.enumerated() {
+            guard !item.isEmpty else { throw error(itemNodes[index], "for_each of source \(source): item \(index) is empty") }
+            guard seen.insert(item).inserted else { throw error(itemNodes[index], "for_each of source \(source): item '\(item)' appears twice") }
+        }
+        return items
+    }
+
+    /// A `replace` source deletes the rows of its entity it did not bring: no other source
+    /// of the file may write that entity.
+    private func checkReplaceOwnsItsEntity(_ sources: [SourceSpec], nodes: [Node]) throws(PipelineFileError) {
+        func written(_ source: SourceSpec) -> Set<String> {
+            var entities: Set<String> = [source.entity]
+            var pending = source.nested
+            while let mapping = pending.popLast() {
+                entities.insert(mapping.destination)
+                pending += mapping.nested
+            }
+            return entities
+        }
+        for source in sources where source.mode == .replace {
+            for other in sources where other.name != source.name && written(other).contains(source.entity) {
+                let node = nodes.first { node in
+                    guard case .mapping(let mapping) = node, let name = mapping["name"], case .scalar(let scalar) = name else { return false }
+                    return scalar.string == source.name
+                }
+                throw error(node, "source \(source.name) has mode replace, but source \(other.name) also writes \(source.entity): replace would delete its rows")
+            }
+        }
+    }
+
+    private func sequenceNodes(_ node: Node?) -> [Node] {
+        guard case .sequence(let sequence)? = node else { return [] }
+        return Array(sequence)
+    }
+
     private mutating func readSource(_ node: Node, pipeline: String, entities: [PipelineEntity]) throws(PipelineFileError) -> SourceSpec {
         let keys = try keyedMapping(node, "a source", allowed: ["name", "entity", "url", "format", "records", "headers", "paginate", "fields", "dates",
-                                                             "mode", "on_error", "rejects", "timeout", "retries", "max_bytes", "incremental"],
+                                                             "mode", "on_error", "rejects", "timeout", "retries", "max_bytes", "incremental",
+                                                             "for_each"],
                                required: ["name", "entity", "url"])
+        let keeping: Set<String> = keys["for_each"] == nil ? [] : ["item"]
         let name = try string(keys["name"]!, "a source's name")
         guard !name.isEmpty else { throw error(keys["name"], "a source's name must not be empty") }
         let entityName = try string(keys["entity"]!, "entity of source \(name)")
         guard let entity = entities.first(where: { $0.name == entityName }) else {
             throw error(keys["entity"], "source \(name) names entity '\(entityName)', which is not defined")
         }
-        let url = try interpolate(keys["url"]!, "url of source \(name)")
+        let url = try interpolate(keys["url"]!, "url of source \(name)", keeping: keeping)
         guard !url.isEmpty else { throw error(keys["url"], "url of source \(name) is empty") }
         var isNDJSON = false
         if let format = keys["format"] {
@@ -283,7 +378,7 @@ struct PipelineFileReader {
                 guard !header.isEmpty, header.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != ":" }) else {
                     throw error(headerKey, "'\(header)' is not a header name")
                 }
-                headers.append((header, try interpolate(headerValue, "header \(header) of source \(name)")))
+                headers.append((header, try interpolate(headerValue, "header \(header) of source \(name)", keeping: keeping)))
             }
         }
         let pagination = try keys["paginate"].map { node throws(PipelineFileError) in try readPagination(node, source: name) }

@@ -12,16 +12,19 @@ public struct PipelineRunner: Sendable {
     public var storePath: String
     public var options: RunOptions
     public var only: Set<String>
+    /// `--shard I/N`: only the sources at these positions (nil: all).
+    public var shard: Shard?
     public var wait: Bool
     public var logger: Logger
     public var progress: ProgressCounter
 
     public init(pipeline: PipelineFile, storePath: String? = nil, options: RunOptions = RunOptions(), only: Set<String> = [],
-                wait: Bool = false, logger: Logger, progress: ProgressCounter = ProgressCounter()) {
+                shard: Shard? = nil, wait: Bool = false, logger: Logger, progress: ProgressCounter = ProgressCounter()) {
         self.pipeline = pipeline
         self.storePath = storePath ?? pipeline.store
         self.options = options
         self.only = only
+        self.shard = shard
         self.wait = wait
         self.logger = logger
         self.progress = progress
@@ -35,10 +38,17 @@ public struct PipelineRunner: Sendable {
 
     /// Checks `--only` names against the file.
     public func checkOnly() throws(PipelineError) {
-        let known = Set(pipeline.sources.map(\.name) + pipeline.exports.map(\.name))
+        let known = Set(pipeline.sources.map(\.name) + pipeline.sources.compactMap(\.forEach?.source) + pipeline.exports.map(\.name))
         if let unknown = only.subtracting(known).sorted().first {
             throw PipelineError(.usage, "--only \(unknown): no source or export of that name in \(pipeline.path)")
         }
+    }
+
+    /// The sources this run takes, in file order: `--shard`'s positions, then `--only`'s names.
+    public var selectedSources: [SourceSpec] {
+        pipeline.sources.enumerated().filter { position, source in
+            (shard?.takes(position: position) ?? true) && (only.isEmpty || only.contains { source.isNamed($0) })
+        }.map(\.element)
     }
 
     /// Runs the sources (when `sources`) and then the exports (when `exports`); never throws: failures are in the report.
@@ -59,7 +69,7 @@ public struct PipelineRunner: Sendable {
             let container = try openStore(creating: runSources)
             opened = container
             if runSources {
-                for source in pipeline.sources where only.isEmpty || only.contains(source.name) {
+                for source in selectedSources {
                     guard let entity = pipeline.entity(named: source.entity) else { continue }
                     logger.notice("source started", metadata: ["source": "\(source.name)"])
                     let run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities, container: container, options: options,
