@@ -1,18 +1,18 @@
 /// Which attributes (by index) a change sets. Up to 256 attributes an entity.
-struct AttributeMask: Hashable, Sendable {
-    static let capacity = 256
+package struct AttributeMask: Hashable, Sendable {
+    package static let capacity = 256
     private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
-    static let empty = AttributeMask()
+    package static let empty = AttributeMask()
 
     /// Every attribute of an entity with `count` attributes.
-    static func all(_ count: Int) -> AttributeMask {
+    package static func all(_ count: Int) -> AttributeMask {
         var mask = AttributeMask()
         for index in 0..<count { mask.insert(index) }
         return mask
     }
 
-    func contains(_ index: Int) -> Bool {
+    package func contains(_ index: Int) -> Bool {
         let bit = UInt64(1) << UInt64(index & 63)
         switch index >> 6 {
         case 0: return words.0 & bit != 0
@@ -22,7 +22,7 @@ struct AttributeMask: Hashable, Sendable {
         }
     }
 
-    mutating func insert(_ index: Int) {
+    package mutating func insert(_ index: Int) {
         let bit = UInt64(1) << UInt64(index & 63)
         switch index >> 6 {
         case 0: words.0 |= bit
@@ -32,29 +32,29 @@ struct AttributeMask: Hashable, Sendable {
         }
     }
 
-    mutating func formUnion(_ other: AttributeMask) {
+    package mutating func formUnion(_ other: AttributeMask) {
         words.0 |= other.words.0
         words.1 |= other.words.1
         words.2 |= other.words.2
         words.3 |= other.words.3
     }
 
-    var isEmpty: Bool { words.0 | words.1 | words.2 | words.3 == 0 }
+    package var isEmpty: Bool { words.0 | words.1 | words.2 | words.3 == 0 }
 
-    func intersects(_ other: AttributeMask) -> Bool {
+    package func intersects(_ other: AttributeMask) -> Bool {
         (words.0 & other.words.0) | (words.1 & other.words.1) | (words.2 & other.words.2) | (words.3 & other.words.3) != 0
     }
 
     /// The indices set, ascending, below `count`.
-    func indices(below count: Int) -> [Int] {
+    package func indices(below count: Int) -> [Int] {
         (0..<count).filter { contains($0) }
     }
 
-    static func == (lhs: AttributeMask, rhs: AttributeMask) -> Bool {
+    package static func == (lhs: AttributeMask, rhs: AttributeMask) -> Bool {
         lhs.words == rhs.words
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(words.0)
         hasher.combine(words.1)
         hasher.combine(words.2)
@@ -63,8 +63,8 @@ struct AttributeMask: Hashable, Sendable {
 }
 
 /// One object's unsaved change at one level (a context, or the writer's save in flight).
-struct PendingRow: Sendable {
-    enum Kind: Sendable, Equatable {
+package struct PendingRow: Sendable {
+    package enum Kind: Sendable, Equatable {
         /// New at this level: `values` is the whole row.
         case inserted
         /// Changed at this level: `values` holds the new values at the `mask` positions.
@@ -73,16 +73,16 @@ struct PendingRow: Sendable {
         case deleted
     }
 
-    var kind: Kind
+    package var kind: Kind
     /// A value per attribute of the entity; for updates only the masked positions mean anything.
-    var values: [StoreValue]
+    package var values: [StoreValue]
     /// The attributes this change set (for inserts: those set explicitly, nil included).
-    var mask: AttributeMask
+    package var mask: AttributeMask
     /// When the object was first changed at this level: saves move changes in this order.
-    var sequence: UInt64
+    package var sequence: UInt64
     /// An insert whose key a save already checked against the store (so the next
     /// level need not read the store again: the main queue never waits for disk).
-    var keyCheckedAgainstStore = false
+    package var keyCheckedAgainstStore = false
 }
 
 /// The unsaved changes of one entity at one level, with an index of the keys it introduces.

@@ -211,18 +211,18 @@ struct ChangeResolver {
         let incoming = id(entity.name, primaryKey)
         let survivor = id(entity.name, existing)
         let count = entity.attributes.count
-        switch policy {
-        case .error:
+        switch policy.resolution {
+        case .fail:
             var keyText: [String: String] = [:]
             for (offset, name) in entity.uniquenessConstraint.enumerated() { keyText[name] = describe(key[offset]) }
             // Two new rows of one key may have the same ID (their key): it is named once.
             conflicts.append(.constraintConflict(entity: entity.name, key: keyText,
                                                  objects: incoming == survivor ? [incoming] : [incoming, survivor]))
             return
-        case .rollback:
+        case .keepExisting:
             if row.kind == .inserted { changes.merged[incoming] = survivor }
             return
-        case .mergeByPropertyObjectTrump, .overwrite, .mergeByPropertyStoreTrump:
+        case .merge:
             break
         }
         let incomingValues = try currentValues(of: primaryKey, plan: plan, changes: entityChanges, over: row)
@@ -240,15 +240,9 @@ struct ChangeResolver {
                 }
                 continue
             }
-            let take: Bool
-            switch policy {
-            case .overwrite: take = true
-            case .mergeByPropertyObjectTrump: take = row.mask.contains(index)
-            case .mergeByPropertyStoreTrump: take = existingValues[index].isNull && !incomingValues[index].isNull
-            case .error, .rollback: take = false
-            }
-            if take && values[index] != incomingValues[index] {
-                values[index] = incomingValues[index]
+            let value = policy.merged(existing: existingValues[index], incoming: incomingValues[index], incomingSet: row.mask.contains(index))
+            if value != values[index] {
+                values[index] = value
                 mask.insert(index)
             }
         }

@@ -6,9 +6,9 @@ import SwellCalendar
 /// Every test yields true or false, never SQL's unknown: a comparison with a
 /// null attribute is false, except `== NIL`, `!= NIL` and `IN` a list holding
 /// `NIL`. So `NOT`, `AND` and `OR` are two-valued logic in both evaluations.
-struct BoundPredicate: Sendable {
+package struct BoundPredicate: Sendable {
     /// The entity the predicate reads.
-    let entity: EntityDescription
+    package let entity: EntityDescription
     private let root: Node
 
     /// Types `expression` against `entity`; `format` is for errors; `entities` (the store's,
@@ -22,7 +22,7 @@ struct BoundPredicate: Sendable {
 
     /// SQL boolean expression for a WHERE clause; columns quoted as "name";
     /// `?` placeholders, arguments in order.
-    func sql() -> (clause: String, arguments: [StoreValue]) {
+    package func sql() -> (clause: String, arguments: [StoreValue]) {
         var arguments: [StoreValue] = []
         let clause = root.sql(&arguments, outer: quoteIdentifier(entity.name), depth: 0)
         return (clause, arguments)
@@ -35,7 +35,7 @@ struct BoundPredicate: Sendable {
     }
 
     /// Attribute names the predicate reads.
-    var attributeNames: Set<String> {
+    package var attributeNames: Set<String> {
         var names = Set<String>()
         root.collectAttributeNames(into: &names)
         return names

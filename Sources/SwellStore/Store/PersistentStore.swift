@@ -6,7 +6,7 @@ import Foundation
 /// consistent snapshot, commit a change set), so that another store (a
 /// PostgreSQL-protocol one for runs that outgrow one machine) can slot in.
 /// Implementations serialise their own access: any queue may call them.
-protocol PersistentStore: AnyObject, Sendable {
+package protocol PersistentStore: AnyObject, Sendable {
     /// The store's UUID, kept in the store; part of every object ID's URI.
     var identifier: String { get }
     /// Where the store lives.
@@ -23,7 +23,7 @@ protocol PersistentStore: AnyObject, Sendable {
 }
 
 /// Reads from one snapshot of a store.
-protocol StoreReader {
+package protocol StoreReader {
     /// The rows matching a query, in its order.
     func rows(_ query: StoreQuery) throws -> [StoreRow]
     /// Calls `body` with each row matching a query, in order, one at a time (constant memory).
@@ -50,47 +50,47 @@ protocol StoreReader {
 }
 
 /// A row of an entity's table: its primary key and a value per attribute.
-struct StoreRow: Sendable {
-    var primaryKey: Int64
-    var values: [StoreValue]
+package struct StoreRow: Sendable {
+    package var primaryKey: Int64
+    package var values: [StoreValue]
 }
 
 /// What a fetch asks of the store.
-struct StoreQuery: Sendable {
-    var entity: EntityDescription
-    var predicate: BoundPredicate?
+package struct StoreQuery: Sendable {
+    package var entity: EntityDescription
+    package var predicate: BoundPredicate?
     /// Attribute indices with direction; ties are broken ascending by the entity's rowid key
     /// when it has one (`TableLayout`), otherwise by the primary key.
-    var sort: [(attribute: Int, ascending: Bool)] = []
-    var limit: Int?
-    var offset: Int = 0
+    package var sort: [(attribute: Int, ascending: Bool)] = []
+    package var limit: Int?
+    package var offset: Int = 0
     /// SQL expressions read after the attributes (key-path columns of exports).
-    var extraColumns: [String] = []
+    package var extraColumns: [String] = []
     /// Sort keys beyond the attributes: a `sort` index from `entity.attributes.count` on
     /// names `sortExpressions[index - count]` (a to-one key path's SQL).
-    var sortExpressions: [String] = []
+    package var sortExpressions: [String] = []
 }
 
 /// One root save, in the order its changes were made.
-struct StoreChangeSet: Sendable {
-    struct Operation: Sendable {
-        var entity: String
-        var primaryKey: Int64
-        var row: PendingRow
+package struct StoreChangeSet: Sendable {
+    package struct Operation: Sendable {
+        package var entity: String
+        package var primaryKey: Int64
+        package var row: PendingRow
     }
 
-    var operations: [Operation]
+    package var operations: [Operation]
     /// Values kept beside the data, written in the same transaction (nil removes).
-    var metadata: [String: String?] = [:]
+    package var metadata: [String: String?] = [:]
     /// How the store resolves a key that already belongs to another row.
-    var mergePolicy: MergePolicy
+    package var mergePolicy: MergePolicy
 }
 
 /// What a commit did, for the did-save notification.
-struct StoreCommitResult: Sendable {
-    var inserted: Set<ObjectID> = []
-    var updated: [ObjectID: Set<String>] = [:]
-    var deleted: Set<ObjectID> = []
+package struct StoreCommitResult: Sendable {
+    package var inserted: Set<ObjectID> = []
+    package var updated: [ObjectID: Set<String>] = [:]
+    package var deleted: Set<ObjectID> = []
     /// Inserted objects that became an existing one (uniqueness constraint): incoming → survivor.
-    var merged: [ObjectID: ObjectID] = [:]
+    package var merged: [ObjectID: ObjectID] = [:]
 }

@@ -70,7 +70,7 @@ struct SQLiteCommitter {
     /// The INSERT for an entity, a policy and (for the conflict clause) a mask: built once per save.
     /// `upsert: false` gives the plain INSERT (for rows whose key is known to be new).
     private mutating func insertSQL(_ entity: EntityDescription, mask: AttributeMask, upsert: Bool) -> String {
-        let keyed = upsert && !entity.uniquenessConstraint.isEmpty && policy != .error
+        let keyed = upsert && !entity.uniquenessConstraint.isEmpty && policy.resolution != .fail
         let cacheKey = InsertKey(entity: entity.name, mask: keyed ? mask : .empty, upsert: keyed)
         if let cached = insertStatements[cacheKey] { return cached }
         let layout = layout(entity)
@@ -99,7 +99,7 @@ struct SQLiteCommitter {
     private var preparedInserts: [InsertKey: SQLiteStatement] = [:]
 
     private mutating func insertStatement(_ entity: EntityDescription, mask: AttributeMask, upsert: Bool = true) throws -> SQLiteStatement {
-        let keyed = upsert && !entity.uniquenessConstraint.isEmpty && policy != .error
+        let keyed = upsert && !entity.uniquenessConstraint.isEmpty && policy.resolution != .fail
         let cacheKey = InsertKey(entity: entity.name, mask: keyed ? mask : .empty, upsert: keyed)
         if let prepared = preparedInserts[cacheKey] {
             prepared.reset()
@@ -130,7 +130,7 @@ struct SQLiteCommitter {
         // A row whose plain INSERT met its key: the upsert below finds an existing row, even
         // when that row has this row's ID (an ID taken from the key, by another root meanwhile).
         var metExisting = false
-        if keyed && policy != .error && operation.row.keyCheckedAgainstStore {
+        if keyed && policy.resolution != .fail && operation.row.keyCheckedAgainstStore {
             let inserted = try insertKnownNew(operation, entity, layout)
             if inserted { return }
             metExisting = true
@@ -140,7 +140,7 @@ struct SQLiteCommitter {
         try bindRow(operation, entity, layout, to: statement)
         let incoming = objectID(entity.name, operation.primaryKey)
         do {
-            if keyed && policy != .error {
+            if keyed && policy.resolution != .fail {
                 if try statement.step() {
                     let survivor = statement.int64(0)
                     statement.reset()
@@ -195,28 +195,18 @@ struct SQLiteCommitter {
         return inserted
     }
 
-    /// The `DO …` part of an insert's conflict clause for the policy.
+    /// The `DO …` part of an insert's conflict clause: the policy's rules (`MergePolicy.rule`) as SQL.
     private func conflictAction(entity: EntityDescription, mask: AttributeMask) -> String {
+        guard policy.resolution == .merge else { return "NOTHING" }
         let keySet = Set(entity.uniquenessConstraint)
         let candidates = entity.attributes.prefix(entity.columnCount).enumerated().filter { !keySet.contains($0.element.name) }
-        let assignments: [String]
-        switch policy {
-        case .error, .rollback:
-            return "NOTHING"
-        case .mergeByPropertyObjectTrump:
-            assignments = candidates.filter { mask.contains($0.offset) }.map {
-                let column = quoteIdentifier($0.element.name)
-                return "\(column) = excluded.\(column)"
-            }
-        case .overwrite:
-            assignments = candidates.map {
-                let column = quoteIdentifier($0.element.name)
-                return "\(column) = excluded.\(column)"
-            }
-        case .mergeByPropertyStoreTrump:
-            assignments = candidates.filter { mask.contains($0.offset) }.map {
-                let column = quoteIdentifier($0.element.name)
-                return "\(column) = coalesce(\(quoteIdentifier(entity.name)).\(column), excluded.\(column))"
+        let assignments: [String] = candidates.compactMap { index, attribute in
+            let column = quoteIdentifier(attribute.name)
+            switch policy.rule(incomingSet: mask.contains(index)) {
+            case .keepExisting: return nil
+            case .takeIncoming: return "\(column) = excluded.\(column)"
+            // An insert's unset values are nil: there is nothing to fill from them.
+            case .fillNil: return mask.contains(index) ? "\(column) = coalesce(\(quoteIdentifier(entity.name)).\(column), excluded.\(column))" : nil
             }
         }
         if assignments.isEmpty {
@@ -227,11 +217,7 @@ struct SQLiteCommitter {
     }
 
     private func updatedNames(_ entity: EntityDescription, _ mask: AttributeMask) -> Set<String> {
-        switch policy {
-        case .overwrite: Set(entity.attributes.map(\.name))
-        case .rollback: []
-        default: Set(mask.indices(below: entity.attributes.count).map { entity.attributes[$0].name })
-        }
+        Set(policy.mayChange(mask: mask, count: entity.attributes.count).map { entity.attributes[$0].name })
     }
 
     private mutating func noteUpdate(_ id: ObjectID, attributes: Set<String>) {
@@ -313,19 +299,17 @@ struct SQLiteCommitter {
         guard let current = try connection.query(select, [.integer(operation.primaryKey)]).first else { return }
         var values = current
         for index in indices { values[index] = operation.row.values[index] }
-        if policy == .error { throw try conflictError(entity, values: values, incoming: incoming) }
-        if policy == .rollback { return }
+        switch policy.resolution {
+        case .fail: throw try conflictError(entity, values: values, incoming: incoming)
+        case .keepExisting: return
+        case .merge: break
+        }
         let key = entity.keyIndices.map { values[$0] }
         guard let existing = try existingPrimaryKey(entity, key: key) else { return }
         let existingValues = try connection.query(select, [.integer(existing)]).first ?? values
         var merged = existingValues
         for index in entity.attributes.indices {
-            switch policy {
-            case .overwrite: merged[index] = values[index]
-            case .mergeByPropertyObjectTrump: if indices.contains(index) { merged[index] = values[index] }
-            case .mergeByPropertyStoreTrump: if merged[index].isNull { merged[index] = values[index] }
-            case .error, .rollback: break
-            }
+            merged[index] = policy.merged(existing: merged[index], incoming: values[index], incomingSet: indices.contains(index))
         }
         _ = try runForID(deleteStatements(entity, layout), [], id: operation.primaryKey)
         try addLinks(from: PendingRow(kind: .inserted, values: values, mask: .empty, sequence: 0), entity, to: existing)
