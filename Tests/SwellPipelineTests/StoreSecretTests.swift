@@ -117,3 +117,20 @@ import Testing
         #expect(StoreLocation(text, redactor: Redactor(secrets: [])).description == shown)
     }
 }
+
+/// A PostgreSQL store URL in a pipeline reaches the store layer (no lock file, no SQLite
+/// file named after the URL) and fails with 74 while this swell has no PostgreSQL store.
+@Suite struct PostgresURLRoutingTests {
+    @Test func aPostgresStoreURLIsNotTakenForAFilePath() throws {
+        let workspace = try Workspace()
+        try workspace.write("items.yml", StoreSecretTests.pipeline(store: "postgres://swell:${PGPASS_VAR}@127.0.0.1:1/swell"))
+        try workspace.write("fixtures/items.json", #"{"data": [{"id": 1, "title": "one"}]}"#)
+        let run = try workspace.run("import", "items.yml", "--report", "out/report.json", "--log-level", "trace",
+                                    environment: ["PGPASS_VAR": "pw-1a2b3c4d"])
+        #expect(run.status == 74, "\(run.stderr)")
+        #expect(run.stderr.contains("postgres://swell:***@127.0.0.1:1/swell"), "\(run.stderr)")
+        #expect(!(run.stdout + run.stderr + (try workspace.read("out/report.json"))).contains("pw-1a2b3c4d"))
+        let made = try FileManager.default.contentsOfDirectory(atPath: workspace.url.path)
+        #expect(!made.contains { $0.hasPrefix("postgres") }, "\(made)")
+    }
+}

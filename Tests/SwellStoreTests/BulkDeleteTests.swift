@@ -26,7 +26,7 @@ import Testing
         return (container, keys)
     }
 
-    @Test func deleteRowsReadsNoRowAndMakesNoObject() async throws {
+    @Test(.sqliteStoreOnly) func deleteRowsReadsNoRowAndMakesNoObject() async throws {
         let (container, keys) = try await storedEntries(300)
         let store = try #require(container.persistentStoreCoordinator.sqliteStore)
         let worker = container.newBackgroundContext()

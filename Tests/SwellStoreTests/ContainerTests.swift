@@ -96,7 +96,7 @@ import Testing
         #expect(alive == 2)
     }
 
-    @Test func seedingCopiesTheSeedWithItsWalAndShmWhenNoStoreExists() async throws {
+    @Test(.sqliteStoreOnly) func seedingCopiesTheSeedWithItsWalAndShmWhenNoStoreExists() async throws {
         let seedDirectory = TemporaryDirectory()
         let seed = try makeContainer(seedDirectory, name: "seed")
         try await seed.writerContext.perform {
@@ -133,7 +133,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: target.path))
     }
 
-    @Test func staleWalFilesWithoutTheirStoreAreNotReplayed() async throws {
+    @Test(.sqliteStoreOnly) func staleWalFilesWithoutTheirStoreAreNotReplayed() async throws {
         let other = TemporaryDirectory()
         let source = try makeContainer(other, name: "source")
         try await source.writerContext.perform {

@@ -74,7 +74,7 @@ import Testing
         #expect(sorted == [100, 4, 9])
     }
 
-    @Test func aFetchNeverWaitsForTheWritersSaveInProgress() async throws {
+    @Test(.sqliteStoreOnly) func aFetchNeverWaitsForTheWritersSaveInProgress() async throws {
         let container = try makeContainer(directory)
         try await seed(container)
         let writer = container.writerContext
@@ -121,7 +121,7 @@ import Testing
         return (inRead, release)
     }
 
-    @Test func aViewContextFetchReturnsWhileAWorkersSaveWaitsForTheStore() async throws {
+    @Test(.sqliteStoreOnly) func aViewContextFetchReturnsWhileAWorkersSaveWaitsForTheStore() async throws {
         let container = try makeContainer(directory)
         try await seed(container)
         container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
@@ -164,7 +164,7 @@ import Testing
         #expect(after.rating == 5)
     }
 
-    @Test func aChildSaveThatReadTheStoreBeforeACommitStillFindsTheCommittedKeys() async throws {
+    @Test(.sqliteStoreOnly) func aChildSaveThatReadTheStoreBeforeACommitStillFindsTheCommittedKeys() async throws {
         let container = try makeContainer(directory)
         container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
         let store = try #require(container.persistentStoreCoordinator.sqliteStore)

@@ -15,7 +15,7 @@ import Testing
         uniquenessConstraint: ["id"]
     )
 
-    @Test func aJsonAttributeIsATextColumnAndComesBackAsTheSameString() async throws {
+    @Test(.sqliteStoreOnly) func aJsonAttributeIsATextColumnAndComesBackAsTheSameString() async throws {
         let model = ManagedObjectModel(entities: [Self.documentEntity])
         let container = try makeContainer(directory, name: "documents", model: model)
         let text = #"{"b":1,"a":[1,[2,{"z":null}]],"é":"x\"y"}"#

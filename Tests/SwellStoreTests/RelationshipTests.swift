@@ -271,7 +271,7 @@ struct RelationshipLevelTests {
         }
     }
 
-    @Test("a new object pointing at one only the store has resolves; a discarded child leaves no link; rollback restores it")
+    @Test("a new object pointing at one only the store has resolves; a discarded child leaves no link; rollback restores it", .sqliteStoreOnly)
     func acrossLevelsDiscardAndRollback() async throws {
         let directory = TemporaryDirectory()
         let container = try makeGraph(directory)
@@ -338,7 +338,7 @@ struct RelationshipLevelTests {
 
 @Suite("Relationships: delete rules (store.md 31)")
 struct DeleteRuleTests {
-    @Test("cascade deletes owned children when the delete is saved, at the child level and on disk")
+    @Test("cascade deletes owned children when the delete is saved, at the child level and on disk", .sqliteStoreOnly)
     func cascade() async throws {
         let directory = TemporaryDirectory()
         let container = try makeGraph(directory)
@@ -365,7 +365,7 @@ struct DeleteRuleTests {
         #expect(try storedRowCount(directory.file("graph.sqlite"), entity: "Line") == 0)
     }
 
-    @Test("nullify removes the deleted object from its destinations' inverse, also for objects only the store has")
+    @Test("nullify removes the deleted object from its destinations' inverse, also for objects only the store has", .sqliteStoreOnly)
     func nullify() async throws {
         let directory = TemporaryDirectory()
         let container = try makeGraph(directory)
@@ -459,7 +459,7 @@ struct DeleteRuleTests {
 
 @Suite("Relationships: uniqueness merges carry relationships (store.md 32)")
 struct RelationshipMergeTests {
-    @Test("two new spots with one key from two workers become one; every entry points at the survivor")
+    @Test("two new spots with one key from two workers become one; every entry points at the survivor", .sqliteStoreOnly)
     func mergeRedirects() async throws {
         let directory = TemporaryDirectory()
         let container = try makeGraph(directory)
@@ -494,7 +494,7 @@ struct RelationshipMergeTests {
 
 @Suite("Relationships: on disk (store.md 35)")
 struct RelationshipStorageTests {
-    @Test("a to-one is an indexed column REFERENCES the destination's primary key; foreign_key_check is empty")
+    @Test("a to-one is an indexed column REFERENCES the destination's primary key; foreign_key_check is empty", .sqliteStoreOnly)
     func shape() async throws {
         let directory = TemporaryDirectory()
         let container = try makeGraph(directory)
@@ -518,7 +518,7 @@ struct RelationshipStorageTests {
             == [[.integer(5), .text("Huntington")]])
     }
 
-    @Test("adding a relationship to an existing store is a lightweight migration; rows and IDs stay")
+    @Test("adding a relationship to an existing store is a lightweight migration; rows and IDs stay", .sqliteStoreOnly)
     func addedRelationshipMigrates() async throws {
         let directory = TemporaryDirectory()
         let before = ManagedObjectModel(entities: [
@@ -613,7 +613,7 @@ private func names(_ value: Any?) -> [String] {
 
 @Suite("Relationships: join tables (store.md 28, 29, 31, 32, 35)")
 struct JoinTableTests {
-    @Test("a many-to-many is kept in step on both sides and stored as <Entity>_<relationship> with a column per side")
+    @Test("a many-to-many is kept in step on both sides and stored as <Entity>_<relationship> with a column per side", .sqliteStoreOnly)
     func manyToMany() async throws {
         let directory = TemporaryDirectory()
         let container = try makeContainer(directory, name: "join", model: joinModel)
@@ -653,7 +653,7 @@ struct JoinTableTests {
         }
     }
 
-    @Test("an ordered to-many without an inverse keeps its order in _order, through saves and reopening")
+    @Test("an ordered to-many without an inverse keeps its order in _order, through saves and reopening", .sqliteStoreOnly)
     func orderedWithoutInverse() async throws {
         let directory = TemporaryDirectory()
         let container = try makeContainer(directory, name: "join", model: joinModel)
@@ -691,7 +691,7 @@ struct JoinTableTests {
         #expect(try query(directory.file("join.sqlite"), "PRAGMA foreign_key_check").isEmpty)
     }
 
-    @Test("delete rules through join tables: nullify unlinks a deleted label, cascade deletes owned comments")
+    @Test("delete rules through join tables: nullify unlinks a deleted label, cascade deletes owned comments", .sqliteStoreOnly)
     func deleteRules() async throws {
         let directory = TemporaryDirectory()
         let container = try makeContainer(directory, name: "join", model: joinModel)
@@ -723,7 +723,7 @@ struct JoinTableTests {
         #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
     }
 
-    @Test("two new issues with one key from two workers become one that keeps the union of their labels")
+    @Test("two new issues with one key from two workers become one that keeps the union of their labels", .sqliteStoreOnly)
     func mergeKeepsUnion() async throws {
         let directory = TemporaryDirectory()
         let container = try makeContainer(directory, name: "join", model: joinModel)
@@ -816,7 +816,7 @@ struct RelationshipControllerTests {
 
 @Suite("Relationships: migration of a rowid-keyed table that becomes a destination (store.md 24, 35)")
 struct RelationshipMigrationTests {
-    @Test("an integer-keyed table a new to-one points at is rebuilt with _pk as its rowid; IDs and rows stay")
+    @Test("an integer-keyed table a new to-one points at is rebuilt with _pk as its rowid; IDs and rows stay", .sqliteStoreOnly)
     func rowidTableBecomesDestination() async throws {
         let directory = TemporaryDirectory()
         let entry = EntityDescription(name: "Entry", attributes: [AttributeDescription(name: "id", type: .integer)],
@@ -885,7 +885,7 @@ struct PrefetchingTests {
         return try makeGraph(directory)
     }
 
-    @Test("a fetch of 50 entries prefetching 'spot' reads the store a constant number of times, not 50")
+    @Test("a fetch of 50 entries prefetching 'spot' reads the store a constant number of times, not 50", .sqliteStoreOnly)
     func toOnePrefetch() async throws {
         let directory = TemporaryDirectory()
         let stack = try await seeded(directory)
@@ -912,7 +912,7 @@ struct PrefetchingTests {
         #expect(reads.count - before >= 50)
     }
 
-    @Test("prefetching a to-many ('entries') answers every spot's set from one query, and a change is seen")
+    @Test("prefetching a to-many ('entries') answers every spot's set from one query, and a change is seen", .sqliteStoreOnly)
     func toManyPrefetch() async throws {
         let directory = TemporaryDirectory()
         let stack = try await seeded(directory)
@@ -1021,7 +1021,7 @@ struct KeyPathPredicateTests {
         #expect(none == ["Rincon", "Trestles"])
     }
 
-    @Test("sorting by a to-one key path gives one order from saved rows (SQL) and unsaved ones (memory); nil first")
+    @Test("sorting by a to-one key path gives one order from saved rows (SQL) and unsaved ones (memory); nil first", .sqliteStoreOnly)
     func sortByKeyPath() async throws {
         let saved = TemporaryDirectory()
         let stored = try makeContainer(saved, name: "paths", model: Self.model)
@@ -1083,7 +1083,7 @@ struct OrderedInverseTests {
         ((value as? [ManagedObject]) ?? []).compactMap { $0["name"] as? String }
     }
 
-    @Test("the order is kept beside the to-one, through inserts at a position, moves, saves and reopening")
+    @Test("the order is kept beside the to-one, through inserts at a position, moves, saves and reopening", .sqliteStoreOnly)
     func order() async throws {
         let directory = TemporaryDirectory()
         let container = try makeContainer(directory, name: "albums", model: Self.model)
@@ -1125,7 +1125,7 @@ struct OrderedInverseTests {
 
 @Suite("Relationships: a link to an object only the parent has (store.md 30)")
 struct ParentOnlyLinkTests {
-    @Test("a worker's new entry points at a spot only the view context has; the link resolves at every level and on disk")
+    @Test("a worker's new entry points at a spot only the view context has; the link resolves at every level and on disk", .sqliteStoreOnly)
     @MainActor func linkToParentOnlyObject() async throws {
         let directory = TemporaryDirectory()
         let container = try makeGraph(directory)

@@ -38,7 +38,7 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
 @Suite struct RowidKeyTests {
     let directory = TemporaryDirectory()
 
-    @Test func anIntegerKeyIsTheTablesRowidAndOtherKeysKeepTheirIndex() throws {
+    @Test(.sqliteStoreOnly) func anIntegerKeyIsTheTablesRowidAndOtherKeysKeepTheirIndex() throws {
         let tag = EntityDescription(name: "Tag", attributes: [AttributeDescription(name: "label", type: .string)], uniquenessConstraint: ["label"])
         let reading = EntityDescription(name: "Reading", attributes: [AttributeDescription(name: "seq", type: .integer, isOptional: true)],
                                         uniquenessConstraint: ["seq"])
@@ -73,7 +73,7 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
                              [.text("rowid_columns"), .text(#"{"JournalEntry":"id","Note":"_pk","Pair":"_pk","Reading":"_pk","Tag":"_pk"}"#)]])
     }
 
-    @Test func sqlite3ReadsTheRowsByKeyAndIDsApartFromTheirKeyAreInPK() async throws {
+    @Test(.sqliteStoreOnly) func sqlite3ReadsTheRowsByKeyAndIDsApartFromTheirKeyAreInPK() async throws {
         let container = try makeContainer(directory)
         container.viewContext.mergePolicy = .objectTrump
         try await insertRows(container, [journalRow(3, location: "a"), journalRow(5, location: "b"), journalRow(9)])
@@ -96,7 +96,7 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
         #expect(byID == "api")
     }
 
-    @Test func anObjectInsertedThroughTheAPIKeepsItsIDWhenItsKeyIsSetLater() async throws {
+    @Test(.sqliteStoreOnly) func anObjectInsertedThroughTheAPIKeepsItsIDWhenItsKeyIsSetLater() async throws {
         let container = try makeContainer(directory)
         let worker = container.newBackgroundContext()
         let (before, afterChildSave) = try await worker.perform { () throws -> (ObjectID, ObjectID) in
@@ -124,7 +124,7 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
         #expect(try storedRows(container.storeURL, "SELECT _pk FROM JournalEntry") == [[.integer(before.primaryKey)]])
     }
 
-    @Test func insertRowTakesTheKeyAsTheIDInAChildContext() async throws {
+    @Test(.sqliteStoreOnly) func insertRowTakesTheKeyAsTheIDInAChildContext() async throws {
         let container = try makeContainer(directory)
         container.viewContext.mergePolicy = .objectTrump
         let worker = container.newBackgroundContext()
@@ -155,7 +155,7 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
         #expect(stored[2][0] == .integer(77) && stored[2][1] != .null)
     }
 
-    @Test(arguments: [MergePolicy.error, .rollback, .objectTrump, .overwrite, .storeTrump], [false, true])
+    @Test(.sqliteStoreOnly, arguments: [MergePolicy.error, .rollback, .objectTrump, .overwrite, .storeTrump], [false, true])
     func twoChildrenInsertingOneKeyAreOneObjectByThePolicy(policy: MergePolicy, firstOnDisk: Bool) async throws {
         let container = try makeContainer(directory)
         let view = container.viewContext
@@ -259,7 +259,7 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
         #expect(old7 == 70)
     }
 
-    @Test func aKeyAnotherStackTookAsItsIDMeanwhileIsMergedAtTheCommit() async throws {
+    @Test(.sqliteStoreOnly) func aKeyAnotherStackTookAsItsIDMeanwhileIsMergedAtTheCommit() async throws {
         let first = try makeContainer(directory, name: "shared")
         let second = PersistentContainer(name: "shared", managedObjectModel: journalModel, storeURL: first.storeURL)
         try second.loadPersistentStores()
@@ -284,7 +284,7 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
         #expect(try storedRows(first.storeURL, "SELECT id, _pk, location FROM JournalEntry") == [[.integer(7), .null, .text("first")]])
     }
 
-    @Test func aKeyChangeMovesTheRowAndKeepsItsID() async throws {
+    @Test(.sqliteStoreOnly) func aKeyChangeMovesTheRowAndKeepsItsID() async throws {
         let container = try makeContainer(directory)
         try await insertRows(container, [journalRow(1), journalRow(2), journalRow(3, location: "three")])
         try await container.saveToDisk()
@@ -320,7 +320,7 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
         #expect(stored == [[.integer(2), .null, .null, .null], [.integer(3), .null, .text("three"), .integer(5)]])
     }
 
-    @Test func deletesFindTheRowByItsIDNotByAKeyOfTheSameNumber() async throws {
+    @Test(.sqliteStoreOnly) func deletesFindTheRowByItsIDNotByAKeyOfTheSameNumber() async throws {
         let container = try makeContainer(directory)
         let writer = container.writerContext
         // IDs 1 and 2 swapped against their keys: ID 1 has key 2, ID 2 has key 1.
@@ -369,7 +369,7 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
             == [.max: .max, .min: .min, 1 << 62: 1 << 62, 1 << 40: 1 << 40, 1: first, 2: second])
     }
 
-    @Test func lookUpsByIDKeyAndKeyOrderUseTheRowidAndThePartialIndexWithoutSorting() throws {
+    @Test(.sqliteStoreOnly) func lookUpsByIDKeyAndKeyOrderUseTheRowidAndThePartialIndexWithoutSorting() throws {
         let container = try makeContainer(directory)
         let connection = try SQLiteConnection(path: container.storeURL.path, mode: .readOnly)
         let layout = TableLayout(journalEntity)

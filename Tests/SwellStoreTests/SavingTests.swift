@@ -211,7 +211,7 @@ import Testing
         #expect(expected == .integer)
     }
 
-    @Test func theViewContextsSaveIntoTheWriterReadsNothingFromTheStore() async throws {
+    @Test(.sqliteStoreOnly) func theViewContextsSaveIntoTheWriterReadsNothingFromTheStore() async throws {
         let container = try makeContainer(directory)
         container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
         let worker = container.newBackgroundContext()
@@ -286,7 +286,7 @@ import Testing
         #expect(try count(container.viewContext, "Note") == 80_000)
     }
 
-    @Test func theMainQueueKeepsRunningWhileTheWriterSaves200000Objects() async throws {
+    @Test(.sqliteStoreOnly) func theMainQueueKeepsRunningWhileTheWriterSaves200000Objects() async throws {
         let container = try makeContainer(directory)
         let writer = container.writerContext
         let store = try #require(container.persistentStoreCoordinator.sqliteStore)

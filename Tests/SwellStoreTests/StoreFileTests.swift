@@ -6,7 +6,7 @@ import Testing
 @Suite struct StoreFileTests {
     let directory = TemporaryDirectory()
 
-    @Test func theStoreIsAPlainSQLiteFileInWALModeWithATablePerEntity() async throws {
+    @Test(.sqliteStoreOnly) func theStoreIsAPlainSQLiteFileInWALModeWithATablePerEntity() async throws {
         let container = try makeContainer(directory)
         try await container.writerContext.perform {
             insertEntry(container.writerContext, id: 1, location: "Ocean Beach", rating: 4, date: Date(timeIntervalSince1970: 1_714_545_000))

@@ -29,11 +29,34 @@ let noteEntity = EntityDescription(
 
 let journalModel = ManagedObjectModel(entities: [journalEntity, noteEntity])
 
-/// A fresh temporary folder for one test, removed when the value goes.
+/// The stores the store tests run against (issue 11, item 0: the seam proven by a
+/// second conformer): the SQLite store, and the in-memory store.
+enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, memory
+
+    var testDescription: String { rawValue }
+
+    /// The store this run of the suite uses: `SWELL_TEST_STORE=memory` runs every store
+    /// test against the in-memory store (scripts/test.sh runs the suite once per store).
+    static let current = ProcessInfo.processInfo.environment["SWELL_TEST_STORE"].flatMap(TestStore.init) ?? .sqlite
+}
+
+extension Trait where Self == ConditionTrait {
+    /// For a test of the SQLite store itself (its file, tables, indexes, WAL, commit observers):
+    /// it does not apply when the suite runs against another store.
+    static var sqliteStoreOnly: Self {
+        .enabled(if: TestStore.current == .sqlite, "tests the SQLite store's file itself")
+    }
+}
+
+/// A fresh temporary folder for one test, removed when the value goes; `store` is the
+/// kind of store `makeContainer` opens in it.
 final class TemporaryDirectory: Sendable {
     let url: URL
+    let store: TestStore
 
-    init() {
+    init(store: TestStore = .current) {
+        self.store = store
         url = FileManager.default.temporaryDirectory.appendingPathComponent("swell-tests-\(UUID().uuidString)", isDirectory: true)
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
@@ -43,12 +66,20 @@ final class TemporaryDirectory: Sendable {
     }
 
     func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    /// Where `makeContainer` opens a store named `name`: a file here, or a fresh in-memory store.
+    func storeURL(_ name: String) -> URL {
+        switch store {
+        case .sqlite: file("\(name).sqlite")
+        case .memory: URL(string: "memory://\(url.lastPathComponent)/\(name)")!
+        }
+    }
 }
 
 /// A loaded container on a fresh store file.
 func makeContainer(_ directory: TemporaryDirectory, name: String = "journal",
                    model: ManagedObjectModel = journalModel) throws -> PersistentContainer {
-    let container = PersistentContainer(name: name, managedObjectModel: model, storeURL: directory.file("\(name).sqlite"))
+    let container = PersistentContainer(name: name, managedObjectModel: model, storeURL: directory.storeURL(name))
     try container.loadPersistentStores()
     return container
 }
@@ -84,8 +115,14 @@ func startBackgroundTask(_ container: PersistentContainer, _ block: @escaping @S
     container.performBackgroundTask(block)
 }
 
-/// Rows of the entity in the store file, read through a separate connection.
+/// Rows of the entity in the store: for a file, read through a separate connection; for an
+/// in-memory store, from its last committed state.
 func storedRowCount(_ url: URL, entity: String = "JournalEntry") throws -> Int {
+    if url.scheme == "memory" {
+        return try InMemoryStore.named(by: url).read { reader in
+            (reader as? InMemoryStoreReader)?.state.tables[entity]?.rows.count ?? 0
+        }
+    }
     let connection = try SQLiteConnection(path: url.path, mode: .readOnly)
     guard case .integer(let count)? = try connection.query("SELECT count(*) FROM \"\(entity)\"").first?.first else { return -1 }
     return Int(count)

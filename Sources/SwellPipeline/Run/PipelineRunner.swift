@@ -60,7 +60,8 @@ public struct PipelineRunner: Sendable {
         do {
             try checkOnly()
             var lock: StoreLock?
-            if runSources {
+            // A SQLite store's lock is a file beside it; a PostgreSQL store's holds are in the database.
+            if runSources && !store.isPostgres {
                 lock = try StoreLock(store: store, wait: wait) { holder in
                     logger.notice("waiting for the run that holds the store", metadata: ["pid": "\(holder.map(String.init) ?? "unknown")", "store": "\(store)"])
                 }
@@ -127,13 +128,23 @@ public struct PipelineRunner: Sendable {
 
     /// Opens the store; an export-only run needs one to exist.
     func openStore(creating: Bool) throws(PipelineError) -> PersistentContainer {
-        if !creating && !FileManager.default.fileExists(atPath: storePath) {
-            throw PipelineError(.io, "no store at \(store): run `swell import` (or `run`) first")
+        let url: URL
+        if store.isPostgres {
+            guard let parsed = URL(string: storePath) else {
+                throw PipelineError(.usage, "the store \(store) is not a valid URL (libpq's URI syntax: postgres://user@host:port/database)")
+            }
+            url = parsed
+        } else {
+            if !creating && !FileManager.default.fileExists(atPath: storePath) {
+                throw PipelineError(.io, "no store at \(store): run `swell import` (or `run`) first")
+            }
+            url = URL(fileURLWithPath: storePath)
         }
-        let container = PersistentContainer(name: pipeline.name, managedObjectModel: pipeline.model,
-                                            storeURL: URL(fileURLWithPath: storePath))
+        let container = PersistentContainer(name: pipeline.name, managedObjectModel: pipeline.model, storeURL: url)
         do {
             try container.loadPersistentStores()
+        } catch StoreError.unknownStoreType where store.isPostgres {
+            throw PipelineError(.io, "cannot open the store \(store): this version of swell has no PostgreSQL store yet")
         } catch {
             throw PipelineError(.io, redactor("cannot open the store \(store): \(error)"))
         }

@@ -90,18 +90,21 @@ public final class PersistentStoreCoordinator: Sendable {
         incomingWithoutInverse = incoming
     }
 
-    /// Opens the SQLite store at `url` (creating it and its directory if needed)
-    /// in WAL mode and migrates it to the model.
+    /// Opens the store at `url` and migrates it to the model: for a file URL the SQLite
+    /// store (creating the file and its directory if needed, in WAL mode); for
+    /// `memory://…` an in-memory store; for another scheme the store type registered
+    /// for it (`postgres://…` once `SwellPostgres` registered its store).
     ///
-    /// - Throws: `ModelError` for an unusable model; `StoreError.notAStore`,
-    ///   `.migrationFailed`, `.diskFull` or `.sqlite` when the file cannot be used.
+    /// - Throws: `ModelError` for an unusable model; `StoreError.unknownStoreType` for a
+    ///   scheme nothing registered; `StoreError.notAStore`, `.migrationFailed`,
+    ///   `.diskFull` or `.sqlite` when the file cannot be used.
     public func addPersistentStore(at url: URL) throws {
         try managedObjectModel.validate()
         for entity in storageModel.entities where entity.attributes.count > AttributeMask.capacity {
             throw StoreError.migrationFailed(entity: entity.name, attribute: nil,
                                              reason: "more than \(AttributeMask.capacity) attributes")
         }
-        let store = SQLiteStore(url: url)
+        let store = try PersistentStoreTypes.store(for: url)
         let maxKeys = try store.load(model: storageModel)
         state.withLock {
             $0.store = store

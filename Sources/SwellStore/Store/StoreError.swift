@@ -37,6 +37,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// A relationship was set to something it cannot hold (another entity's object, an
     /// object of another context, or not an object or collection of objects).
     case invalidRelationshipValue(entity: String, relationship: String, reason: String)
+    /// No store type is registered for the URL's scheme (a PostgreSQL URL needs
+    /// `import SwellPostgres` and `PostgresStore.register()` first).
+    case unknownStoreType(scheme: String)
+    /// The store cannot do what was asked (the in-memory store runs no SQL expressions).
+    case unsupported(store: String, what: String)
 
     public var description: String {
         switch self {
@@ -68,6 +73,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "\(object.entityName).\(relationship) is a required relationship but is empty (object \(object))"
         case .invalidRelationshipValue(let entity, let relationship, let reason):
             return "cannot set \(entity).\(relationship): \(reason)"
+        case .unknownStoreType(let scheme):
+            let hint = ["postgres", "postgresql"].contains(scheme) ? " (a PostgreSQL store needs `import SwellPostgres` and `PostgresStore.register()` first)" : ""
+            return "no store type is registered for \(scheme):// URLs\(hint); a file path or file: URL is a SQLite store, memory:// an in-memory one"
+        case .unsupported(let store, let what):
+            return "the \(store) store does not support \(what)"
         }
     }
 

@@ -1,0 +1,249 @@
+import Foundation
+import SwellLocks
+
+/// A store that keeps everything in memory (Core Data's in-memory store type):
+/// `addPersistentStore(at: URL(string: "memory://name")!)`. Coordinators that add
+/// the same URL share one store while any of them holds it; it is gone with the last.
+///
+/// It is the second conformer of `PersistentStore`, so the seam is proven by
+/// a store that shares no code with SQLite: a commit applies the merge
+/// policy's decisions (`MergePolicy`) to plain dictionaries, and a fetch
+/// evaluates predicates in memory (`BoundPredicate.evaluate`, the same
+/// implementation contexts use for unsaved objects). A read takes the state
+/// as one value (copy on write): a snapshot that a commit in progress never
+/// changes. Not supported: export key-path columns and sorts (SQL expressions
+/// in `StoreQuery`), which throw `StoreError.unsupported`.
+///
+/// `@unchecked Sendable`: `state` and `model` are only touched under `lock`.
+final class InMemoryStore: PersistentStore, @unchecked Sendable {
+    let url: URL
+    let identifier = UUID().uuidString
+    private let lock = NSLock()
+    private var model = ManagedObjectModel(entities: [])
+    private var state = InMemoryState()
+
+    init(url: URL) {
+        self.url = url
+    }
+
+    /// The store a live coordinator holds for `url`, or a new one.
+    static func named(by url: URL) -> InMemoryStore {
+        live.withLock { stores in
+            stores = stores.filter { $0.value.store != nil }
+            if let store = stores[url.absoluteString]?.store { return store }
+            let store = InMemoryStore(url: url)
+            stores[url.absoluteString] = WeakStore(store: store)
+            return store
+        }
+    }
+
+    private struct WeakStore: Sendable {
+        weak var store: InMemoryStore?
+    }
+
+    private static let live = LockedValue<[String: WeakStore]>([:])
+
+    func load(model: ManagedObjectModel) throws(StoreError) -> [String: Int64] {
+        lock.withLock {
+            let previous = self.model.entitiesByName
+            self.model = model
+            var maxima: [String: Int64] = [:]
+            for entity in model.entities {
+                var table = state.tables[entity.name] ?? InMemoryTable()
+                if let old = previous[entity.name], old.attributes.map(\.name) != entity.attributes.map(\.name) {
+                    table = Self.migrate(table, from: old, to: entity)
+                }
+                state.tables[entity.name] = table
+                var largest = table.rows.keys.max() ?? 0
+                if let keyIndex = entity.rowidKeyIndex {
+                    for values in table.rows.values {
+                        if case .integer(let key) = values[keyIndex], key < TableLayout.allocatedIDCeiling { largest = max(largest, key) }
+                    }
+                }
+                maxima[entity.name] = largest
+            }
+            return maxima
+        }
+    }
+
+    /// A table's rows for a changed entity (a coordinator with a newer model added the
+    /// same store): values move by attribute name; new attributes start nil.
+    private static func migrate(_ table: InMemoryTable, from old: EntityDescription, to new: EntityDescription) -> InMemoryTable {
+        let sources = new.attributes.map { attribute in old.attributes.firstIndex { $0.name == attribute.name } }
+        var migrated = InMemoryTable()
+        for (primaryKey, values) in table.rows {
+            let row = sources.map { $0.map { values[$0] } ?? .null }
+            migrated.rows[primaryKey] = row
+            if let key = new.key(of: row) { migrated.keys[key] = primaryKey }
+        }
+        return migrated
+    }
+
+    func read<T>(_ body: (any StoreReader) throws -> T) throws -> T {
+        let snapshot = lock.withLock { (state, model) }
+        return try body(InMemoryStoreReader(state: snapshot.0, model: snapshot.1))
+    }
+
+    func commit(_ changes: StoreChangeSet) throws(StoreError) -> StoreCommitResult {
+        lock.lock()
+        defer { lock.unlock() }
+        // All or nothing: the changes go to a copy, which replaces the state only at the end.
+        var committer = InMemoryCommitter(state: state, model: model, storeIdentifier: identifier, policy: changes.mergePolicy)
+        for operation in changes.operations { try committer.apply(operation) }
+        committer.redirectReferences()
+        for (key, value) in changes.metadata {
+            committer.state.metadata[key] = value
+        }
+        state = committer.state
+        return committer.result
+    }
+}
+
+/// One entity's rows by object ID, and its uniqueness-constraint index.
+struct InMemoryTable: Sendable {
+    var rows: [Int64: [StoreValue]] = [:]
+    var keys: [[StoreValue]: Int64] = [:]
+}
+
+/// Everything an in-memory store holds: a value, so a read keeps a snapshot for free.
+struct InMemoryState: Sendable {
+    var tables: [String: InMemoryTable] = [:]
+    var metadata: [String: String] = [:]
+}
+
+extension EntityDescription {
+    /// The row's uniqueness-constraint values, or nil when it has no key or a key value is nil
+    /// (as in SQL, nil keys never conflict).
+    func key(of values: [StoreValue]) -> [StoreValue]? {
+        guard !uniquenessConstraint.isEmpty else { return nil }
+        let key = keyIndices.map { values[$0] }
+        return key.contains(where: \.isNull) ? nil : key
+    }
+}
+
+/// Reads from one snapshot of an in-memory store.
+struct InMemoryStoreReader: StoreReader, PredicateResolver {
+    let state: InMemoryState
+    let model: ManagedObjectModel
+
+    private func table(_ entity: EntityDescription) -> InMemoryTable {
+        state.tables[entity.name] ?? InMemoryTable()
+    }
+
+    /// The rows matching the query's predicate, in its order, offset and limit applied.
+    private func matching(_ query: StoreQuery) throws -> [StoreRow] {
+        guard query.extraColumns.isEmpty, query.sortExpressions.isEmpty else {
+            throw StoreError.unsupported(store: "in-memory", what: "key-path columns and sorts (SQL expressions)")
+        }
+        let entity = query.entity
+        var rows = table(entity).rows.compactMap { primaryKey, values -> StoreRow? in
+            if let predicate = query.predicate, !predicate.evaluate(values, primaryKey: primaryKey, resolver: self) { return nil }
+            return StoreRow(primaryKey: primaryKey, values: values)
+        }
+        let tieKey = entity.rowidKeyIndex
+        rows.sort { a, b in
+            for (attribute, ascending) in query.sort {
+                let order = StoreValue.compare(a.values[attribute], b.values[attribute])
+                if order != 0 { return ascending ? order < 0 : order > 0 }
+            }
+            if let tieKey { return StoreValue.compare(a.values[tieKey], b.values[tieKey]) < 0 }
+            return a.primaryKey < b.primaryKey
+        }
+        let start = min(query.offset, rows.count)
+        let end = query.limit.map { min(start + $0, rows.count) } ?? rows.count
+        return Array(rows[start..<end])
+    }
+
+    func rows(_ query: StoreQuery) throws -> [StoreRow] {
+        try matching(query)
+    }
+
+    func forEachRow(_ query: StoreQuery, _ body: (StoreRow) throws -> Void) throws {
+        for row in try matching(query) { try body(row) }
+    }
+
+    func forEachRowCursor(_ query: StoreQuery, _ body: (StoreRowCursor) throws -> Void) throws {
+        for row in try matching(query) { try body(StoreRowCursor(primaryKey: row.primaryKey, values: row.values)) }
+    }
+
+    func metadata(forKey key: String) throws -> String? {
+        state.metadata[key]
+    }
+
+    func count(_ query: StoreQuery) throws -> Int {
+        var all = query
+        all.limit = nil
+        all.offset = 0
+        all.sort = []
+        return try matching(all).count
+    }
+
+    func rows(primaryKeys: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
+        let rows = table(entity).rows
+        var result: [Int64: [StoreValue]] = [:]
+        for key in primaryKeys { if let values = rows[key] { result[key] = values } }
+        return result
+    }
+
+    func countMatching(primaryKeys: [Int64], query: StoreQuery) throws -> Int {
+        let rows = table(query.entity).rows
+        return Set(primaryKeys).reduce(0) { count, key in
+            guard let values = rows[key] else { return count }
+            if let predicate = query.predicate, !predicate.evaluate(values, primaryKey: key, resolver: self) { return count }
+            return count + 1
+        }
+    }
+
+    func rows(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: StoreRow] {
+        var result: [[StoreValue]: StoreRow] = [:]
+        for key in keys { if let row = try row(forKey: key, entity: entity) { result[key] = row } }
+        return result
+    }
+
+    func row(forKey key: [StoreValue], entity: EntityDescription) throws -> StoreRow? {
+        let table = table(entity)
+        guard let primaryKey = table.keys[key], let values = table.rows[primaryKey] else { return nil }
+        return StoreRow(primaryKey: primaryKey, values: values)
+    }
+
+    func rows(displacedIDs ids: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
+        guard let keyIndex = entity.rowidKeyIndex else { return [:] }
+        let rows = table(entity).rows
+        var result: [Int64: [StoreValue]] = [:]
+        for id in ids {
+            if let values = rows[id], values[keyIndex] != .integer(id) { result[id] = values }
+        }
+        return result
+    }
+
+    func owners(in join: JoinTable, linking member: Int64) throws -> [Int64] {
+        guard let owner = model.entitiesByName[join.owner],
+              let index = owner.attributes.firstIndex(where: { $0.join == join }) else { return [] }
+        return table(owner).rows.compactMap { primaryKey, values in
+            JoinTable.decode(values[index]).contains(member) ? primaryKey : nil
+        }.sorted()
+    }
+
+    // MARK: PredicateResolver (key paths, read from the same snapshot)
+
+    func row(_ entity: EntityDescription, _ primaryKey: Int64) -> [StoreValue]? {
+        table(entity).rows[primaryKey]
+    }
+
+    func members(_ link: PathLink, of primaryKey: Int64, row: [StoreValue]) -> [(primaryKey: Int64, values: [StoreValue])] {
+        let keys: [Int64]
+        switch link.kind {
+        case .toOne(_, let index):
+            guard index < row.count, case .integer(let key) = row[index] else { return [] }
+            keys = [key]
+        case .joinOwner(_, let index):
+            keys = index < row.count ? JoinTable.decode(row[index]) : []
+        case .joinInverse(let join, _):
+            keys = (try? owners(in: join, linking: primaryKey)) ?? []
+        case .inverseToOne(let column):
+            guard let index = link.destination.attributes.firstIndex(where: { $0.name == column }) else { return [] }
+            keys = table(link.destination).rows.compactMap { key, values in values[index] == .integer(primaryKey) ? key : nil }.sorted()
+        }
+        return keys.compactMap { key in self.row(link.destination, key).map { (key, $0) } }
+    }
+}

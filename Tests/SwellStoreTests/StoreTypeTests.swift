@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+@testable import SwellStore
+
+/// Store types by URL scheme (Core Data's registered store classes): a file is
+/// SQLite, `memory:` the in-memory store, another scheme what registered it.
+@Suite struct StoreTypeTests {
+    @Test func aSchemeNothingRegisteredIsRefusedNamingItAndHowToRegisterPostgres() {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: journalModel)
+        #expect {
+            try coordinator.addPersistentStore(at: URL(string: "postgres://app:pw@db.example/swell")!)
+        } throws: { error in
+            guard case StoreError.unknownStoreType(let scheme) = error else { return false }
+            let text = "\(error)"
+            return scheme == "postgres" && text.contains("import SwellPostgres") && !text.contains("pw")
+        }
+        #expect(throws: StoreError.self) { try coordinator.addPersistentStore(at: URL(string: "nosuch://x")!) }
+    }
+
+    @Test func aRegisteredSchemeGetsItsStoreType() throws {
+        let scheme = "test-\(UUID().uuidString.prefix(8).lowercased())"
+        let made = LockedURLs()
+        PersistentStoreTypes.register(scheme: scheme) { url in
+            made.append(url)
+            return InMemoryStore(url: url)
+        }
+        let url = URL(string: "\(scheme.uppercased())://one")!
+        let container = PersistentContainer(name: "journal", managedObjectModel: journalModel, storeURL: url)
+        try container.loadPersistentStores()
+        #expect(made.urls == [url])
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            insertEntry(context, id: 7, location: "Pipeline")
+            try context.save()
+        }
+        try container.writerContext.performAndWait { try container.writerContext.save() }
+        #expect(try count(container.viewContext, "JournalEntry", "location == %@", "Pipeline") == 1)
+    }
+
+    @Test func coordinatorsOfOneMemoryURLShareItsStoreAndOthersDoNot() throws {
+        let url = URL(string: "memory://shared-\(UUID().uuidString)")!
+        let first = try makeRootContext(at: url)
+        try first.performAndWait {
+            insertEntry(first, id: 1)
+            try first.save()
+        }
+        let second = try makeRootContext(at: url)
+        #expect(try count(second) == 1)
+        let other = try makeRootContext(at: URL(string: "memory://other-\(UUID().uuidString)")!)
+        #expect(try count(other) == 0)
+    }
+
+    @Test func aFileURLOrPlainPathIsTheSQLiteStore() throws {
+        let directory = TemporaryDirectory(store: .sqlite)
+        let context = try makeRootContext(at: directory.file("plain.sqlite"))
+        try context.performAndWait {
+            insertEntry(context, id: 1)
+            try context.save()
+        }
+        #expect(try storedRowCount(directory.file("plain.sqlite")) == 1)
+    }
+}
+
+/// URLs a factory was called with, from any queue.
+private final class LockedURLs: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _urls: [URL] = []
+    func append(_ url: URL) { lock.withLock { _urls.append(url) } }
+    var urls: [URL] { lock.withLock { _urls } }
+}
