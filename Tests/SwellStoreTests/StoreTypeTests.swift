@@ -50,6 +50,19 @@ import Testing
         #expect(try count(other) == 0)
     }
 
+    @Test func idsComeFromTheStoreSoCoordinatorsSharingOneNeverGetTheSameID() throws {
+        let url = URL(string: "memory://ids-\(UUID().uuidString)")!
+        let first = PersistentStoreCoordinator(managedObjectModel: journalModel)
+        try first.addPersistentStore(at: url)
+        let taken = first.allocatePrimaryKeys(for: "Note", count: 100)
+        // Another coordinator adds the same store before the first saved anything.
+        let second = PersistentStoreCoordinator(managedObjectModel: journalModel)
+        try second.addPersistentStore(at: url)
+        let next = second.allocatePrimaryKeys(for: "Note", count: 100)
+        #expect(!taken.overlaps(next), "\(taken) \(next)")
+        #expect(first.allocatePrimaryKeys(for: "Note", count: 1).lowerBound >= next.upperBound)
+    }
+
     @Test func aFileURLOrPlainPathIsTheSQLiteStore() throws {
         let directory = TemporaryDirectory(store: .sqlite)
         let context = try makeRootContext(at: directory.file("plain.sqlite"))

@@ -28,46 +28,7 @@ public final class PersistentStoreCoordinator: Sendable {
 
     private struct State {
         var store: (any PersistentStore)?
-        var allocators: [String: IDAllocator] = [:]
         var rootContexts: [WeakContext] = []
-    }
-
-    /// Hands out one entity's object IDs, ascending.
-    private struct IDAllocator {
-        var next: Int64
-        /// For an entity whose key is its table's rowid: the first ID handed out since the
-        /// store was loaded (every stored ID and key below the ceiling is below it), and the
-        /// blocks handed out since, ascending, adjacent ones joined: so that no key taken as
-        /// an ID (`mayUseKeyAsID`) is ever also handed out.
-        let keyFloor: Int64?
-        var blocks: [Range<Int64>] = []
-
-        mutating func take(_ count: Int64) -> Range<Int64> {
-            let block = next..<(next + count)
-            next += count
-            guard keyFloor != nil else { return block }
-            if let last = blocks.last, last.upperBound == block.lowerBound {
-                blocks[blocks.count - 1] = last.lowerBound..<block.upperBound
-            } else {
-                blocks.append(block)
-            }
-            return block
-        }
-
-        mutating func mayUseKeyAsID(_ key: Int64) -> Bool {
-            guard let keyFloor else { return false }
-            if key < keyFloor || key >= TableLayout.allocatedIDCeiling { return true }
-            if key >= next {
-                next = key + 1
-                return true
-            }
-            var low = 0, high = blocks.count
-            while low < high {
-                let middle = (low + high) / 2
-                if blocks[middle].upperBound <= key { low = middle + 1 } else { high = middle }
-            }
-            return !(low < blocks.count && blocks[low].contains(key))
-        }
     }
 
     /// Creates a coordinator for a model. The model is checked when a store is added.
@@ -105,15 +66,8 @@ public final class PersistentStoreCoordinator: Sendable {
                                              reason: "more than \(AttributeMask.capacity) attributes")
         }
         let store = try PersistentStoreTypes.store(for: url)
-        let maxKeys = try store.load(model: storageModel)
-        state.withLock {
-            $0.store = store
-            $0.allocators = [:]
-            for entity in storageModel.entities {
-                let next = (maxKeys[entity.name] ?? 0) + 1
-                $0.allocators[entity.name] = IDAllocator(next: next, keyFloor: entity.rowidKeyIndex == nil ? nil : next)
-            }
-        }
+        try store.load(model: storageModel)
+        state.withLock { $0.store = store }
     }
 
     /// The store, or `StoreError.noPersistentStore`.
@@ -145,17 +99,19 @@ public final class PersistentStoreCoordinator: Sendable {
     /// New primary keys for objects of `entity`: IDs are permanent from insert.
     /// Contexts take them in blocks, so inserts on many queues do not contend here.
     func allocatePrimaryKeys(for entity: String, count: Int64) -> Range<Int64> {
-        state.withLock { state in
-            state.allocators[entity, default: IDAllocator(next: 1, keyFloor: nil)].take(count)
-        }
+        // Without a store (a context used before one is added) IDs come from a local allocator.
+        guard let store = state.withLock({ $0.store }) else { return unloadedIDs.allocate(for: entity, count: count) }
+        return store.allocateIDs(for: entity, count: count)
     }
+
+    private let unloadedIDs = ObjectIDAllocator()
 
     /// Whether a new row of `entity`, whose key is its table's rowid, may take its key as
     /// its ID: true unless `allocatePrimaryKeys` handed that number out (then it never will).
     /// A key above every ID handed out moves the allocator past it. That no other object
     /// has the key as its ID is checked when the row is saved (`ChangeResolver`).
     func mayUseKeyAsID(_ key: Int64, for entity: String) -> Bool {
-        state.withLock { $0.allocators[entity]?.mayUseKeyAsID(key) ?? false }
+        state.withLock { $0.store }?.mayUseKeyAsID(key, for: entity) ?? false
     }
 
     func entity(named name: String) throws(StoreError) -> EntityDescription {

@@ -43,7 +43,18 @@ final class InMemoryStore: PersistentStore, @unchecked Sendable {
 
     private static let live = LockedValue<[String: WeakStore]>([:])
 
-    func load(model: ManagedObjectModel) throws(StoreError) -> [String: Int64] {
+    /// Hands out object IDs above every ID and key held when a coordinator added the store.
+    private let ids = ObjectIDAllocator()
+
+    func allocateIDs(for entity: String, count: Int64) -> Range<Int64> {
+        ids.allocate(for: entity, count: count)
+    }
+
+    func mayUseKeyAsID(_ key: Int64, for entity: String) -> Bool {
+        ids.mayUseKeyAsID(key, for: entity)
+    }
+
+    func load(model: ManagedObjectModel) throws(StoreError) {
         lock.withLock {
             let previous = self.model.entitiesByName
             self.model = model
@@ -62,7 +73,7 @@ final class InMemoryStore: PersistentStore, @unchecked Sendable {
                 }
                 maxima[entity.name] = largest
             }
-            return maxima
+            ids.start(maxima: maxima, rowidKeyed: Set(model.entities.filter { $0.rowidKeyIndex != nil }.map(\.name)))
         }
     }
 

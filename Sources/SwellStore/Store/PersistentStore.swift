@@ -12,9 +12,14 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// Where the store lives.
     var url: URL { get }
     /// Opens (creating if needed) and migrates the store to `model`.
-    /// Returns per entity the largest object ID in use, and for an entity whose key is
-    /// its table's rowid, also the largest key (below `TableLayout.allocatedIDCeiling`).
-    func load(model: ManagedObjectModel) throws(StoreError) -> [String: Int64]
+    func load(model: ManagedObjectModel) throws(StoreError)
+    /// `count` new object IDs for `entity`, never handed out before to anyone writing this
+    /// store: IDs are permanent from insert (store.md 17; postgres-store.md 4 across runners).
+    func allocateIDs(for entity: String, count: Int64) -> Range<Int64>
+    /// Whether a new row of `entity`, whose key is its table's rowid, may take its key as
+    /// its ID: true unless `allocateIDs` handed that number out (then it never will).
+    /// A key above every ID handed out moves the allocation past it.
+    func mayUseKeyAsID(_ key: Int64, for entity: String) -> Bool
     /// Runs `body` against one consistent snapshot of the last committed state.
     /// Never waits for a commit in progress.
     func read<T>(_ body: (any StoreReader) throws -> T) throws -> T

@@ -53,7 +53,19 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
 
     // MARK: Loading
 
-    func load(model: ManagedObjectModel) throws(StoreError) -> [String: Int64] {
+    /// Hands out object IDs above every ID and key stored when the store was loaded
+    /// (one process writes a SQLite store: its lock file says so).
+    private let ids = ObjectIDAllocator()
+
+    func allocateIDs(for entity: String, count: Int64) -> Range<Int64> {
+        ids.allocate(for: entity, count: count)
+    }
+
+    func mayUseKeyAsID(_ key: Int64, for entity: String) -> Bool {
+        ids.mayUseKeyAsID(key, for: entity)
+    }
+
+    func load(model: ManagedObjectModel) throws(StoreError) {
         writerLock.lock()
         defer { writerLock.unlock() }
         do {
@@ -74,8 +86,8 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
                 self.identifier = identifier
                 self.model = model
                 self.writer = connection
+                ids.start(maxima: maxKeys, rowidKeyed: Set(model.entities.filter { $0.rowidKeyIndex != nil }.map(\.name)))
                 isLoaded.store(true, ordering: .releasing)
-                return maxKeys
             } catch let error as SQLiteError {
                 throw StoreError(error, path: path)
             } catch let error as StoreError {
