@@ -32,22 +32,6 @@ struct PathLink: Sendable {
     let relationship: String
     let destination: EntityDescription
     let kind: Kind
-
-    /// The SQL condition: row `alias` of the destination is a destination of row `outer`.
-    func linkCondition(alias: String, outer: String) -> String {
-        switch kind {
-        case .toOne(let column, _):
-            return "\(alias).\"_pk\" = \(outer).\(quoteIdentifier(column))"
-        case .inverseToOne(let column):
-            return "\(alias).\(quoteIdentifier(column)) = \(outer).\"_pk\""
-        case .joinOwner(let join, _):
-            let table = quoteIdentifier(join.table)
-            return "\(alias).\"_pk\" IN (SELECT \(table).\(quoteIdentifier(join.relationship)) FROM \(table) WHERE \(table).\(quoteIdentifier(join.owner)) = \(outer).\"_pk\")"
-        case .joinInverse(let join, _):
-            let table = quoteIdentifier(join.table)
-            return "\(alias).\"_pk\" IN (SELECT \(table).\(quoteIdentifier(join.owner)) FROM \(table) WHERE \(table).\(quoteIdentifier(join.relationship)) = \(outer).\"_pk\")"
-        }
-    }
 }
 
 /// A test on a key path's destinations.
@@ -64,21 +48,6 @@ struct PathNode: Sendable {
     let quantifier: Quantifier
     /// The test on each destination (nil for `@count`).
     let inner: BoundPredicate.Node?
-
-    func sql(_ arguments: inout [StoreValue], outer: String, depth: Int) -> String {
-        let alias = quoteIdentifier("swell_p\(depth + 1)")
-        let table = quoteIdentifier(link.destination.name)
-        let from = "FROM \(table) AS \(alias) WHERE \(link.linkCondition(alias: alias, outer: outer))"
-        let inner = self.inner?.sql(&arguments, outer: alias, depth: depth + 1) ?? "1"
-        switch quantifier {
-        case .one, .any: return "EXISTS (SELECT 1 \(from) AND \(inner))"
-        case .all: return "NOT EXISTS (SELECT 1 \(from) AND NOT \(inner))"
-        case .none: return "NOT EXISTS (SELECT 1 \(from) AND \(inner))"
-        case .count(let ordering, let number):
-            arguments.append(.integer(number))
-            return "((SELECT count(*) \(from)) \(ordering.sql) ?)"
-        }
-    }
 
     func evaluate(_ row: [StoreValue], primaryKey: Int64, resolver: (any PredicateResolver)?) -> Bool {
         guard let resolver else { return false }

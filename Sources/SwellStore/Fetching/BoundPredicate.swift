@@ -20,12 +20,12 @@ package struct BoundPredicate: Sendable {
         self.entity = entity
     }
 
-    /// SQL boolean expression for a WHERE clause; columns quoted as "name";
-    /// `?` placeholders, arguments in order.
-    package func sql() -> (clause: String, arguments: [StoreValue]) {
-        var arguments: [StoreValue] = []
-        let clause = root.sql(&arguments, outer: quoteIdentifier(entity.name), depth: 0)
-        return (clause, arguments)
+    /// A boolean expression for a WHERE clause on the entity's table, in `dialect`'s SQL
+    /// (`PredicateSQLCompiler`), with its arguments in placeholder order.
+    package func sql(_ dialect: some PredicateSQLDialect = SQLiteDialect()) -> (clause: String, arguments: [StoreValue]) {
+        var compiler = PredicateSQLCompiler(dialect: dialect)
+        let clause = compiler.compile(root, outer: dialect.quote(entity.name))
+        return (clause, compiler.arguments)
     }
 
     /// In-memory evaluation on a row whose values are indexed like `entity.attributes`;
@@ -52,35 +52,6 @@ extension BoundPredicate {
         case or([Node])
         /// A key path through a relationship (`BoundPredicate+KeyPaths.swift`).
         case path(PathNode)
-
-        /// SQL for a row of the table or alias `outer`; `depth` numbers subqueries' aliases.
-        func sql(_ arguments: inout [StoreValue], outer: String, depth: Int) -> String {
-            switch self {
-            case .constant(let value): return value ? "1" : "0"
-            case .test(let test): return test.sql(&arguments)
-            // Every node's SQL is parenthesised or a function call, so NOT needs no parentheses of its own.
-            case .not(let operand): return "NOT \(operand.sql(&arguments, outer: outer, depth: depth))"
-            case .and(let terms): return Self.join(terms.map { $0.sql(&arguments, outer: outer, depth: depth) }, by: "AND")
-            case .or(let terms): return Self.join(terms.map { $0.sql(&arguments, outer: outer, depth: depth) }, by: "OR")
-            case .path(let path): return path.sql(&arguments, outer: outer, depth: depth)
-            }
-        }
-
-        /// How many terms of an AND or OR chain go in one flat `(a OR b OR …)` group.
-        private static let chainGroupSize = 64
-
-        /// Joins terms in flat groups of at most `chainGroupSize`, grouping the
-        /// groups the same way: SQLite parses a flat chain into a tree as deep
-        /// as the chain is long and refuses trees deeper than 1,000, while each
-        /// level of parentheses costs its parser (whose stack holds 100 entries)
-        /// a few entries.
-        private static func join(_ terms: [String], by keyword: String) -> String {
-            if terms.count <= chainGroupSize { return "(" + terms.joined(separator: " \(keyword) ") + ")" }
-            let groups = stride(from: 0, to: terms.count, by: chainGroupSize).map { start in
-                join(Array(terms[start..<min(start + chainGroupSize, terms.count)]), by: keyword)
-            }
-            return join(groups, by: keyword)
-        }
 
         func evaluate(_ row: [StoreValue], primaryKey: Int64, resolver: (any PredicateResolver)?) -> Bool {
             switch self {
@@ -184,36 +155,6 @@ extension BoundPredicate {
             if options.isEmpty { return value }
             guard case .text(let text) = value else { return nil }
             return .text(PredicateFunctions.fold(text, options))
-        }
-
-        func sql(_ arguments: inout [StoreValue]) -> String {
-            let column = quoteIdentifier(attribute)
-            /// `test` on the (folded) column, false when the column is null.
-            func guarded(_ options: PredicateStringOptions, _ test: (String) -> String) -> String {
-                if options.isEmpty { return "(\(column) IS NOT NULL AND \(test(column)))" }
-                return "COALESCE(\(test("swell_fold(\(column), \(options.rawValue))")), 0)"
-            }
-            switch kind {
-            case .isNull(let wantsNull):
-                return wantsNull ? "(\(column) IS NULL)" : "(\(column) IS NOT NULL)"
-            case .compare(let ordering, let operand, let options):
-                arguments.append(operand)
-                return guarded(options) { "\($0) \(ordering.sql) ?" }
-            case .oneOf(let values, let includesNull, let options):
-                arguments.append(contentsOf: values)
-                let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
-                let inList = values.isEmpty ? "0" : guarded(options) { "\($0) IN (\(placeholders))" }
-                return includesNull ? "(\(column) IS NULL OR \(inList))" : inList
-            case .between(let low, let high, let options):
-                arguments.append(contentsOf: [low, high])
-                return guarded(options) { "\($0) BETWEEN ? AND ?" }
-            case .string(let operation, let operand, let options):
-                arguments.append(.text(operand))
-                return "COALESCE(swell_strop(\(operation.rawValue), \(column), ?, \(options.rawValue)), 0)"
-            case .like(let pattern, let options):
-                arguments.append(.text(pattern))
-                return "COALESCE(swell_like(\(column), ?, \(options.rawValue)), 0)"
-            }
         }
     }
 }

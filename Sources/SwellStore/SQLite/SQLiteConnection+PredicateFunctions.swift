@@ -3,13 +3,15 @@ import Foundation
 
 /// The `[c]` and `[d]` modifiers of a predicate's string comparisons, with the
 /// flag values the SQL functions take.
-struct PredicateStringOptions: OptionSet, Sendable, Hashable {
-    let rawValue: Int
+package struct PredicateStringOptions: OptionSet, Sendable, Hashable {
+    package let rawValue: Int
+
+    package init(rawValue: Int) { self.rawValue = rawValue }
 
     /// `[c]`: compare case-insensitively.
-    static let caseInsensitive = PredicateStringOptions(rawValue: 1)
+    package static let caseInsensitive = PredicateStringOptions(rawValue: 1)
     /// `[d]`: compare diacritic-insensitively.
-    static let diacriticInsensitive = PredicateStringOptions(rawValue: 2)
+    package static let diacriticInsensitive = PredicateStringOptions(rawValue: 2)
 
     /// The modifier as written in a format: `[c]`, `[d]` or `[cd]`.
     var spelling: String {
@@ -21,9 +23,9 @@ struct PredicateStringOptions: OptionSet, Sendable, Hashable {
 ///
 /// The SQL functions `swell_fold`, `swell_like` and `swell_strop` call these
 /// very functions, so a predicate selects the same rows in SQLite as in memory.
-enum PredicateFunctions {
+package enum PredicateFunctions {
     /// `BEGINSWITH`, `ENDSWITH` and `CONTAINS`, with their codes in `swell_strop`.
-    enum StringOperation: Int64, Sendable {
+    package enum StringOperation: Int64, Sendable {
         case beginsWith = 1
         case endsWith = 2
         case contains = 3

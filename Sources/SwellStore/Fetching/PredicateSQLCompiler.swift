@@ -1,0 +1,153 @@
+/// What differs between stores' SQL when a predicate is compiled: placeholders,
+/// constants, and how the string tests (`[c]`/`[d]` folding, `BEGINSWITH`…,
+/// `LIKE`) are written. Everything else — the tree's shape, two-valued logic,
+/// key paths as correlated subqueries — is `PredicateSQLCompiler`'s, the same
+/// for every store. A store that runs SQL brings its dialect.
+package protocol PredicateSQLDialect {
+    /// An identifier (table, column, alias) quoted.
+    func quote(_ identifier: String) -> String
+    /// The placeholder of argument `position` (from 1, in the order arguments are added).
+    func placeholder(_ position: Int) -> String
+    /// A boolean constant.
+    func constant(_ value: Bool) -> String
+    /// A boolean expression that is unknown (NULL) as false.
+    func falseIfNull(_ test: String) -> String
+    /// `expression` folded for the options (case and/or diacritics removed), NULL unless text.
+    func folded(_ expression: String, _ options: PredicateStringOptions) -> String
+    /// `BEGINSWITH`/`ENDSWITH`/`CONTAINS` of `column` with the text at `operand`; NULL when the column is not text.
+    func stringTest(_ operation: PredicateFunctions.StringOperation, column: String, operand: String, _ options: PredicateStringOptions) -> String
+    /// `LIKE` (with `*` and `?` wildcards) of `column` with the pattern at `pattern`.
+    func like(column: String, pattern: String, _ options: PredicateStringOptions) -> String
+    /// A row's object ID column.
+    var primaryKeyColumn: String { get }
+}
+
+/// SQLite's dialect: `?` placeholders, 1/0, and the functions `SQLiteConnection`
+/// registers (`swell_fold`, `swell_strop`, `swell_like`), which call the very
+/// functions the in-memory evaluation uses.
+package struct SQLiteDialect: PredicateSQLDialect {
+    package init() {}
+    package func quote(_ identifier: String) -> String { quoteIdentifier(identifier) }
+    package func placeholder(_ position: Int) -> String { "?" }
+    package func constant(_ value: Bool) -> String { value ? "1" : "0" }
+    package func falseIfNull(_ test: String) -> String { "COALESCE(\(test), 0)" }
+    package func folded(_ expression: String, _ options: PredicateStringOptions) -> String {
+        "swell_fold(\(expression), \(options.rawValue))"
+    }
+    package func stringTest(_ operation: PredicateFunctions.StringOperation, column: String, operand: String,
+                            _ options: PredicateStringOptions) -> String {
+        "swell_strop(\(operation.rawValue), \(column), \(operand), \(options.rawValue))"
+    }
+    package func like(column: String, pattern: String, _ options: PredicateStringOptions) -> String {
+        "swell_like(\(column), \(pattern), \(options.rawValue))"
+    }
+    package var primaryKeyColumn: String { "\"_pk\"" }
+}
+
+/// Compiles a bound predicate's tree to a boolean SQL expression in a dialect:
+/// a visitor over `BoundPredicate.Node`, collecting the arguments in order.
+///
+/// Every test yields true or false, never unknown (see `BoundPredicate`), so
+/// `NOT`, `AND` and `OR` mean the same in SQL as in memory.
+struct PredicateSQLCompiler<Dialect: PredicateSQLDialect> {
+    let dialect: Dialect
+    private(set) var arguments: [StoreValue] = []
+
+    init(dialect: Dialect) {
+        self.dialect = dialect
+    }
+
+    /// SQL for a row of the table or alias `outer`; `depth` numbers subqueries' aliases.
+    mutating func compile(_ node: BoundPredicate.Node, outer: String, depth: Int = 0) -> String {
+        switch node {
+        case .constant(let value): return dialect.constant(value)
+        case .test(let test): return compile(test, outer: outer)
+        // Every node's SQL is parenthesised or a function call, so NOT needs no parentheses of its own.
+        case .not(let operand): return "NOT \(compile(operand, outer: outer, depth: depth))"
+        case .and(let terms): return Self.join(terms.map { compile($0, outer: outer, depth: depth) }, by: "AND")
+        case .or(let terms): return Self.join(terms.map { compile($0, outer: outer, depth: depth) }, by: "OR")
+        case .path(let path): return compile(path, outer: outer, depth: depth)
+        }
+    }
+
+    private mutating func argument(_ value: StoreValue) -> String {
+        arguments.append(value)
+        return dialect.placeholder(arguments.count)
+    }
+
+    private mutating func compile(_ test: BoundPredicate.Test, outer: String) -> String {
+        let column = dialect.quote(test.attribute)
+        /// `test` on the (folded) column, false when the column is null.
+        func guarded(_ options: PredicateStringOptions, _ test: (String) -> String) -> String {
+            if options.isEmpty { return "(\(column) IS NOT NULL AND \(test(column)))" }
+            return dialect.falseIfNull(test(dialect.folded(column, options)))
+        }
+        switch test.kind {
+        case .isNull(let wantsNull):
+            return wantsNull ? "(\(column) IS NULL)" : "(\(column) IS NOT NULL)"
+        case .compare(let ordering, let operand, let options):
+            let placeholder = argument(operand)
+            return guarded(options) { "\($0) \(ordering.sql) \(placeholder)" }
+        case .oneOf(let values, let includesNull, let options):
+            let placeholders = values.map { argument($0) }.joined(separator: ", ")
+            let inList = values.isEmpty ? dialect.constant(false) : guarded(options) { "\($0) IN (\(placeholders))" }
+            return includesNull ? "(\(column) IS NULL OR \(inList))" : inList
+        case .between(let low, let high, let options):
+            let (lowPlaceholder, highPlaceholder) = (argument(low), argument(high))
+            return guarded(options) { "\($0) BETWEEN \(lowPlaceholder) AND \(highPlaceholder)" }
+        case .string(let operation, let operand, let options):
+            return dialect.falseIfNull(dialect.stringTest(operation, column: column, operand: argument(.text(operand)), options))
+        case .like(let pattern, let options):
+            return dialect.falseIfNull(dialect.like(column: column, pattern: argument(.text(pattern)), options))
+        }
+    }
+
+    /// A key path: a correlated subquery on the destination's table.
+    private mutating func compile(_ path: PathNode, outer: String, depth: Int) -> String {
+        let alias = dialect.quote("swell_p\(depth + 1)")
+        let table = dialect.quote(path.link.destination.name)
+        let from = "FROM \(table) AS \(alias) WHERE \(linkCondition(path.link, alias: alias, outer: outer))"
+        let inner = path.inner.map { compile($0, outer: alias, depth: depth + 1) } ?? dialect.constant(true)
+        switch path.quantifier {
+        case .one, .any: return "EXISTS (SELECT 1 \(from) AND \(inner))"
+        case .all: return "NOT EXISTS (SELECT 1 \(from) AND NOT \(inner))"
+        case .none: return "NOT EXISTS (SELECT 1 \(from) AND \(inner))"
+        case .count(let ordering, let number):
+            return "((SELECT count(*) \(from)) \(ordering.sql) \(argument(.integer(number))))"
+        }
+    }
+
+    /// The condition: row `alias` of the link's destination is a destination of row `outer`
+    /// (store.md 35: to-ones as columns, to-manys through the inverse column or a join table).
+    private func linkCondition(_ link: PathLink, alias: String, outer: String) -> String {
+        let pk = dialect.primaryKeyColumn
+        switch link.kind {
+        case .toOne(let column, _):
+            return "\(alias).\(pk) = \(outer).\(dialect.quote(column))"
+        case .inverseToOne(let column):
+            return "\(alias).\(dialect.quote(column)) = \(outer).\(pk)"
+        case .joinOwner(let join, _):
+            let table = dialect.quote(join.table)
+            return "\(alias).\(pk) IN (SELECT \(table).\(dialect.quote(join.relationship)) FROM \(table) WHERE \(table).\(dialect.quote(join.owner)) = \(outer).\(pk))"
+        case .joinInverse(let join, _):
+            let table = dialect.quote(join.table)
+            return "\(alias).\(pk) IN (SELECT \(table).\(dialect.quote(join.owner)) FROM \(table) WHERE \(table).\(dialect.quote(join.relationship)) = \(outer).\(pk))"
+        }
+    }
+
+    /// How many terms of an AND or OR chain go in one flat `(a OR b OR …)` group.
+    private static var chainGroupSize: Int { 64 }
+
+    /// Joins terms in flat groups of at most `chainGroupSize`, grouping the
+    /// groups the same way: SQLite parses a flat chain into a tree as deep
+    /// as the chain is long and refuses trees deeper than 1,000, while each
+    /// level of parentheses costs its parser (whose stack holds 100 entries)
+    /// a few entries.
+    private static func join(_ terms: [String], by keyword: String) -> String {
+        if terms.count <= chainGroupSize { return "(" + terms.joined(separator: " \(keyword) ") + ")" }
+        let groups = stride(from: 0, to: terms.count, by: chainGroupSize).map { start in
+            join(Array(terms[start..<min(start + chainGroupSize, terms.count)]), by: keyword)
+        }
+        return join(groups, by: keyword)
+    }
+}
