@@ -63,6 +63,13 @@ let relationshipModel = ManagedObjectModel(entities: [
     ]),
 ])
 
+/// Runs `checks` on the store's SQLite file (its tables, keys and join tables); a run of the
+/// suite against the in-memory store checks the same behaviour through the API only.
+private func onSQLiteFile(_ directory: TemporaryDirectory, _ name: String, _ checks: (URL) throws -> Void) throws {
+    guard directory.store == .sqlite else { return }
+    try checks(directory.file("\(name).sqlite"))
+}
+
 private func makeGraph(_ directory: TemporaryDirectory) throws -> PersistentContainer {
     try makeContainer(directory, name: "graph", model: relationshipModel)
 }
@@ -271,7 +278,7 @@ struct RelationshipLevelTests {
         }
     }
 
-    @Test("a new object pointing at one only the store has resolves; a discarded child leaves no link; rollback restores it", .sqliteStoreOnly)
+    @Test("a new object pointing at one only the store has resolves; a discarded child leaves no link; rollback restores it")
     func acrossLevelsDiscardAndRollback() async throws {
         let directory = TemporaryDirectory()
         let container = try makeGraph(directory)
@@ -303,8 +310,10 @@ struct RelationshipLevelTests {
             #expect(members(spot, "entries") == ["barrel", "closeout"])
         }
         try await stack.saveToDisk()
-        #expect(try query(directory.file("graph.sqlite"), "SELECT e.id, s.name FROM Entry e JOIN Spot s ON e.spot = s._pk")
-            == [[.integer(7), .text("Pipeline")]])
+        try onSQLiteFile(directory, "graph") { (url: URL) throws in
+            #expect(try query(url, "SELECT e.id, s.name FROM Entry e JOIN Spot s ON e.spot = s._pk")
+                == [[.integer(7), .text("Pipeline")]])
+        }
         let context = stack.newBackgroundContext()
         try context.performAndWait {
             let entry = try objects(context, "Entry").first!
@@ -338,7 +347,7 @@ struct RelationshipLevelTests {
 
 @Suite("Relationships: delete rules (store.md 31)")
 struct DeleteRuleTests {
-    @Test("cascade deletes owned children when the delete is saved, at the child level and on disk", .sqliteStoreOnly)
+    @Test("cascade deletes owned children when the delete is saved, at the child level and on disk")
     func cascade() async throws {
         let directory = TemporaryDirectory()
         let container = try makeGraph(directory)
@@ -362,10 +371,10 @@ struct DeleteRuleTests {
             #expect(try objects(context, "Line").isEmpty)
         }
         try await container.saveToDisk()
-        #expect(try storedRowCount(directory.file("graph.sqlite"), entity: "Line") == 0)
+        #expect(try storedRowCount(directory.storeURL("graph"), entity: "Line") == 0)
     }
 
-    @Test("nullify removes the deleted object from its destinations' inverse, also for objects only the store has", .sqliteStoreOnly)
+    @Test("nullify removes the deleted object from its destinations' inverse, also for objects only the store has")
     func nullify() async throws {
         let directory = TemporaryDirectory()
         let container = try makeGraph(directory)
@@ -389,11 +398,12 @@ struct DeleteRuleTests {
             try worker.save()
         }
         try await stack.saveToDisk()
-        let url = directory.file("graph.sqlite")
-        #expect(try query(url, "SELECT spot FROM Entry") == [[.null]])
-        // A to-one without an inverse is cleared too: no row names a row that is gone.
-        #expect(try query(url, "SELECT spot FROM Tag") == [[.null]])
-        #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
+        try onSQLiteFile(directory, "graph") { (url: URL) throws in
+            #expect(try query(url, "SELECT spot FROM Entry") == [[.null]])
+            // A to-one without an inverse is cleared too: no row names a row that is gone.
+            #expect(try query(url, "SELECT spot FROM Tag") == [[.null]])
+            #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
+        }
     }
 
     @Test("deny fails the save naming the object and the relationship while a destination remains")
@@ -459,7 +469,7 @@ struct DeleteRuleTests {
 
 @Suite("Relationships: uniqueness merges carry relationships (store.md 32)")
 struct RelationshipMergeTests {
-    @Test("two new spots with one key from two workers become one; every entry points at the survivor", .sqliteStoreOnly)
+    @Test("two new spots with one key from two workers become one; every entry points at the survivor")
     func mergeRedirects() async throws {
         let directory = TemporaryDirectory()
         let container = try makeGraph(directory)
@@ -486,9 +496,10 @@ struct RelationshipMergeTests {
         #expect(seen.0 == 1)
         #expect(seen.1 == ["w0-1", "w0-2", "w1-3"])
         try await container.saveToDisk()
-        let url = directory.file("graph.sqlite")
-        #expect(try query(url, "SELECT count(DISTINCT spot), count(*) FROM Entry") == [[.integer(1), .integer(3)]])
-        #expect(try query(url, "SELECT count(*) FROM Entry e JOIN Spot s ON e.spot = s._pk") == [[.integer(3)]])
+        try onSQLiteFile(directory, "graph") { (url: URL) throws in
+            #expect(try query(url, "SELECT count(DISTINCT spot), count(*) FROM Entry") == [[.integer(1), .integer(3)]])
+            #expect(try query(url, "SELECT count(*) FROM Entry e JOIN Spot s ON e.spot = s._pk") == [[.integer(3)]])
+        }
     }
 }
 
@@ -518,7 +529,7 @@ struct RelationshipStorageTests {
             == [[.integer(5), .text("Huntington")]])
     }
 
-    @Test("adding a relationship to an existing store is a lightweight migration; rows and IDs stay", .sqliteStoreOnly)
+    @Test("adding a relationship to an existing store is a lightweight migration; rows and IDs stay")
     func addedRelationshipMigrates() async throws {
         let directory = TemporaryDirectory()
         let before = ManagedObjectModel(entities: [
@@ -554,8 +565,10 @@ struct RelationshipStorageTests {
             #expect((spot.value(forKey: "entries") as? Set<ManagedObject>) == [entry])
         }
         try await new.saveToDisk()
-        #expect(try query(directory.file("graph.sqlite"), "PRAGMA foreign_key_check").isEmpty)
-        #expect(try query(directory.file("graph.sqlite"), "SELECT \"table\" FROM pragma_foreign_key_list('Entry')") == [[.text("Spot")]])
+        try onSQLiteFile(directory, "graph") { (url: URL) throws in
+            #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
+            #expect(try query(url, "SELECT \"table\" FROM pragma_foreign_key_list('Entry')") == [[.text("Spot")]])
+        }
     }
 }
 
@@ -613,7 +626,7 @@ private func names(_ value: Any?) -> [String] {
 
 @Suite("Relationships: join tables (store.md 28, 29, 31, 32, 35)")
 struct JoinTableTests {
-    @Test("a many-to-many is kept in step on both sides and stored as <Entity>_<relationship> with a column per side", .sqliteStoreOnly)
+    @Test("a many-to-many is kept in step on both sides and stored as <Entity>_<relationship> with a column per side")
     func manyToMany() async throws {
         let directory = TemporaryDirectory()
         let container = try makeContainer(directory, name: "join", model: joinModel)
@@ -637,13 +650,14 @@ struct JoinTableTests {
             try context.save()
         }
         try await container.saveToDisk()
-        let url = directory.file("join.sqlite")
-        #expect(try query(url, "SELECT i.id, l.name FROM Issue_labels j JOIN Issue i ON j.Issue = i._pk JOIN Label l ON j.labels = l._pk ORDER BY i.id, l.name")
-            == [[.integer(1), .text("ui")], [.integer(2), .text("bug")]])
-        #expect(try query(url, "SELECT \"from\", \"table\" FROM pragma_foreign_key_list('Issue_labels') ORDER BY \"from\"")
-            == [[.text("Issue"), .text("Issue")], [.text("labels"), .text("Label")]])
-        #expect(try query(url, "SELECT count(*) FROM sqlite_master WHERE name = 'Label_issues'") == [[.integer(0)]])
-        #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
+        try onSQLiteFile(directory, "join") { (url: URL) throws in
+            #expect(try query(url, "SELECT i.id, l.name FROM Issue_labels j JOIN Issue i ON j.Issue = i._pk JOIN Label l ON j.labels = l._pk ORDER BY i.id, l.name")
+                == [[.integer(1), .text("ui")], [.integer(2), .text("bug")]])
+            #expect(try query(url, "SELECT \"from\", \"table\" FROM pragma_foreign_key_list('Issue_labels') ORDER BY \"from\"")
+                == [[.text("Issue"), .text("Issue")], [.text("labels"), .text("Label")]])
+            #expect(try query(url, "SELECT count(*) FROM sqlite_master WHERE name = 'Label_issues'") == [[.integer(0)]])
+            #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
+        }
         // A fresh stack reads both sides back from the join table.
         let reopened = try makeContainer(directory, name: "join", model: joinModel)
         let reader = reopened.newBackgroundContext()
@@ -653,7 +667,7 @@ struct JoinTableTests {
         }
     }
 
-    @Test("an ordered to-many without an inverse keeps its order in _order, through saves and reopening", .sqliteStoreOnly)
+    @Test("an ordered to-many without an inverse keeps its order in _order, through saves and reopening")
     func orderedWithoutInverse() async throws {
         let directory = TemporaryDirectory()
         let container = try makeContainer(directory, name: "join", model: joinModel)
@@ -675,8 +689,10 @@ struct JoinTableTests {
             try context.save()
         }
         try await container.saveToDisk()
-        #expect(try query(directory.file("join.sqlite"), "SELECT s.name FROM Playlist_songs j JOIN Song s ON j.songs = s._pk ORDER BY j._order")
-            == [[.text("c")], [.text("d")], [.text("a")], [.text("b")]])
+        try onSQLiteFile(directory, "join") { (url: URL) throws in
+            #expect(try query(url, "SELECT s.name FROM Playlist_songs j JOIN Song s ON j.songs = s._pk ORDER BY j._order")
+                == [[.text("c")], [.text("d")], [.text("a")], [.text("b")]])
+        }
         let reopened = try makeContainer(directory, name: "join", model: joinModel)
         let reader = reopened.newBackgroundContext()
         try reader.performAndWait {
@@ -688,10 +704,12 @@ struct JoinTableTests {
             #expect(names(playlist.value(forKey: "songs")) == ["c", "d", "b"])
         }
         try await reopened.saveToDisk()
-        #expect(try query(directory.file("join.sqlite"), "PRAGMA foreign_key_check").isEmpty)
+        try onSQLiteFile(directory, "join") { (url: URL) throws in
+            #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
+        }
     }
 
-    @Test("delete rules through join tables: nullify unlinks a deleted label, cascade deletes owned comments", .sqliteStoreOnly)
+    @Test("delete rules through join tables: nullify unlinks a deleted label, cascade deletes owned comments")
     func deleteRules() async throws {
         let directory = TemporaryDirectory()
         let container = try makeContainer(directory, name: "join", model: joinModel)
@@ -717,13 +735,14 @@ struct JoinTableTests {
             #expect(try objects(context, "Comment").isEmpty)
         }
         try await container.saveToDisk()
-        let url = directory.file("join.sqlite")
-        #expect(try query(url, "SELECT (SELECT count(*) FROM Issue_labels), (SELECT count(*) FROM Post_comments), (SELECT count(*) FROM Comment)")
-            == [[.integer(0), .integer(0), .integer(0)]])
-        #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
+        try onSQLiteFile(directory, "join") { (url: URL) throws in
+            #expect(try query(url, "SELECT (SELECT count(*) FROM Issue_labels), (SELECT count(*) FROM Post_comments), (SELECT count(*) FROM Comment)")
+                == [[.integer(0), .integer(0), .integer(0)]])
+            #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
+        }
     }
 
-    @Test("two new issues with one key from two workers become one that keeps the union of their labels", .sqliteStoreOnly)
+    @Test("two new issues with one key from two workers become one that keeps the union of their labels")
     func mergeKeepsUnion() async throws {
         let directory = TemporaryDirectory()
         let container = try makeContainer(directory, name: "join", model: joinModel)
@@ -743,11 +762,12 @@ struct JoinTableTests {
             }
         }
         try await container.saveToDisk()
-        let url = directory.file("join.sqlite")
-        #expect(try query(url, "SELECT count(*) FROM Issue") == [[.integer(1)]])
-        #expect(try query(url, "SELECT l.name FROM Issue_labels j JOIN Label l ON j.labels = l._pk ORDER BY l.name")
-            == [[.text("bug")], [.text("ui")]])
-        #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
+        try onSQLiteFile(directory, "join") { (url: URL) throws in
+            #expect(try query(url, "SELECT count(*) FROM Issue") == [[.integer(1)]])
+            #expect(try query(url, "SELECT l.name FROM Issue_labels j JOIN Label l ON j.labels = l._pk ORDER BY l.name")
+                == [[.text("bug")], [.text("ui")]])
+            #expect(try query(url, "PRAGMA foreign_key_check").isEmpty)
+        }
     }
 
     @Test("the did-save notice lists the issue with 'labels' and the labels that joined with 'issues'")
@@ -1083,7 +1103,7 @@ struct OrderedInverseTests {
         ((value as? [ManagedObject]) ?? []).compactMap { $0["name"] as? String }
     }
 
-    @Test("the order is kept beside the to-one, through inserts at a position, moves, saves and reopening", .sqliteStoreOnly)
+    @Test("the order is kept beside the to-one, through inserts at a position, moves, saves and reopening")
     func order() async throws {
         let directory = TemporaryDirectory()
         let container = try makeContainer(directory, name: "albums", model: Self.model)
@@ -1109,9 +1129,10 @@ struct OrderedInverseTests {
             try context.save()
         }
         try await container.saveToDisk()
-        let url = directory.file("albums.sqlite")
-        #expect(try query(url, "SELECT name FROM Track WHERE album IS NOT NULL ORDER BY _album_order") == [[.text("a")], [.text("b")]])
-        #expect(try query(url, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'Album_%' AND type = 'table'") == [[.integer(0)]])
+        try onSQLiteFile(directory, "albums") { (url: URL) throws in
+            #expect(try query(url, "SELECT name FROM Track WHERE album IS NOT NULL ORDER BY _album_order") == [[.text("a")], [.text("b")]])
+            #expect(try query(url, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'Album_%' AND type = 'table'") == [[.integer(0)]])
+        }
         let reader = try makeContainer(directory, name: "albums", model: Self.model).newBackgroundContext()
         try reader.performAndWait {
             let album = try reader.fetch(FetchRequest(entityName: "Album")).first!
@@ -1125,7 +1146,7 @@ struct OrderedInverseTests {
 
 @Suite("Relationships: a link to an object only the parent has (store.md 30)")
 struct ParentOnlyLinkTests {
-    @Test("a worker's new entry points at a spot only the view context has; the link resolves at every level and on disk", .sqliteStoreOnly)
+    @Test("a worker's new entry points at a spot only the view context has; the link resolves at every level and on disk")
     @MainActor func linkToParentOnlyObject() async throws {
         let directory = TemporaryDirectory()
         let container = try makeGraph(directory)
@@ -1150,8 +1171,10 @@ struct ParentOnlyLinkTests {
         #expect(names == ["3"])
         try await view.perform { try view.save() }
         try await container.saveToDisk()
-        #expect(try query(directory.file("graph.sqlite"), "SELECT e.id, s.name FROM Entry e JOIN Spot s ON e.spot = s._pk")
-            == [[.integer(3), .text("Steamer Lane")]])
+        try onSQLiteFile(directory, "graph") { (url: URL) throws in
+            #expect(try query(url, "SELECT e.id, s.name FROM Entry e JOIN Spot s ON e.spot = s._pk")
+                == [[.integer(3), .text("Steamer Lane")]])
+        }
     }
 
     @Test("the ordered-set API: remove(at:), index(of:), first and last follow the order")
