@@ -52,7 +52,7 @@ let package = Package(
         ),
         .target(
             name: "SwellPostgres",
-            dependencies: ["CLibPQ", "SwellStore"]
+            dependencies: ["CLibPQ", "SwellStore", "SwellLocks"]
         ),
         .target(
             name: "SwellHTTP",
@@ -90,11 +90,11 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellStoreTests",
-            dependencies: ["SwellStore", "SwellLocks"]
+            dependencies: ["SwellStore", "SwellLocks", "SwellPostgres", "SwellTestSupport"]
         ),
         .testTarget(
             name: "SwellPostgresTests",
-            dependencies: ["SwellPostgres", "SwellStore"]
+            dependencies: ["SwellPostgres", "SwellStore", "SwellTestSupport"]
         ),
         .testTarget(
             name: "SwellLocksTests",

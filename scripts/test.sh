@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 swift build --build-tests
 swift test
-# The store tests once more, against the in-memory store: the same suite, the other
-# conformer of the store protocol (tests of the SQLite file itself do not apply there).
+# The store tests again against each other store: the same suite, another conformer of
+# the store protocol (tests of the SQLite file itself do not apply there). The PostgreSQL
+# pass starts its own throwaway server (Tests/SwellTestSupport/PostgresServer.swift).
 SWELL_TEST_STORE=memory swift test --skip-build --filter SwellStoreTests
+SWELL_TEST_STORE=postgres swift test --skip-build --filter SwellStoreTests

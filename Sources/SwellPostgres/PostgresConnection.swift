@@ -77,6 +77,10 @@ public final class PostgresConnection {
     @discardableResult
     public func query(_ sql: String, _ parameters: [StoreValue] = []) throws(PostgresError) -> [[StoreValue]] {
         guard let handle else { throw .connectionLost(endpoint, reason: "the connection was closed") }
+        for case .text(let text) in parameters where text.utf8.contains(0) {
+            // libpq passes parameters as C strings and PostgreSQL's text cannot hold NUL: refused, never cut short.
+            throw .statementFailed(sqlState: "22021", message: "a text value contains a NUL character, which PostgreSQL cannot store", sql: sql)
+        }
         let texts: [String?] = parameters.map(Self.text)
         let result: OpaquePointer? = Self.withCStrings(texts) { pointers in
             PQexecParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)

@@ -1,5 +1,6 @@
 import Foundation
 import SwellStore
+import SwellTestSupport
 @testable import SwellPostgres
 import Testing
 

@@ -8,7 +8,7 @@ import Testing
     /// A dialect spelled as PostgreSQL would be: numbered placeholders, TRUE/FALSE.
     struct NumberedDialect: PredicateSQLDialect {
         func quote(_ identifier: String) -> String { "\"\(identifier)\"" }
-        func placeholder(_ position: Int) -> String { "$\(position)" }
+        func placeholder(_ position: Int, for value: StoreValue) -> String { "$\(position)" }
         func constant(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
         func falseIfNull(_ test: String) -> String { "COALESCE(\(test), FALSE)" }
         func folded(_ expression: String, _ options: PredicateStringOptions) -> String { "fold(\(expression))" }

@@ -5,7 +5,8 @@ import Testing
 /// Store types by URL scheme (Core Data's registered store classes): a file is
 /// SQLite, `memory:` the in-memory store, another scheme what registered it.
 @Suite struct StoreTypeTests {
-    @Test func aSchemeNothingRegisteredIsRefusedNamingItAndHowToRegisterPostgres() {
+    @Test(.enabled(if: TestStore.current != .postgres, "this run registered the PostgreSQL store"))
+    func aSchemeNothingRegisteredIsRefusedNamingItAndHowToRegisterPostgres() {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: journalModel)
         #expect {
             try coordinator.addPersistentStore(at: URL(string: "postgres://app:pw@db.example/swell")!)

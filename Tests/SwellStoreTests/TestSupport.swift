@@ -1,4 +1,6 @@
 import Foundation
+import SwellPostgres
+import SwellTestSupport
 import Testing
 @testable import SwellStore
 
@@ -32,7 +34,7 @@ let journalModel = ManagedObjectModel(entities: [journalEntity, noteEntity])
 /// The stores the store tests run against (issue 11, item 0: the seam proven by a
 /// second conformer): the SQLite store, and the in-memory store.
 enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite, memory
+    case sqlite, memory, postgres
 
     var testDescription: String { rawValue }
 
@@ -72,8 +74,18 @@ final class TemporaryDirectory: Sendable {
         switch store {
         case .sqlite: file("\(name).sqlite")
         case .memory: URL(string: "memory://\(url.lastPathComponent)/\(name)")!
+        case .postgres: Self.postgresURL(schema: "t\(url.lastPathComponent.suffix(12).lowercased())_\(name)")
         }
     }
+
+    /// A schema of the suite's own PostgreSQL server (started on first use, stopped at exit).
+    private static func postgresURL(schema: String) -> URL {
+        _ = registration
+        let server = try! PostgresServer.shared.get()
+        return URL(string: server.url() + "?schema=" + schema.replacingOccurrences(of: "-", with: "_"))!
+    }
+
+    private static let registration: Void = PostgresStore.register()
 }
 
 /// A loaded container on a fresh store file.
@@ -118,6 +130,16 @@ func startBackgroundTask(_ container: PersistentContainer, _ block: @escaping @S
 /// Rows of the entity in the store: for a file, read through a separate connection; for an
 /// in-memory store, from its last committed state.
 func storedRowCount(_ url: URL, entity: String = "JournalEntry") throws -> Int {
+    if url.scheme == "postgresql" || url.scheme == "postgres" {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        let schema = components.queryItems?.first { $0.name == "schema" }?.value ?? "public"
+        components.queryItems = nil
+        let connection = try PostgresConnection(components.string!)
+        defer { connection.close() }
+        let rows = try connection.query("SELECT count(*) FROM \"\(schema)\".\"\(entity)\"")
+        guard case .integer(let count)? = rows.first?.first else { return -1 }
+        return Int(count)
+    }
     if url.scheme == "memory" {
         return try InMemoryStore.named(by: url).read { reader in
             (reader as? InMemoryStoreReader)?.state.tables[entity]?.rows.count ?? 0

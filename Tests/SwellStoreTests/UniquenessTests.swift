@@ -194,7 +194,9 @@ import Testing
         ], uniquenessConstraint: ["name"])])
         let container = try makeContainer(directory, name: "tags", model: model)
         container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
-        let names = ["plain", "with \"quotes\"", "back\\slash", "tab\there", "line\nbreak", "Ünïcødé 東京 😀", "null\u{0}byte"]
+        // PostgreSQL's text cannot hold NUL (its store refuses such a value: PostgresStoreTests).
+        let names = ["plain", "with \"quotes\"", "back\\slash", "tab\there", "line\nbreak", "Ünïcødé 東京 😀"]
+            + (TestStore.current == .postgres ? [] : ["null\u{0}byte"])
         for round in 1...2 {
             let child = container.newBackgroundContext()
             try await child.perform {

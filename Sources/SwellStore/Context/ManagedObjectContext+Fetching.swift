@@ -396,13 +396,13 @@ final class BatchFaultLoader {
 
 /// Key-path predicates evaluated in memory read related objects as this context sees them.
 extension ManagedObjectContext: PredicateResolver {
-    func row(_ entity: EntityDescription, _ primaryKey: Int64) -> [StoreValue]? {
+    package func row(_ entity: EntityDescription, _ primaryKey: Int64) -> [StoreValue]? {
         let id = objectID(entity.name, primaryKey)
         guard let object = registeredObject(for: id) ?? (try? materialize(id)), !object.isDeleted else { return nil }
         return object.currentValues()
     }
 
-    func members(_ link: PathLink, of primaryKey: Int64, row: [StoreValue]) -> [(primaryKey: Int64, values: [StoreValue])] {
+    package func members(_ link: PathLink, of primaryKey: Int64, row: [StoreValue]) -> [(primaryKey: Int64, values: [StoreValue])] {
         let keys: [Int64]
         switch link.kind {
         case .toOne(_, let index):

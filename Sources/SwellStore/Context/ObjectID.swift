@@ -15,7 +15,7 @@ public struct ObjectID: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The store the object belongs to (its UUID).
     public let storeIdentifier: String
 
-    init(entityName: String, primaryKey: Int64, storeIdentifier: String) {
+    package init(entityName: String, primaryKey: Int64, storeIdentifier: String) {
         self.entityName = entityName
         self.primaryKey = primaryKey
         self.storeIdentifier = storeIdentifier

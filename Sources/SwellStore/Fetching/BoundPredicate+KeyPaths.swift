@@ -9,7 +9,7 @@
 /// resolver's `members`. A new storage kind adds a case to both.
 
 /// How a fetch's in-memory evaluation reaches related objects.
-protocol PredicateResolver {
+package protocol PredicateResolver {
     /// An object's values (by attribute index of the store's entity), nil when it does not exist.
     func row(_ entity: EntityDescription, _ primaryKey: Int64) -> [StoreValue]?
     /// The destinations of a to-many `link` of the object (`primaryKey`, `row`), with their values.
@@ -17,8 +17,8 @@ protocol PredicateResolver {
 }
 
 /// One hop of a key path: a relationship from a row to its destinations.
-struct PathLink: Sendable {
-    enum Kind: Sendable {
+package struct PathLink: Sendable {
+    package enum Kind: Sendable {
         /// A to-one: the source row's column `column` (index `index`) holds the destination's ID.
         case toOne(column: String, index: Int)
         /// A to-many read through the destinations' to-one column `column`.
@@ -29,9 +29,9 @@ struct PathLink: Sendable {
         case joinInverse(JoinTable, index: Int)
     }
 
-    let relationship: String
-    let destination: EntityDescription
-    let kind: Kind
+    package let relationship: String
+    package let destination: EntityDescription
+    package let kind: Kind
 }
 
 /// A test on a key path's destinations.

@@ -24,15 +24,20 @@ package struct BoundPredicate: Sendable {
     /// (`PredicateSQLCompiler`), with its arguments in placeholder order.
     package func sql(_ dialect: some PredicateSQLDialect = SQLiteDialect()) -> (clause: String, arguments: [StoreValue]) {
         var compiler = PredicateSQLCompiler(dialect: dialect)
-        let clause = compiler.compile(root, outer: dialect.quote(entity.name))
+        let clause = compiler.compile(root, entity: entity, outer: dialect.quote(entity.name))
         return (clause, compiler.arguments)
     }
 
     /// In-memory evaluation on a row whose values are indexed like `entity.attributes`;
     /// key paths read related objects through `resolver` (false without one).
-    func evaluate(_ row: [StoreValue], primaryKey: Int64 = 0, resolver: (any PredicateResolver)? = nil) -> Bool {
+    package func evaluate(_ row: [StoreValue], primaryKey: Int64 = 0, resolver: (any PredicateResolver)? = nil) -> Bool {
         root.evaluate(row, primaryKey: primaryKey, resolver: resolver)
     }
+
+    /// Whether it has a string test SQL cannot be trusted to answer as the in-memory
+    /// evaluation does (`[c]`/`[d]` folding, `BEGINSWITH`…, `LIKE`): a store without
+    /// SQLite's functions filters such predicates in memory.
+    package var usesStringFunctions: Bool { root.usesStringFunctions }
 
     /// Attribute names the predicate reads.
     package var attributeNames: Set<String> {
@@ -61,6 +66,16 @@ extension BoundPredicate {
             case .and(let terms): terms.allSatisfy { $0.evaluate(row, primaryKey: primaryKey, resolver: resolver) }
             case .or(let terms): terms.contains { $0.evaluate(row, primaryKey: primaryKey, resolver: resolver) }
             case .path(let path): path.evaluate(row, primaryKey: primaryKey, resolver: resolver)
+            }
+        }
+
+        var usesStringFunctions: Bool {
+            switch self {
+            case .constant: false
+            case .test(let test): test.usesStringFunctions
+            case .not(let operand): operand.usesStringFunctions
+            case .and(let terms), .or(let terms): terms.contains { $0.usesStringFunctions }
+            case .path(let path): path.inner?.usesStringFunctions ?? false
             }
         }
 
@@ -122,6 +137,14 @@ extension BoundPredicate {
         /// The attribute's index in a row.
         let column: Int
         let kind: Kind
+
+        var usesStringFunctions: Bool {
+            switch kind {
+            case .isNull: false
+            case .compare(_, _, let options), .oneOf(_, _, let options), .between(_, _, let options): !options.isEmpty
+            case .string, .like: true
+            }
+        }
 
         func evaluate(_ row: [StoreValue]) -> Bool {
             let value = column < row.count ? row[column] : .null

@@ -6,8 +6,8 @@
 package protocol PredicateSQLDialect {
     /// An identifier (table, column, alias) quoted.
     func quote(_ identifier: String) -> String
-    /// The placeholder of argument `position` (from 1, in the order arguments are added).
-    func placeholder(_ position: Int) -> String
+    /// The placeholder of argument `position` (from 1, in the order arguments are added), whose value is `value`.
+    func placeholder(_ position: Int, for value: StoreValue) -> String
     /// A boolean constant.
     func constant(_ value: Bool) -> String
     /// A boolean expression that is unknown (NULL) as false.
@@ -20,6 +20,13 @@ package protocol PredicateSQLDialect {
     func like(column: String, pattern: String, _ options: PredicateStringOptions) -> String
     /// A row's object ID column.
     var primaryKeyColumn: String { get }
+    /// A column's value as predicates compare it (the store's values: `StoreValue`), from its quoted name.
+    func value(ofColumn column: String, type: AttributeType) -> String
+}
+
+extension PredicateSQLDialect {
+    /// A store whose columns hold `StoreValue`s as they are (SQLite) compares the column itself.
+    package func value(ofColumn column: String, type: AttributeType) -> String { column }
 }
 
 /// SQLite's dialect: `?` placeholders, 1/0, and the functions `SQLiteConnection`
@@ -28,7 +35,7 @@ package protocol PredicateSQLDialect {
 package struct SQLiteDialect: PredicateSQLDialect {
     package init() {}
     package func quote(_ identifier: String) -> String { quoteIdentifier(identifier) }
-    package func placeholder(_ position: Int) -> String { "?" }
+    package func placeholder(_ position: Int, for value: StoreValue) -> String { "?" }
     package func constant(_ value: Bool) -> String { value ? "1" : "0" }
     package func falseIfNull(_ test: String) -> String { "COALESCE(\(test), 0)" }
     package func folded(_ expression: String, _ options: PredicateStringOptions) -> String {
@@ -58,25 +65,27 @@ struct PredicateSQLCompiler<Dialect: PredicateSQLDialect> {
     }
 
     /// SQL for a row of the table or alias `outer`; `depth` numbers subqueries' aliases.
-    mutating func compile(_ node: BoundPredicate.Node, outer: String, depth: Int = 0) -> String {
+    /// `entity` is the one whose row `outer` is.
+    mutating func compile(_ node: BoundPredicate.Node, entity: EntityDescription, outer: String, depth: Int = 0) -> String {
         switch node {
         case .constant(let value): return dialect.constant(value)
-        case .test(let test): return compile(test, outer: outer)
+        case .test(let test): return compile(test, entity: entity)
         // Every node's SQL is parenthesised or a function call, so NOT needs no parentheses of its own.
-        case .not(let operand): return "NOT \(compile(operand, outer: outer, depth: depth))"
-        case .and(let terms): return Self.join(terms.map { compile($0, outer: outer, depth: depth) }, by: "AND")
-        case .or(let terms): return Self.join(terms.map { compile($0, outer: outer, depth: depth) }, by: "OR")
+        case .not(let operand): return "NOT \(compile(operand, entity: entity, outer: outer, depth: depth))"
+        case .and(let terms): return Self.join(terms.map { compile($0, entity: entity, outer: outer, depth: depth) }, by: "AND")
+        case .or(let terms): return Self.join(terms.map { compile($0, entity: entity, outer: outer, depth: depth) }, by: "OR")
         case .path(let path): return compile(path, outer: outer, depth: depth)
         }
     }
 
     private mutating func argument(_ value: StoreValue) -> String {
         arguments.append(value)
-        return dialect.placeholder(arguments.count)
+        return dialect.placeholder(arguments.count, for: value)
     }
 
-    private mutating func compile(_ test: BoundPredicate.Test, outer: String) -> String {
-        let column = dialect.quote(test.attribute)
+    private mutating func compile(_ test: BoundPredicate.Test, entity: EntityDescription) -> String {
+        let type = test.column < entity.attributes.count ? entity.attributes[test.column].type : .string
+        let column = dialect.value(ofColumn: dialect.quote(test.attribute), type: type)
         /// `test` on the (folded) column, false when the column is null.
         func guarded(_ options: PredicateStringOptions, _ test: (String) -> String) -> String {
             if options.isEmpty { return "(\(column) IS NOT NULL AND \(test(column)))" }
@@ -107,7 +116,7 @@ struct PredicateSQLCompiler<Dialect: PredicateSQLDialect> {
         let alias = dialect.quote("swell_p\(depth + 1)")
         let table = dialect.quote(path.link.destination.name)
         let from = "FROM \(table) AS \(alias) WHERE \(linkCondition(path.link, alias: alias, outer: outer))"
-        let inner = path.inner.map { compile($0, outer: alias, depth: depth + 1) } ?? dialect.constant(true)
+        let inner = path.inner.map { compile($0, entity: path.link.destination, outer: alias, depth: depth + 1) } ?? dialect.constant(true)
         switch path.quantifier {
         case .one, .any: return "EXISTS (SELECT 1 \(from) AND \(inner))"
         case .all: return "NOT EXISTS (SELECT 1 \(from) AND NOT \(inner))"

@@ -66,7 +66,7 @@ package struct JoinTable: Sendable, Hashable, Codable {
     }
 
     /// The value with members renamed by `map` (merged objects → survivors), each kept once.
-    static func renaming(_ value: StoreValue, _ map: [Int64: Int64], ordered: Bool) -> StoreValue {
+    package static func renaming(_ value: StoreValue, _ map: [Int64: Int64], ordered: Bool) -> StoreValue {
         var seen = Set<Int64>()
         let members = decode(value).map { map[$0] ?? $0 }.filter { seen.insert($0).inserted }
         return encode(members, ordered: ordered)

@@ -237,11 +237,11 @@ struct InMemoryStoreReader: StoreReader, PredicateResolver {
 
     // MARK: PredicateResolver (key paths, read from the same snapshot)
 
-    func row(_ entity: EntityDescription, _ primaryKey: Int64) -> [StoreValue]? {
+    package func row(_ entity: EntityDescription, _ primaryKey: Int64) -> [StoreValue]? {
         table(entity).rows[primaryKey]
     }
 
-    func members(_ link: PathLink, of primaryKey: Int64, row: [StoreValue]) -> [(primaryKey: Int64, values: [StoreValue])] {
+    package func members(_ link: PathLink, of primaryKey: Int64, row: [StoreValue]) -> [(primaryKey: Int64, values: [StoreValue])] {
         let keys: [Int64]
         switch link.kind {
         case .toOne(_, let index):

@@ -58,6 +58,11 @@ package protocol StoreReader {
 package struct StoreRow: Sendable {
     package var primaryKey: Int64
     package var values: [StoreValue]
+
+    package init(primaryKey: Int64, values: [StoreValue]) {
+        self.primaryKey = primaryKey
+        self.values = values
+    }
 }
 
 /// What a fetch asks of the store.
@@ -98,4 +103,6 @@ package struct StoreCommitResult: Sendable {
     package var deleted: Set<ObjectID> = []
     /// Inserted objects that became an existing one (uniqueness constraint): incoming → survivor.
     package var merged: [ObjectID: ObjectID] = [:]
+
+    package init() {}
 }

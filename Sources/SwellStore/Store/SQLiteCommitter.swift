@@ -361,7 +361,7 @@ struct SQLiteCommitter {
 }
 
 /// A short text for a value in an error message.
-func describe(_ value: StoreValue) -> String {
+package func describe(_ value: StoreValue) -> String {
     switch value {
     case .null: "nil"
     case .integer(let int): String(int)

@@ -40,6 +40,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// No store type is registered for the URL's scheme (a PostgreSQL URL needs
     /// `import SwellPostgres` and `PostgresStore.register()` first).
     case unknownStoreType(scheme: String)
+    /// A database server store failed: unreachable, refused the login, lost the connection,
+    /// or refused a statement (the message names host, port, database and user, never a password).
+    case serverFailed(reason: String)
     /// The store cannot do what was asked (the in-memory store runs no SQL expressions).
     case unsupported(store: String, what: String)
 
@@ -76,6 +79,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .unknownStoreType(let scheme):
             let hint = ["postgres", "postgresql"].contains(scheme) ? " (a PostgreSQL store needs `import SwellPostgres` and `PostgresStore.register()` first)" : ""
             return "no store type is registered for \(scheme):// URLs\(hint); a file path or file: URL is a SQLite store, memory:// an in-memory one"
+        case .serverFailed(let reason): return reason
         case .unsupported(let store, let what):
             return "the \(store) store does not support \(what)"
         }

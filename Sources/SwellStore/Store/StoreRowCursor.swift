@@ -27,7 +27,7 @@ package struct StoreRowCursor {
         self.primaryKey = sqlite3_column_int64(statement, 0)
     }
 
-    init(primaryKey: Int64, values: [StoreValue]) {
+    package init(primaryKey: Int64, values: [StoreValue]) {
         self.source = .values(values)
         self.primaryKey = primaryKey
     }

@@ -63,7 +63,7 @@ extension EntityDescription {
     /// uniqueness constraint is exactly one required integer attribute (a rowid
     /// cannot be NULL) and no to-one relationship points at the entity (a
     /// `REFERENCES` names `_pk`, the rowid, then); nil otherwise.
-    var rowidKeyIndex: Int? {
+    package var rowidKeyIndex: Int? {
         guard !isRelationshipDestination, uniquenessConstraint.count == 1,
               let index = attributes.firstIndex(where: { $0.name == uniquenessConstraint[0] }),
               attributes[index].type == .integer, !attributes[index].isOptional else { return nil }

@@ -6,17 +6,17 @@ import Foundation
 /// refuses root), started with `pg_ctl` on a free 127.0.0.1 port, its socket in
 /// that folder, `fsync=off`; stopped and removed when the test process exits
 /// (also after failed tests), or by `stop()`.
-final class PostgresServer: @unchecked Sendable {
+public final class PostgresServer: @unchecked Sendable {
     /// `@unchecked Sendable`: every field is set once in `init` (`stopped` behind `lock`).
-    let directory: URL
-    let port: Int
-    let user = "swell"
+    public let directory: URL
+    public let port: Int
+    public let user = "swell"
     private let binaries: URL
     private let lock = NSLock()
     private var stopped = false
 
     /// The server every test of the process shares, started on first use.
-    static let shared: Result<PostgresServer, any Error> = {
+    public static let shared: Result<PostgresServer, any Error> = {
         let result = Result { try PostgresServer() }
         if case .success(let server) = result {
             PostgresServer.running = server
@@ -27,7 +27,7 @@ final class PostgresServer: @unchecked Sendable {
     nonisolated(unsafe) private static var running: PostgresServer?
 
     /// A libpq URL for `database` (trust authentication: no password).
-    func url(database: String = "postgres") -> String {
+    public func url(database: String = "postgres") -> String {
         "postgresql://\(user)@127.0.0.1:\(port)/\(database)"
     }
 
@@ -42,14 +42,14 @@ final class PostgresServer: @unchecked Sendable {
         port = try Self.freePort()
         let data = directory.appendingPathComponent("data").path
         try run("initdb", ["-D", data, "--no-sync", "-U", user, "--auth=trust", "-E", "UTF8", "--locale=C"])
-        let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400"
         try run("pg_ctl", ["-D", data, "-l", directory.appendingPathComponent("log").path, "-w", "-t", "60", "-o", options, "start"])
     }
 
     deinit { stop() }
 
     /// Stops the server at once and removes its folder.
-    func stop() {
+    public func stop() {
         let already = lock.withLock { () -> Bool in
             defer { stopped = true }
             return stopped
@@ -141,7 +141,7 @@ final class PostgresServer: @unchecked Sendable {
     }
 }
 
-struct ServerError: Error, CustomStringConvertible {
-    let description: String
+public struct ServerError: Error, CustomStringConvertible {
+    public let description: String
     init(_ description: String) { self.description = description }
 }

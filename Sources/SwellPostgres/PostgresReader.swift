@@ -1,0 +1,181 @@
+import SwellStore
+
+/// Reads from one connection inside its repeatable-read transaction (one snapshot).
+///
+/// A predicate compiles to PostgreSQL's SQL (`PostgresDialect`) unless it has
+/// string tests whose folding only Swell's functions define (`[c]`, `[d]`,
+/// `BEGINSWITH`…, `LIKE`): those rows are filtered in memory, key paths read
+/// through this reader, so the answer is the one SQLite and memory give.
+struct PostgresReader: StoreReader, PredicateResolver {
+    let connection: PostgresConnection
+    let model: ManagedObjectModel
+
+    private func table(_ entity: EntityDescription) -> String { PostgresSQL.quote(entity.name) }
+
+    /// `FROM … WHERE …` for the query's predicate, or nil when it must be filtered in memory.
+    private func whereClause(_ query: StoreQuery) -> (clause: String, arguments: [StoreValue])? {
+        guard let predicate = query.predicate else { return ("", []) }
+        if predicate.usesStringFunctions { return nil }
+        let (clause, arguments) = predicate.sql(PostgresDialect())
+        return (" WHERE (\(clause))", arguments)
+    }
+
+    private func row(_ values: [StoreValue]) -> StoreRow? {
+        guard case .integer(let primaryKey)? = values.first else { return nil }
+        return StoreRow(primaryKey: primaryKey, values: Array(values.dropFirst()))
+    }
+
+    private func matching(_ query: StoreQuery) throws -> [StoreRow] {
+        guard query.extraColumns.isEmpty, query.sortExpressions.isEmpty else {
+            throw StoreError.unsupported(store: "PostgreSQL", what: "key-path export columns and sorts yet")
+        }
+        let entity = query.entity
+        let filter = whereClause(query)
+        var sql = "SELECT \(PostgresSQL.selectList(entity)) FROM \(table(entity))" + (filter?.clause ?? "")
+        var order = query.sort.map { sort -> String in
+            let attribute = entity.attributes[sort.attribute]
+            var key = PostgresSQL.value(ofColumn: PostgresSQL.quote(attribute.name), type: attribute.storedType)
+            if attribute.storedType == .string || attribute.storedType == .json { key += " COLLATE \"C\"" }
+            // SQLite's order: nil first ascending, last descending.
+            return key + (sort.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
+        }
+        // Ties: as the SQLite store breaks them (by the key where it is the table's rowid), then by ID.
+        if let keyIndex = entity.rowidKeyIndex { order.append("\(PostgresSQL.quote(entity.attributes[keyIndex].name)) ASC") }
+        order.append("\"_pk\" ASC")
+        sql += " ORDER BY " + order.joined(separator: ", ")
+        var arguments = filter?.arguments ?? []
+        if filter != nil {
+            if let limit = query.limit {
+                sql += " LIMIT \(limit)"
+            }
+            if query.offset > 0 { sql += " OFFSET \(query.offset)" }
+        }
+        var rows = try connection.query(sql, arguments).compactMap(row)
+        arguments.removeAll()
+        guard filter == nil, let predicate = query.predicate else { return rows }
+        rows = rows.filter { predicate.evaluate($0.values, primaryKey: $0.primaryKey, resolver: self) }
+        let start = min(query.offset, rows.count)
+        let end = query.limit.map { min(start + $0, rows.count) } ?? rows.count
+        return Array(rows[start..<end])
+    }
+
+    func rows(_ query: StoreQuery) throws -> [StoreRow] { try matching(query) }
+
+    func forEachRow(_ query: StoreQuery, _ body: (StoreRow) throws -> Void) throws {
+        for row in try matching(query) { try body(row) }
+    }
+
+    func forEachRowCursor(_ query: StoreQuery, _ body: (StoreRowCursor) throws -> Void) throws {
+        for row in try matching(query) { try body(StoreRowCursor(primaryKey: row.primaryKey, values: row.values)) }
+    }
+
+    func metadata(forKey key: String) throws -> String? {
+        if case .text(let value)? = try connection.query("SELECT value FROM swell_state WHERE key = $1::text", [.text(key)]).first?.first {
+            return value
+        }
+        return nil
+    }
+
+    func count(_ query: StoreQuery) throws -> Int {
+        if let filter = whereClause(query) {
+            if case .integer(let count)? = try connection.query("SELECT count(*) FROM \(table(query.entity))" + filter.clause, filter.arguments).first?.first {
+                return Int(count)
+            }
+            return 0
+        }
+        var all = query
+        all.limit = nil
+        all.offset = 0
+        all.sort = []
+        return try matching(all).count
+    }
+
+    /// Rows of `entity` whose `column` is among `values`, in chunks (one statement per 500 values).
+    private func rows(_ entity: EntityDescription, where column: String, in values: [StoreValue]) throws -> [StoreRow] {
+        var result: [StoreRow] = []
+        var start = 0
+        while start < values.count {
+            let chunk = Array(values[start..<min(start + 500, values.count)])
+            let placeholders = chunk.indices.map { PostgresDialect().placeholder($0 + 1, for: chunk[$0]) }.joined(separator: ", ")
+            let sql = "SELECT \(PostgresSQL.selectList(entity)) FROM \(table(entity)) WHERE \(column) IN (\(placeholders))"
+            result += try connection.query(sql, chunk).compactMap(row)
+            start += chunk.count
+        }
+        return result
+    }
+
+    func rows(primaryKeys: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
+        var result: [Int64: [StoreValue]] = [:]
+        for row in try rows(entity, where: "\"_pk\"", in: primaryKeys.map(StoreValue.integer)) { result[row.primaryKey] = row.values }
+        return result
+    }
+
+    func countMatching(primaryKeys: [Int64], query: StoreQuery) throws -> Int {
+        let rows = try rows(primaryKeys: Array(Set(primaryKeys)), entity: query.entity)
+        guard let predicate = query.predicate else { return rows.count }
+        return rows.filter { predicate.evaluate($0.value, primaryKey: $0.key, resolver: self) }.count
+    }
+
+    func rows(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: StoreRow] {
+        var result: [[StoreValue]: StoreRow] = [:]
+        let indices = entity.keyIndices
+        if indices.count == 1 {
+            let column = PostgresSQL.value(ofColumn: PostgresSQL.quote(entity.attributes[indices[0]].name), type: entity.attributes[indices[0]].storedType)
+            let wanted = Set(keys)
+            for row in try rows(entity, where: column, in: keys.compactMap(\.first)) {
+                let key = indices.map { row.values[$0] }
+                if wanted.contains(key) { result[key] = row }
+            }
+            return result
+        }
+        for key in keys { if let row = try row(forKey: key, entity: entity) { result[key] = row } }
+        return result
+    }
+
+    func row(forKey key: [StoreValue], entity: EntityDescription) throws -> StoreRow? {
+        let dialect = PostgresDialect()
+        let condition = entity.keyIndices.enumerated().map { offset, index in
+            let attribute = entity.attributes[index]
+            return "\(PostgresSQL.value(ofColumn: PostgresSQL.quote(attribute.name), type: attribute.storedType)) = \(dialect.placeholder(offset + 1, for: key[offset]))"
+        }.joined(separator: " AND ")
+        return try connection.query("SELECT \(PostgresSQL.selectList(entity)) FROM \(table(entity)) WHERE \(condition)", key).compactMap(row).first
+    }
+
+    func rows(displacedIDs ids: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
+        guard let keyIndex = entity.rowidKeyIndex else { return [:] }
+        return try rows(primaryKeys: ids, entity: entity).filter { $0.value[keyIndex] != .integer($0.key) }
+    }
+
+    func owners(in join: JoinTable, linking member: Int64) throws -> [Int64] {
+        let owner = PostgresSQL.quote(join.owner)
+        let sql = "SELECT \(owner) FROM \(PostgresSQL.quote(join.table)) WHERE \(PostgresSQL.quote(join.relationship)) = $1::bigint ORDER BY \(owner)"
+        return try connection.query(sql, [.integer(member)]).compactMap { row in
+            if case .integer(let id)? = row.first { return id }
+            return nil
+        }
+    }
+
+    // MARK: PredicateResolver (key paths of predicates filtered in memory)
+
+    func row(_ entity: EntityDescription, _ primaryKey: Int64) -> [StoreValue]? {
+        (try? rows(primaryKeys: [primaryKey], entity: entity))?[primaryKey]
+    }
+
+    func members(_ link: PathLink, of primaryKey: Int64, row: [StoreValue]) -> [(primaryKey: Int64, values: [StoreValue])] {
+        let keys: [Int64]
+        switch link.kind {
+        case .toOne(_, let index):
+            guard index < row.count, case .integer(let key) = row[index] else { return [] }
+            keys = [key]
+        case .joinOwner(_, let index):
+            keys = index < row.count ? JoinTable.decode(row[index]) : []
+        case .joinInverse(let join, _):
+            keys = (try? owners(in: join, linking: primaryKey)) ?? []
+        case .inverseToOne(let column):
+            let found = (try? rows(link.destination, where: PostgresSQL.quote(column), in: [.integer(primaryKey)])) ?? []
+            return found.sorted { $0.primaryKey < $1.primaryKey }.map { ($0.primaryKey, $0.values) }
+        }
+        let found = (try? rows(primaryKeys: keys, entity: link.destination)) ?? [:]
+        return keys.compactMap { key in found[key].map { (key, $0) } }
+    }
+}

@@ -1,0 +1,105 @@
+import SwellStore
+
+/// How the PostgreSQL store writes SQL for an entity: quoted names, each
+/// attribute's column type (postgres-store.md 5), and the expressions that turn
+/// its columns into the store's values (`StoreValue`) and back.
+///
+/// The store's values are SQLite's: booleans 0/1, dates Unix seconds as a double,
+/// json its text. PostgreSQL keeps them typed (`boolean`, `timestamptz`, `json`)
+/// so psql and BI tools read them as what they are.
+enum PostgresSQL {
+    static func quote(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// The column type of an attribute (a to-one's column: `bigint`, the destination's `_pk`).
+    static func columnType(_ attribute: AttributeDescription) -> String {
+        if attribute.isToOneColumn { return "bigint" }
+        switch attribute.type {
+        case .string: return "text"
+        case .integer: return "bigint"
+        case .double: return "double precision"
+        case .boolean: return "boolean"
+        case .date: return "timestamptz"
+        case .json: return "json"
+        }
+    }
+
+    /// The column's value as the store keeps it, for a SELECT list or a comparison.
+    static func value(ofColumn column: String, type: AttributeType) -> String {
+        switch type {
+        case .date: "extract(epoch from \(column))::float8"
+        case .boolean: "\(column)::int"
+        case .json: "\(column)::text"
+        case .string, .integer, .double: column
+        }
+    }
+
+    /// A parameter placeholder for a value going into a column of `type` (parameters go as text).
+    static func parameter(_ position: Int, type: AttributeType) -> String {
+        switch type {
+        case .date: "to_timestamp($\(position)::float8)"
+        case .boolean: "($\(position)::int <> 0)"
+        case .json: "$\(position)::json"
+        case .string: "$\(position)::text"
+        case .integer: "$\(position)::bigint"
+        case .double: "$\(position)::float8"
+        }
+    }
+
+    /// The SELECT list of an entity's rows: `_pk`, then every attribute as the store keeps it
+    /// (a join-table to-many as its members' IDs joined by commas, as `JoinTable.encode` writes them).
+    static func selectList(_ entity: EntityDescription, table alias: String? = nil) -> String {
+        let owner = alias ?? quote(entity.name)
+        var columns = ["\(owner).\"_pk\""]
+        for attribute in entity.attributes {
+            if let join = attribute.join {
+                let table = quote(join.table), member = quote(join.relationship)
+                let order = join.isOrdered ? "\(table).\"_order\"" : "\(table).\(member)"
+                columns.append("(SELECT string_agg(\(table).\(member)::text, ',' ORDER BY \(order)) FROM \(table) WHERE \(table).\(quote(join.owner)) = \(owner).\"_pk\")")
+            } else {
+                columns.append(value(ofColumn: "\(owner).\(quote(attribute.name))", type: attribute.isToOneColumn ? .integer : attribute.type))
+            }
+        }
+        return columns.joined(separator: ", ")
+    }
+}
+
+extension AttributeDescription {
+    /// A to-one relationship's column (its values are the destination's IDs).
+    var isToOneColumn: Bool { destination != nil }
+    /// The type its values have in the store.
+    var storedType: AttributeType { isToOneColumn ? .integer : type }
+}
+
+/// PostgreSQL's spelling of predicates: numbered placeholders, TRUE/FALSE, typed
+/// columns read as the store's values. String tests with `[c]`/`[d]`, `BEGINSWITH`…
+/// and `LIKE` are not compiled (`BoundPredicate.usesStringFunctions`): the store
+/// filters those in memory, with the very functions SQLite's SQL calls.
+struct PostgresDialect: PredicateSQLDialect {
+    func quote(_ identifier: String) -> String { PostgresSQL.quote(identifier) }
+    /// Typed by the value, so a comparison is numeric or textual as in memory (`id >= 2.5`).
+    func placeholder(_ position: Int, for value: StoreValue) -> String {
+        switch value {
+        case .integer: "$\(position)::bigint"
+        case .real: "$\(position)::float8"
+        case .text: "$\(position)::text"
+        case .null: "$\(position)"
+        }
+    }
+    func constant(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
+    func falseIfNull(_ test: String) -> String { "COALESCE(\(test), FALSE)" }
+    func folded(_ expression: String, _ options: PredicateStringOptions) -> String { expression }
+    func stringTest(_ operation: PredicateFunctions.StringOperation, column: String, operand: String,
+                    _ options: PredicateStringOptions) -> String {
+        // Not reached for a query the store runs in SQL (see the type's comment); spelled for completeness.
+        switch operation {
+        case .beginsWith: "starts_with(\(column), \(operand))"
+        case .endsWith: "right(\(column), length(\(operand))) = \(operand)"
+        case .contains: "strpos(\(column), \(operand)) > 0"
+        }
+    }
+    func like(column: String, pattern: String, _ options: PredicateStringOptions) -> String { "\(column) LIKE \(pattern)" }
+    var primaryKeyColumn: String { "\"_pk\"" }
+    func value(ofColumn column: String, type: AttributeType) -> String { PostgresSQL.value(ofColumn: column, type: type) }
+}

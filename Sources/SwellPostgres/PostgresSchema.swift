@@ -1,0 +1,108 @@
+import Foundation
+import SwellStore
+
+/// Creates and migrates the PostgreSQL store's tables (postgres-store.md 5, 6):
+/// a table per entity named after it, a column per attribute (quoted: case
+/// kept) typed as the attribute, `_pk` the object ID, the key a unique
+/// constraint, to-ones `bigint` columns referencing the destination's `_pk`,
+/// join tables as in store.md 35; Swell's own tables start with `swell_`.
+///
+/// A migration runs in one transaction under a transaction-level advisory
+/// lock, so two runners opening the store at once neither corrupt nor
+/// double-apply it: the second waits, then finds the tables there.
+struct PostgresSchema {
+    let connection: PostgresConnection
+    let schema: String
+
+    /// Migrates to `model`; returns the store's identifier (kept in `swell_metadata`).
+    func migrate(to model: ManagedObjectModel) throws(PostgresError) -> String {
+        try connection.query("BEGIN")
+        do {
+            try connection.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [.text("swell.migrate.\(schema)")])
+            try connection.query("CREATE SCHEMA IF NOT EXISTS \(PostgresSQL.quote(schema))")
+            try connection.query("CREATE TABLE IF NOT EXISTS swell_metadata (key text PRIMARY KEY, value text NOT NULL)")
+            try connection.query("CREATE TABLE IF NOT EXISTS swell_state (key text PRIMARY KEY, value text NOT NULL)")
+            try connection.query("CREATE SEQUENCE IF NOT EXISTS swell_runner_ids")
+            try connection.query("INSERT INTO swell_metadata (key, value) VALUES ('store_identifier', $1::text) ON CONFLICT (key) DO NOTHING",
+                                 [.text(UUID().uuidString)])
+            let identifier = try connection.query("SELECT value FROM swell_metadata WHERE key = 'store_identifier'")
+            for entity in model.entities { try createOrExtend(entity) }
+            for entity in model.entities { try addForeignKeys(entity) }
+            for entity in model.entities { try createJoinTables(entity) }
+            try connection.query("COMMIT")
+            guard case .text(let id)? = identifier.first?.first else { return "unknown" }
+            return id
+        } catch {
+            _ = try? connection.query("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func existingColumns(_ table: String) throws(PostgresError) -> [String: String] {
+        let rows = try connection.query("""
+            SELECT column_name::text, data_type::text FROM information_schema.columns
+            WHERE table_schema = current_schema() AND table_name = $1::text
+            """, [.text(table)])
+        var columns: [String: String] = [:]
+        for row in rows {
+            if case .text(let name) = row[0], case .text(let type) = row[1] { columns[name] = type }
+        }
+        return columns
+    }
+
+    private func createOrExtend(_ entity: EntityDescription) throws(PostgresError) {
+        let table = PostgresSQL.quote(entity.name)
+        let stored = entity.attributes.filter { $0.join == nil }
+        let existing = try existingColumns(entity.name)
+        if existing.isEmpty {
+            var columns = ["\"_pk\" bigint PRIMARY KEY"]
+            for attribute in stored {
+                columns.append("\(PostgresSQL.quote(attribute.name)) \(PostgresSQL.columnType(attribute))")
+            }
+            if !entity.uniquenessConstraint.isEmpty {
+                columns.append("UNIQUE (\(entity.uniquenessConstraint.map(PostgresSQL.quote).joined(separator: ", ")))")
+            }
+            try connection.query("CREATE TABLE \(table) (\(columns.joined(separator: ", ")))")
+        } else {
+            // Lightweight migration (store.md 24): new attributes are added as nullable columns.
+            for attribute in stored where existing[attribute.name] == nil {
+                try connection.query("ALTER TABLE \(table) ADD COLUMN \(PostgresSQL.quote(attribute.name)) \(PostgresSQL.columnType(attribute))")
+            }
+        }
+        for attribute in stored where attribute.destination != nil {
+            let index = PostgresSQL.quote("swell_\(entity.name)_\(attribute.name)")
+            try connection.query("CREATE INDEX IF NOT EXISTS \(index) ON \(table) (\(PostgresSQL.quote(attribute.name)))")
+        }
+    }
+
+    /// A to-one's column references its destination's `_pk` (added once every table exists;
+    /// deferred, so one save may insert an object and what it points at in any order).
+    private func addForeignKeys(_ entity: EntityDescription) throws(PostgresError) {
+        for attribute in entity.attributes {
+            guard let destination = attribute.destination else { continue }
+            let name = "swell_fk_\(entity.name)_\(attribute.name)"
+            let exists = try connection.query("SELECT 1 FROM pg_constraint WHERE conname = $1::text AND connamespace = current_schema()::regnamespace",
+                                              [.text(String(name.prefix(63)))])
+            guard exists.isEmpty else { continue }
+            try connection.query("""
+                ALTER TABLE \(PostgresSQL.quote(entity.name)) ADD CONSTRAINT \(PostgresSQL.quote(name))
+                FOREIGN KEY (\(PostgresSQL.quote(attribute.name))) REFERENCES \(PostgresSQL.quote(destination)) ("_pk") DEFERRABLE INITIALLY DEFERRED
+                """)
+        }
+    }
+
+    private func createJoinTables(_ entity: EntityDescription) throws(PostgresError) {
+        for attribute in entity.attributes {
+            guard let join = attribute.join else { continue }
+            let owner = PostgresSQL.quote(join.owner), member = PostgresSQL.quote(join.relationship)
+            var columns = [
+                "\(owner) bigint NOT NULL REFERENCES \(PostgresSQL.quote(join.owner)) (\"_pk\") ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED",
+                "\(member) bigint NOT NULL REFERENCES \(PostgresSQL.quote(join.destination)) (\"_pk\") ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED",
+            ]
+            if join.isOrdered { columns.append("\"_order\" bigint NOT NULL") }
+            columns.append("PRIMARY KEY (\(owner), \(member))")
+            try connection.query("CREATE TABLE IF NOT EXISTS \(PostgresSQL.quote(join.table)) (\(columns.joined(separator: ", ")))")
+            try connection.query("CREATE INDEX IF NOT EXISTS \(PostgresSQL.quote("swell_\(join.table)_member")) ON \(PostgresSQL.quote(join.table)) (\(member))")
+        }
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import SwellLocks
+import SwellStore
+
+/// The PostgreSQL store: the same contexts, stack and guarantees as the SQLite
+/// store, over one PostgreSQL database that many runners on many hosts write
+/// at once (postgres-store.md).
+///
+/// Register it once (`PostgresStore.register()`), then add a store by URL:
+/// `addPersistentStore(at: URL(string: "postgres://user@host/db")!)`. libpq's own
+/// environment (`PGPASSWORD`, `.pgpass`, `PGSSLMODE`, service files) applies; a
+/// `schema` query parameter picks the schema (default `public`).
+///
+/// One writer connection commits root saves, each one transaction; reads run on
+/// their own connections in a repeatable-read, read-only transaction (one
+/// snapshot, never waiting for a commit in progress). Object IDs are unique across
+/// runners: each store load takes a runner number from a sequence and hands out
+/// IDs in its own range (`idRangeBits`), with no round trip per insert.
+///
+/// `@unchecked Sendable`: `writer` is used only under `writerLock`, reader
+/// connections only by the caller that checked one out of `readers` (under
+/// `poolLock`); `model` and `identifier` are set once by `load`, under `writerLock`,
+/// before any read or commit.
+public final class PostgresStore: PersistentStore, @unchecked Sendable {
+    package let url: URL
+    package private(set) var identifier = ""
+    private var model = ManagedObjectModel(entities: [])
+    private let conninfo: String
+    private let schema: String
+    private let writerLock = NSLock()
+    private var writer: PostgresConnection?
+    private let poolLock = NSLock()
+    private var readers: [PostgresConnection] = []
+    private let nextID = LockedValue<Int64>(0)
+    private var idLimit: Int64 = 0
+
+    /// Bits of an object ID a runner's range spans: 2^40 IDs per store load.
+    static let idRangeBits: Int64 = 40
+
+    /// Makes `postgres://` and `postgresql://` URLs open this store, for every coordinator.
+    public static func register() {
+        for scheme in ["postgres", "postgresql"] {
+            PersistentStoreTypes.register(scheme: scheme) { PostgresStore(url: $0) }
+        }
+    }
+
+    init(url: URL) {
+        self.url = url
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        let items = components?.queryItems ?? []
+        schema = items.first { $0.name == "schema" }?.value ?? "public"
+        let rest = items.filter { $0.name != "schema" }
+        components?.queryItems = rest.isEmpty ? nil : rest
+        conninfo = components?.string ?? url.absoluteString
+    }
+
+    deinit {
+        writer?.close()
+        for reader in readers { reader.close() }
+    }
+
+    private func connect() throws(StoreError) -> PostgresConnection {
+        do {
+            let connection = try PostgresConnection(conninfo)
+            try connection.query("SET search_path TO \(PostgresSQL.quote(schema))")
+            return connection
+        } catch {
+            throw StoreError(error)
+        }
+    }
+
+    // MARK: Loading
+
+    package func load(model: ManagedObjectModel) throws(StoreError) {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        let connection = try connect()
+        do {
+            let identifier = try PostgresSchema(connection: connection, schema: schema).migrate(to: model)
+            guard case .integer(let runner)? = try connection.query("SELECT nextval('swell_runner_ids')").first?.first else {
+                throw PostgresError.statementFailed(sqlState: "XX000", message: "no runner number", sql: "nextval")
+            }
+            self.identifier = identifier
+            self.model = model
+            writer?.close()
+            writer = connection
+            let start = runner << Self.idRangeBits
+            nextID.withLock { $0 = start + 1 }
+            idLimit = start + (1 << Self.idRangeBits)
+        } catch let error as PostgresError {
+            connection.close()
+            throw StoreError(error)
+        } catch {
+            connection.close()
+            throw StoreError.serverFailed(reason: "\(error)")
+        }
+    }
+
+    package func allocateIDs(for entity: String, count: Int64) -> Range<Int64> {
+        nextID.withLock { next in
+            let block = next..<(next + count)
+            next += count
+            precondition(block.upperBound <= idLimit, "this store load handed out its 2^\(Self.idRangeBits) object IDs")
+            return block
+        }
+    }
+
+    /// An object's ID is never its key here: IDs come from the runner's range.
+    package func mayUseKeyAsID(_ key: Int64, for entity: String) -> Bool { false }
+
+    // MARK: Reading
+
+    package func read<T>(_ body: (any StoreReader) throws -> T) throws -> T {
+        let connection = try checkOutReader()
+        var healthy = true
+        defer { checkIn(connection, healthy: healthy) }
+        do {
+            try connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        } catch {
+            healthy = false
+            throw StoreError(error)
+        }
+        defer { if (try? connection.query("COMMIT")) == nil { healthy = false } }
+        do {
+            return try body(PostgresReader(connection: connection, model: model))
+        } catch let error as PostgresError {
+            healthy = connection.isOpen
+            throw StoreError(error)
+        }
+    }
+
+    private func checkOutReader() throws(StoreError) -> PostgresConnection {
+        if let connection = poolLock.withLock({ readers.popLast() }) { return connection }
+        return try connect()
+    }
+
+    private func checkIn(_ connection: PostgresConnection, healthy: Bool) {
+        guard healthy, connection.isOpen else { connection.close(); return }
+        let kept = poolLock.withLock { () -> Bool in
+            guard readers.count < 4 else { return false }
+            readers.append(connection)
+            return true
+        }
+        if !kept { connection.close() }
+    }
+
+    // MARK: Committing
+
+    package func commit(_ changes: StoreChangeSet) throws(StoreError) -> StoreCommitResult {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        guard let writer else { throw .noPersistentStore }
+        do {
+            try writer.query("BEGIN")
+            var committer = PostgresCommitter(connection: writer, model: model, storeIdentifier: identifier, policy: changes.mergePolicy)
+            for operation in changes.operations { try committer.apply(operation) }
+            try committer.redirectReferences()
+            for (key, value) in changes.metadata.sorted(by: { $0.key < $1.key }) {
+                if let value {
+                    try writer.query("INSERT INTO swell_state (key, value) VALUES ($1::text, $2::text) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                                     [.text(key), .text(value)])
+                } else {
+                    try writer.query("DELETE FROM swell_state WHERE key = $1::text", [.text(key)])
+                }
+            }
+            try writer.query("COMMIT")
+            return committer.result
+        } catch let error as StoreError {
+            _ = try? writer.query("ROLLBACK")
+            throw error
+        } catch let error as PostgresError {
+            _ = try? writer.query("ROLLBACK")
+            throw StoreError(error)
+        } catch {
+            _ = try? writer.query("ROLLBACK")
+            throw StoreError.unsupported(store: "PostgreSQL", what: "\(error)")
+        }
+    }
+}
+
+extension StoreError {
+    /// A libpq failure as a store error: its message names host, port, database and user, never a password.
+    init(_ error: PostgresError) {
+        self = .serverFailed(reason: error.description)
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import SwellPostgres
+import SwellStore
+import SwellTestSupport
+import Testing
+
+/// The PostgreSQL store against a real server the suite starts (postgres-store.md
+/// 1–6). The store suite (`SwellStoreTests`) also runs whole against it
+/// (`SWELL_TEST_STORE=postgres`, scripts/test.sh); these are what only a server shows.
+@Suite struct PostgresStoreTests {
+    static let registered: Void = PostgresStore.register()
+
+    private static let model = ManagedObjectModel(entities: [
+        EntityDescription(name: "Spot", attributes: [AttributeDescription(name: "name", type: .string)],
+                          relationships: [RelationshipDescription(name: "entries", destination: "Entry", toMany: true, inverse: "spot")],
+                          uniquenessConstraint: ["name"]),
+        EntityDescription(name: "Entry", attributes: [
+            AttributeDescription(name: "id", type: .integer),
+            AttributeDescription(name: "title", type: .string, isOptional: true),
+            AttributeDescription(name: "score", type: .double, isOptional: true),
+            AttributeDescription(name: "good", type: .boolean, isOptional: true),
+            AttributeDescription(name: "when", type: .date, isOptional: true),
+            AttributeDescription(name: "extra", type: .json, isOptional: true),
+        ], relationships: [
+            RelationshipDescription(name: "spot", destination: "Spot", inverse: "entries"),
+            RelationshipDescription(name: "tags", destination: "Tag", toMany: true, inverse: "entries"),
+        ], uniquenessConstraint: ["id"]),
+        EntityDescription(name: "Tag", attributes: [AttributeDescription(name: "label", type: .string)],
+                          relationships: [RelationshipDescription(name: "entries", destination: "Entry", toMany: true, inverse: "tags")],
+                          uniquenessConstraint: ["label"]),
+    ])
+
+    /// A fresh schema on the suite's server.
+    private func storeURL() throws -> (url: URL, schema: String, server: PostgresServer) {
+        _ = Self.registered
+        let server = try PostgresServer.shared.get()
+        let schema = "s_\(UUID().uuidString.prefix(8).lowercased())"
+        return (URL(string: server.url() + "?schema=" + schema)!, schema, server)
+    }
+
+    private func container(_ url: URL) throws -> PersistentContainer {
+        let container = PersistentContainer(name: "pg", managedObjectModel: Self.model, storeURL: url)
+        try container.loadPersistentStores()
+        return container
+    }
+
+    /// Saves what `body` makes through the whole stack: worker → view context → writer → database.
+    private func save(_ container: PersistentContainer, _ body: @escaping (ManagedObjectContext) throws -> Void) async throws {
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            try body(context)
+            try context.save()
+        }
+        try await container.saveToDisk()
+    }
+
+    private func psql(_ server: PostgresServer, _ sql: String) throws -> [[StoreValue]] {
+        let connection = try PostgresConnection(server.url())
+        defer { connection.close() }
+        return try connection.query(sql)
+    }
+
+    @Test func tablesAreNamedAfterEntitiesWithTypedColumnsKeysAndForeignKeys() async throws {
+        let (url, schema, server) = try storeURL()
+        let stack = try container(url)
+        try await save(stack) { context in
+            let spot = context.insertNewObject(forEntityName: "Spot")
+            spot["name"] = "Mavericks"
+            let tag = context.insertNewObject(forEntityName: "Tag")
+            tag["label"] = "big"
+            let entry = context.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 1
+            entry["title"] = "huge"
+            entry["score"] = 9.5
+            entry["good"] = true
+            entry["when"] = Date(timeIntervalSince1970: 1_700_000_000)
+            entry["extra"] = #"{"swell":[1,2]}"#
+            entry.setValue(spot, forKey: "spot")
+            entry.setValue(Set([tag]), forKey: "tags")
+        }
+        let columns = try psql(server, """
+            SELECT column_name::text, data_type::text FROM information_schema.columns
+            WHERE table_schema = '\(schema)' AND table_name = 'Entry' ORDER BY ordinal_position
+            """)
+        #expect(columns == [
+            [.text("_pk"), .text("bigint")], [.text("id"), .text("bigint")], [.text("title"), .text("text")],
+            [.text("score"), .text("double precision")], [.text("good"), .text("boolean")],
+            [.text("when"), .text("timestamp with time zone")], [.text("extra"), .text("json")], [.text("spot"), .text("bigint")],
+        ])
+        // Readable as what they are, by any client.
+        let row = try psql(server, """
+            SELECT e.id, e.good, to_char(e."when" AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), e.extra::text, s.name, t.label
+            FROM "\(schema)"."Entry" e JOIN "\(schema)"."Spot" s ON e.spot = s._pk
+            JOIN "\(schema)"."Entry_tags" j ON j."Entry" = e._pk JOIN "\(schema)"."Tag" t ON t._pk = j.tags
+            """)
+        #expect(row == [[.integer(1), .integer(1), .text("2023-11-14 22:13"), .text(#"{"swell":[1,2]}"#), .text("Mavericks"), .text("big")]])
+        let constraints = try psql(server, """
+            SELECT contype::text FROM pg_constraint WHERE conrelid = '"\(schema)"."Entry"'::regclass ORDER BY contype
+            """)
+        #expect(constraints == [[.text("f")], [.text("p")], [.text("u")]])
+        // A fresh stack reads every type back as it was saved.
+        let again = try container(url).newBackgroundContext()
+        try again.performAndWait {
+            let entry = try again.fetch(FetchRequest(entityName: "Entry")).first!
+            #expect(entry["score"] as? Double == 9.5)
+            #expect(entry["good"] as? Bool == true)
+            #expect(entry["when"] as? Date == Date(timeIntervalSince1970: 1_700_000_000))
+            #expect(entry["extra"] as? String == #"{"swell":[1,2]}"#)
+            #expect((entry.value(forKey: "spot") as? ManagedObject)?["name"] as? String == "Mavericks")
+        }
+    }
+
+    @Test func aRowThatArrivesUnchangedIsNotRewritten() async throws {
+        let (url, schema, server) = try storeURL()
+        let stack = try container(url)
+        stack.viewContext.mergePolicy = .mergeByPropertyObjectTrump
+        stack.writerContext.mergePolicy = .mergeByPropertyObjectTrump
+        func upsert(_ title: String) async throws {
+            try await save(stack) { context in
+                let entry = context.insertNewObject(forEntityName: "Entry")
+                entry["id"] = 7
+                entry["title"] = title
+            }
+        }
+        func version() throws -> [[StoreValue]] { try psql(server, "SELECT xmin::text FROM \"\(schema)\".\"Entry\" WHERE id = 7") }
+        try await upsert("same")
+        let first = try version()
+        #expect(first.count == 1)
+        try await upsert("same")
+        #expect(try version() == first)   // no new row version
+        try await upsert("changed")
+        #expect(try version() != first)
+        #expect(try psql(server, "SELECT title FROM \"\(schema)\".\"Entry\"") == [[.text("changed")]])
+    }
+
+    @Test func idsStayUniqueAcrossRunnersWritingAtOnce() async throws {
+        let (url, schema, server) = try storeURL()
+        _ = try container(url)   // the schema exists before the runners start
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for runner in 0..<3 {
+                group.addTask {
+                    let stack = try container(url)
+                    try await save(stack) { context in
+                        for n in 0..<200 {
+                            let entry = context.insertNewObject(forEntityName: "Entry")
+                            entry["id"] = runner * 1000 + n
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try psql(server, "SELECT count(*), count(DISTINCT _pk) FROM \"\(schema)\".\"Entry\"") == [[.integer(600), .integer(600)]])
+    }
+
+    @Test func twoRunnersMigratingAtOnceBothOpenTheStore() async throws {
+        let (url, schema, server) = try storeURL()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 { group.addTask { _ = try container(url) } }
+            try await group.waitForAll()
+        }
+        #expect(try psql(server, "SELECT count(*) FROM information_schema.tables WHERE table_schema = '\(schema)' AND table_name IN ('Entry', 'Spot', 'Tag', 'Entry_tags')")
+            == [[.integer(4)]])
+    }
+
+    @Test func aTextWithANulCharacterIsRefusedNotCutShortAndNothingIsSaved() async throws {
+        let (url, schema, server) = try storeURL()
+        let stack = try container(url)
+        await #expect(throws: StoreError.self) {
+            try await save(stack) { context in
+                let first = context.insertNewObject(forEntityName: "Entry")
+                first["id"] = 1
+                let tag = context.insertNewObject(forEntityName: "Tag")
+                tag["label"] = "nul\u{0}here"
+            }
+        }
+        #expect(try psql(server, "SELECT count(*) FROM \"\(schema)\".\"Entry\"") == [[.integer(0)]])
+    }
+
+    @Test func anUnreachableServerNamesHostPortDatabaseAndUserButNotThePassword() throws {
+        _ = Self.registered
+        let port = try LoopbackHTTPServer.closedPort()
+        let container = PersistentContainer(name: "pg", managedObjectModel: Self.model,
+                                            storeURL: URL(string: "postgresql://app:hunter2-secret@127.0.0.1:\(port)/warehouse")!)
+        do {
+            try container.loadPersistentStores()
+            Issue.record("connected to a closed port")
+        } catch {
+            let text = "\(error)"
+            #expect(text.contains("app@127.0.0.1:\(port)/warehouse"), "\(text)")
+            #expect(!text.contains("hunter2"), "\(text)")
+        }
+    }
+}
