@@ -25,17 +25,24 @@ struct PostgresReader: StoreReader, PredicateResolver {
         return StoreRow(primaryKey: primaryKey, values: Array(values.dropFirst()))
     }
 
+    private var keyPaths: KeyPathSQL<PostgresDialect> { KeyPathSQL(entities: model.entitiesByName, dialect: PostgresDialect()) }
+
+    /// The rows (values: the attributes, then the query's key-path columns).
     private func matching(_ query: StoreQuery) throws -> [StoreRow] {
-        guard query.extraColumns.isEmpty, query.sortExpressions.isEmpty else {
-            throw StoreError.unsupported(store: "PostgreSQL", what: "key-path export columns and sorts yet")
-        }
         let entity = query.entity
         let filter = whereClause(query)
-        var sql = "SELECT \(PostgresSQL.selectList(entity)) FROM \(table(entity))" + (filter?.clause ?? "")
-        var order = query.sort.map { sort -> String in
-            let attribute = entity.attributes[sort.attribute]
-            var key = PostgresSQL.value(ofColumn: PostgresSQL.quote(attribute.name), type: attribute.storedType)
-            if attribute.storedType == .string || attribute.storedType == .json { key += " COLLATE \"C\"" }
+        let extras = try query.extraColumns.map { ", \(try keyPaths.expression($0, from: entity))" }.joined()
+        var sql = "SELECT \(PostgresSQL.selectList(entity))\(extras) FROM \(table(entity))" + (filter?.clause ?? "")
+        let count = entity.attributes.count
+        var order = try query.sort.map { sort -> String in
+            var key: String
+            if sort.attribute < count {
+                let attribute = entity.attributes[sort.attribute]
+                key = PostgresSQL.value(ofColumn: PostgresSQL.quote(attribute.name), type: attribute.storedType)
+                if attribute.storedType == .string || attribute.storedType == .json { key += " COLLATE \"C\"" }
+            } else {
+                key = try keyPaths.expression(KeyPathColumn(path: query.sortKeyPaths[sort.attribute - count], separator: nil), from: entity)
+            }
             // SQLite's order: nil first ascending, last descending.
             return key + (sort.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
         }
@@ -59,10 +66,13 @@ struct PostgresReader: StoreReader, PredicateResolver {
         return Array(rows[start..<end])
     }
 
-    func rows(_ query: StoreQuery) throws -> [StoreRow] { try matching(query) }
+    func rows(_ query: StoreQuery) throws -> [StoreRow] {
+        let count = query.entity.attributes.count
+        return try matching(query).map { StoreRow(primaryKey: $0.primaryKey, values: Array($0.values.prefix(count))) }
+    }
 
     func forEachRow(_ query: StoreQuery, _ body: (StoreRow) throws -> Void) throws {
-        for row in try matching(query) { try body(row) }
+        for row in try rows(query) { try body(row) }
     }
 
     func forEachRowCursor(_ query: StoreQuery, _ body: (StoreRowCursor) throws -> Void) throws {

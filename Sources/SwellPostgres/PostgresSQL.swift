@@ -102,4 +102,7 @@ struct PostgresDialect: PredicateSQLDialect {
     func like(column: String, pattern: String, _ options: PredicateStringOptions) -> String { "\(column) LIKE \(pattern)" }
     var primaryKeyColumn: String { "\"_pk\"" }
     func value(ofColumn column: String, type: AttributeType) -> String { PostgresSQL.value(ofColumn: column, type: type) }
+    func joined(_ value: String, separator: String, orderedBy order: String?, from: String) -> String {
+        "(SELECT string_agg((\(value))::text, \(sqlLiteral(separator)) ORDER BY \(order ?? value)) FROM \(from))"
+    }
 }

@@ -18,6 +18,7 @@ import Testing
         }
         func like(column: String, pattern: String, _ options: PredicateStringOptions) -> String { "\(column) LIKE \(pattern)" }
         var primaryKeyColumn: String { "\"_pk\"" }
+        func joined(_ value: String, separator: String, orderedBy order: String?, from: String) -> String { "joined(\(value))" }
     }
 
     private func bound(_ format: String, _ arguments: Any?...) throws -> BoundPredicate {

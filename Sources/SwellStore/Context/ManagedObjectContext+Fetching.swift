@@ -9,11 +9,11 @@ struct FetchPlan {
     let limit: Int?
     let offset: Int
     /// To-one key paths sorted by (store.md 33), with their SQL.
-    var sortPaths: [(path: [String], sql: String)] = []
+    var sortPaths: [[String]] = []
 
     var storeQuery: StoreQuery {
         var query = StoreQuery(entity: entity, predicate: predicate, sort: sort, limit: limit, offset: offset)
-        query.sortExpressions = sortPaths.map(\.sql)
+        query.sortKeyPaths = sortPaths
         return query
     }
 }
@@ -151,7 +151,7 @@ extension ManagedObjectContext {
         }
         let indices = coordinator.attributeIndices[entity.name] ?? [:]
         var sort: [(attribute: Int, ascending: Bool)] = []
-        var sortPaths: [(path: [String], sql: String)] = []
+        var sortPaths: [[String]] = []
         for descriptor in request.sortDescriptors {
             if let index = indices[descriptor.key] {
                 sort.append((index, descriptor.ascending))
@@ -160,11 +160,11 @@ extension ManagedObjectContext {
             // A to-one key path (`spot.name`): sorted by the destination's value.
             let path = descriptor.key.split(separator: ".").map(String.init)
             guard path.count > 1, Self.isToOnePath(path, from: entity, entities: coordinator.entitiesByName),
-                  let sql = try? KeyPathSQL(entities: coordinator.entitiesByName).expression(KeyPathColumn(path: path, separator: nil), from: entity) else {
+                  (try? KeyPathSQL(entities: coordinator.entitiesByName, dialect: SQLiteDialect()).expression(KeyPathColumn(path: path, separator: nil), from: entity)) != nil else {
                 throw .invalidSortKey(entity: entity.name, key: descriptor.key)
             }
             sort.append((entity.attributes.count + sortPaths.count, descriptor.ascending))
-            sortPaths.append((path, sql))
+            sortPaths.append(path)
         }
         var plan = FetchPlan(entity: entity, predicate: predicate, sort: sort,
                              limit: request.fetchLimit > 0 ? request.fetchLimit : nil, offset: max(0, request.fetchOffset))
@@ -254,7 +254,7 @@ extension ManagedObjectContext {
         if !plan.sortPaths.isEmpty {
             // Key-path sort values go after each row's attributes, where the sort's indices point.
             rows = rows.map { row in
-                StoreRow(primaryKey: row.primaryKey, values: row.values + plan.sortPaths.map { keyPathValue($0.path, from: row.values, entity: plan.entity) })
+                StoreRow(primaryKey: row.primaryKey, values: row.values + plan.sortPaths.map { keyPathValue($0, from: row.values, entity: plan.entity) })
             }
         }
         rows.sort { lhs, rhs in

@@ -57,8 +57,10 @@ extension ManagedObjectContext {
         if layerChain(entity: plan.entity.name, includeSelf: true).isEmpty {
             var query = plan.storeQuery
             if !keyPaths.isEmpty, let coordinator {
-                let builder = KeyPathSQL(entities: coordinator.entitiesByName)
-                query.extraColumns = try keyPaths.map { try builder.expression($0, from: plan.entity) }
+                // Checked here, so a bad path fails the same way in every store.
+                let builder = KeyPathSQL(entities: coordinator.entitiesByName, dialect: SQLiteDialect())
+                for path in keyPaths { _ = try builder.expression(path, from: plan.entity) }
+                query.extraColumns = keyPaths
             }
             try storeOrThrow().read { reader in try reader.forEachRowCursor(query, body) }
             return

@@ -22,6 +22,9 @@ package protocol PredicateSQLDialect {
     var primaryKeyColumn: String { get }
     /// A column's value as predicates compare it (the store's values: `StoreValue`), from its quoted name.
     func value(ofColumn column: String, type: AttributeType) -> String
+    /// A to-many key path's values joined by `separator` into one text: `value` read `from` (a
+    /// FROM … WHERE … clause), in `orderedBy` order (nil: by the values themselves).
+    func joined(_ value: String, separator: String, orderedBy order: String?, from: String) -> String
 }
 
 extension PredicateSQLDialect {
@@ -49,6 +52,14 @@ package struct SQLiteDialect: PredicateSQLDialect {
         "swell_like(\(column), \(pattern), \(options.rawValue))"
     }
     package var primaryKeyColumn: String { "\"_pk\"" }
+    package func joined(_ value: String, separator: String, orderedBy order: String?, from: String) -> String {
+        "(SELECT group_concat(swell_v, \(sqlLiteral(separator))) FROM (SELECT \(value) AS swell_v FROM \(from) ORDER BY \(order ?? "swell_v")))"
+    }
+}
+
+/// A string literal in SQL (quotes doubled).
+package func sqlLiteral(_ text: String) -> String {
+    "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
 }
 
 /// Compiles a bound predicate's tree to a boolean SQL expression in a dialect:

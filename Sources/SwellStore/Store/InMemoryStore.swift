@@ -143,7 +143,7 @@ struct InMemoryStoreReader: StoreReader, PredicateResolver {
 
     /// The rows matching the query's predicate, in its order, offset and limit applied.
     private func matching(_ query: StoreQuery) throws -> [StoreRow] {
-        guard query.extraColumns.isEmpty, query.sortExpressions.isEmpty else {
+        guard query.extraColumns.isEmpty, query.sortKeyPaths.isEmpty else {
             throw StoreError.unsupported(store: "in-memory", what: "key-path columns and sorts (SQL expressions)")
         }
         let entity = query.entity

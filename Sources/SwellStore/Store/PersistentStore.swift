@@ -74,11 +74,11 @@ package struct StoreQuery: Sendable {
     package var sort: [(attribute: Int, ascending: Bool)] = []
     package var limit: Int?
     package var offset: Int = 0
-    /// SQL expressions read after the attributes (key-path columns of exports).
-    package var extraColumns: [String] = []
+    /// Values read after the attributes, through relationships (key-path columns of exports).
+    package var extraColumns: [KeyPathColumn] = []
     /// Sort keys beyond the attributes: a `sort` index from `entity.attributes.count` on
-    /// names `sortExpressions[index - count]` (a to-one key path's SQL).
-    package var sortExpressions: [String] = []
+    /// names `sortKeyPaths[index - count]` (a to-one key path, `spot.name`).
+    package var sortKeyPaths: [[String]] = []
 }
 
 /// One root save, in the order its changes were made.

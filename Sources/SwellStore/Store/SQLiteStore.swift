@@ -258,10 +258,13 @@ struct SQLiteStoreReader: StoreReader {
     }
 
     /// A sort index's SQL: an attribute's column, or beyond them a key path's expression.
-    private func sortKey(_ query: StoreQuery, _ index: Int) -> String {
+    private func sortKey(_ query: StoreQuery, _ index: Int) throws -> String {
         let count = query.entity.attributes.count
-        return index < count ? quoteIdentifier(query.entity.attributes[index].name) : query.sortExpressions[index - count]
+        guard index >= count else { return quoteIdentifier(query.entity.attributes[index].name) }
+        return try keyPaths.expression(KeyPathColumn(path: query.sortKeyPaths[index - count], separator: nil), from: query.entity)
     }
+
+    private var keyPaths: KeyPathSQL<SQLiteDialect> { KeyPathSQL(entities: model.entitiesByName, dialect: SQLiteDialect()) }
 
     private func whereClause(_ query: StoreQuery) -> (String, [StoreValue]) {
         guard let predicate = query.predicate else { return ("", []) }
@@ -311,9 +314,9 @@ struct SQLiteStoreReader: StoreReader {
         let entity = query.entity
         let layout = TableLayout(entity)
         var (sql, arguments) = whereClause(query)
-        let extras = query.extraColumns.map { ", \($0)" }.joined()
+        let extras = try query.extraColumns.map { ", \(try keyPaths.expression($0, from: entity))" }.joined()
         sql = "SELECT \(columns(entity, layout))\(extras) FROM \(layout.table)" + sql
-        var order = query.sort.map { "\(sortKey(query, $0.attribute)) \($0.ascending ? "ASC" : "DESC")" }
+        var order = try query.sort.map { "\(try sortKey(query, $0.attribute)) \($0.ascending ? "ASC" : "DESC")" }
         order.append("\(layout.tieBreak) ASC")
         sql += " ORDER BY " + order.joined(separator: ", ")
         if let limit = query.limit {
