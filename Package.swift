@@ -75,6 +75,7 @@ let package = Package(
             name: "swell",
             dependencies: [
                 "SwellPipeline",
+                "SwellPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -38,7 +38,7 @@ struct PostgresReader: StoreReader, PredicateResolver {
             var key: String
             if sort.attribute < count {
                 let attribute = entity.attributes[sort.attribute]
-                key = PostgresSQL.value(ofColumn: PostgresSQL.quote(attribute.name), type: attribute.storedType)
+                key = PostgresSQL.value(ofColumn: "\(table(entity)).\(PostgresSQL.quote(attribute.name))", type: attribute.storedType)
                 if attribute.storedType == .string || attribute.storedType == .json { key += " COLLATE \"C\"" }
             } else {
                 key = try keyPaths.expression(KeyPathColumn(path: query.sortKeyPaths[sort.attribute - count], separator: nil), from: entity)
@@ -47,8 +47,8 @@ struct PostgresReader: StoreReader, PredicateResolver {
             return key + (sort.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
         }
         // Ties: as the SQLite store breaks them (by the key where it is the table's rowid), then by ID.
-        if let keyIndex = entity.rowidKeyIndex { order.append("\(PostgresSQL.quote(entity.attributes[keyIndex].name)) ASC") }
-        order.append("\"_pk\" ASC")
+        if let keyIndex = entity.rowidKeyIndex { order.append("\(table(entity)).\(PostgresSQL.quote(entity.attributes[keyIndex].name)) ASC") }
+        order.append("\(table(entity)).\"_pk\" ASC")
         sql += " ORDER BY " + order.joined(separator: ", ")
         var arguments = filter?.arguments ?? []
         if filter != nil {

@@ -118,8 +118,8 @@ import Testing
     }
 }
 
-/// A PostgreSQL store URL in a pipeline reaches the store layer (no lock file, no SQLite
-/// file named after the URL) and fails with 74 while this swell has no PostgreSQL store.
+/// A PostgreSQL store URL in a pipeline opens the PostgreSQL store (no lock file, no SQLite
+/// file named after the URL); a server that cannot be reached exits 74, password hidden.
 @Suite struct PostgresURLRoutingTests {
     @Test func aPostgresStoreURLIsNotTakenForAFilePath() throws {
         let workspace = try Workspace()

@@ -143,8 +143,6 @@ public struct PipelineRunner: Sendable {
         let container = PersistentContainer(name: pipeline.name, managedObjectModel: pipeline.model, storeURL: url)
         do {
             try container.loadPersistentStores()
-        } catch StoreError.unknownStoreType where store.isPostgres {
-            throw PipelineError(.io, "cannot open the store \(store): this version of swell has no PostgreSQL store yet")
         } catch {
             throw PipelineError(.io, redactor("cannot open the store \(store): \(error)"))
         }
