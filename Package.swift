@@ -119,7 +119,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellPipelineTests",
-            dependencies: ["SwellPipeline", "SwellStore", "SwellCSV", "SwellTestSupport", "swell"]
+            dependencies: ["SwellPipeline", "SwellStore", "SwellCSV", "SwellPostgres", "SwellTestSupport", "swell"]
         ),
     ],
     swiftLanguageModes: [.v6]

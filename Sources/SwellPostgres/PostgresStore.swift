@@ -27,6 +27,8 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
     private var model = ManagedObjectModel(entities: [])
     private let conninfo: String
     private let schema: String
+    /// The schema the store's tables are in.
+    var schemaName: String { schema }
     private let writerLock = NSLock()
     private var writer: PostgresConnection?
     private let poolLock = NSLock()
@@ -52,6 +54,18 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
         let rest = items.filter { $0.name != "schema" }
         components?.queryItems = rest.isEmpty ? nil : rest
         conninfo = components?.string ?? url.absoluteString
+    }
+
+    /// The store's connection URL with more libpq keywords.
+    func conninfo(adding items: [URLQueryItem]) -> String {
+        guard !items.isEmpty else { return conninfo }
+        // Every character but letters, digits and -_. percent-encoded: libpq refuses a second `=` in a value.
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-_.")
+        let query = items.map { item in
+            "\(item.name)=\((item.value ?? "").addingPercentEncoding(withAllowedCharacters: allowed) ?? "")"
+        }.joined(separator: "&")
+        return conninfo + (conninfo.contains("?") ? "&" : "?") + query
     }
 
     deinit {

@@ -1,4 +1,5 @@
 import Foundation
+import SwellPostgres
 import SwellTestSupport
 import Testing
 
@@ -38,5 +39,59 @@ import Testing
         let status = try postgres.run("status", pipeline, "--store", store)
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.stdout.contains("succeeded"), "\(status.stdout)")
+    }
+}
+
+/// One writing run per source, not per store (postgres-store.md 7, 13): a held source
+/// exits 75 naming its holder's host and pid, `--wait` queues, other sources run.
+@Suite struct PostgresSourceHoldTests {
+    static let pipeline = """
+        version: 1
+        name: holds
+        entities:
+          Item:
+            key: [id]
+            attributes: { id: integer, title: string? }
+        sources:
+          - { name: first, entity: Item, url: data/first.json, records: data }
+          - { name: second, entity: Item, url: data/second.json, records: data }
+        exports:
+          - { name: items, entity: Item, path: out/items.csv, columns: [id, title] }
+        """
+
+    /// A session holding `source` as another runner on host `otherhost`, pid 4242 would.
+    private func holdAsAnotherRunner(_ server: PostgresServer, schema: String, source: String) throws -> PostgresConnection {
+        let connection = try PostgresConnection(server.url() + "?application_name=swell%20otherhost%204242")
+        try connection.query("SELECT pg_advisory_lock(hashtext('swell:\(schema)'), hashtext('\(source)'))")
+        return connection
+    }
+
+    @Test func aHeldSourceExits75NamingItsHolderWaitQueuesAndOtherSourcesRun() throws {
+        let server = try PostgresServer.shared.get()
+        let schema = "holds_\(UUID().uuidString.prefix(8).lowercased())"
+        let store = server.url() + "?schema=" + schema
+        let workspace = try Workspace()
+        try workspace.write("holds.yml", Self.pipeline)
+        try workspace.write("data/first.json", #"{"data": [{"id": 1, "title": "one"}]}"#)
+        try workspace.write("data/second.json", #"{"data": [{"id": 2, "title": "two"}]}"#)
+        #expect(try workspace.run("import", "holds.yml", "--store", store).status == 0)
+
+        let holder = try holdAsAnotherRunner(server, schema: schema, source: "first")
+        let refused = try workspace.run("import", "holds.yml", "--store", store)
+        #expect(refused.status == 75, "\(refused.stderr)")
+        #expect(refused.stderr.contains("source first is being run by another runner (host otherhost, pid 4242"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("--wait"))
+        let other = try workspace.run("import", "holds.yml", "--store", store, "--only", "second")
+        #expect(other.status == 0, "\(other.stderr)")
+        let status = try workspace.run("status", "holds.yml", "--store", store)
+        #expect(status.stdout.contains("running first: host otherhost, pid 4242, since "), "\(status.stdout)")
+
+        let waiting = try RunningSwell(["import", "holds.yml", "--store", store, "--wait"], in: workspace.url)
+        #expect(waiting.waitForStderr("waiting for the runner that holds the source"))
+        holder.close()
+        waiting.finish()
+        #expect(waiting.process.terminationStatus == 0, "\(waiting.stderr)")
+        let after = try workspace.run("status", "holds.yml", "--store", store)
+        #expect(!after.stdout.contains("running first"), "\(after.stdout)")
     }
 }

@@ -72,6 +72,8 @@ public struct PipelineRunner: Sendable {
             if runSources {
                 for source in selectedSources {
                     guard let entity = pipeline.entity(named: source.entity) else { continue }
+                    let hold = try holdSource(source.name, in: container)
+                    defer { hold?.release() }
                     logger.notice("source started", metadata: ["source": "\(source.name)"])
                     let run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities, container: container, options: options,
                                         logger: logger, redactor: redactor, progress: progress)
@@ -109,6 +111,22 @@ public struct PipelineRunner: Sendable {
             report.error = failure.message
         }
         return (report, failure)
+    }
+
+    /// On a store many runners share (PostgreSQL): holds the source for this run, or
+    /// throws `.locked` naming the runner that holds it (with `wait`, queues behind it).
+    private func holdSource(_ source: String, in container: PersistentContainer) throws(PipelineError) -> (any SourceHold)? {
+        guard let holding = container.persistentStoreCoordinator.sourceHolding else { return nil }
+        do {
+            return try holding.holdSource(source, wait: wait) { holder in
+                logger.notice("waiting for the runner that holds the source",
+                              metadata: ["source": "\(source)", "host": "\(holder.host)", "pid": "\(holder.pid)"])
+            }
+        } catch let error as SourceHeldError {
+            throw PipelineError(.locked, "\(error.description) on the store \(store); use --wait to queue behind it")
+        } catch {
+            throw PipelineError(.io, redactor("cannot hold source \(source) on the store \(store): \(error)"))
+        }
     }
 
     /// Keeps a line about this run in the store's history (for `swell status`).

@@ -28,6 +28,11 @@ public struct StatusReader {
                     let value = try context.storeMetadata(forKey: IncrementalCursor.metadataKey(source: source.name)) ?? "(none yet)"
                     lines.append("source \(source.name): incremental \(source.incremental!.cursor) = \(value)")
                 }
+                if let holding = container.persistentStoreCoordinator.sourceHolding {
+                    for (source, holder) in try holding.holders(of: pipeline.sources.map(\.name)) {
+                        lines.append("running \(source): \(holder)")
+                    }
+                }
                 let runs = try context.storeMetadata(forKey: RunHistory.key).map(RunHistory.decode) ?? []
                 if runs.isEmpty { lines.append("no runs yet") }
                 for run in runs.suffix(5) {

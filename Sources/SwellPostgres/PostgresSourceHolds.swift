@@ -1,0 +1,108 @@
+import Foundation
+import SwellStore
+
+/// Per-source holds for runners sharing one database (postgres-store.md 7): a
+/// session advisory lock on its own connection, keyed by the schema and the
+/// source. The server frees it when the session ends: at once when the holder
+/// exits or is killed; when its host vanishes, within seconds, because the
+/// session sets TCP keepalives (2 s idle, 1 s interval, 2 probes) and
+/// `client_connection_check_interval`. `application_name` names the holder's
+/// host and process id, which `pg_stat_activity` shows and the refusal quotes.
+extension PostgresStore: SourceHolding {
+    /// Connection keywords of a hold's session.
+    static func holdParameters(source: String) -> [URLQueryItem] {
+        let host = ProcessInfo.processInfo.hostName
+        return [
+            URLQueryItem(name: "application_name", value: String("swell \(host) \(getpid())".prefix(63))),
+            URLQueryItem(name: "keepalives", value: "1"),
+            URLQueryItem(name: "keepalives_idle", value: "2"),
+            URLQueryItem(name: "keepalives_interval", value: "1"),
+            URLQueryItem(name: "keepalives_count", value: "2"),
+            URLQueryItem(name: "tcp_user_timeout", value: "5000"),
+            URLQueryItem(name: "options", value: "-c client_connection_check_interval=1000"),
+        ]
+    }
+
+    package func holdSource(_ source: String, wait: Bool, onWait: (SourceHolder) -> Void) throws -> any SourceHold {
+        let connection: PostgresConnection
+        do {
+            connection = try PostgresConnection(conninfo(adding: Self.holdParameters(source: source)))
+        } catch {
+            throw StoreError(error)
+        }
+        do {
+            let key: [StoreValue] = [.text("swell:\(schemaName)"), .text(source)]
+            let taken = try connection.query("SELECT pg_try_advisory_lock(hashtext($1::text), hashtext($2::text))", key)
+            if taken.first?.first != .integer(1) {
+                let holder = try Self.holder(of: source, schema: schemaName, on: connection)
+                guard wait else { throw SourceHeldError(source: source, holder: holder) }
+                if let holder { onWait(holder) }
+                try connection.query("SELECT pg_advisory_lock(hashtext($1::text), hashtext($2::text))", key)
+            }
+            return PostgresSourceHold(connection: connection)
+        } catch let error as PostgresError {
+            connection.close()
+            throw StoreError(error)
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    package func holders(of sources: [String]) throws -> [(source: String, holder: SourceHolder)] {
+        let connection: PostgresConnection
+        do {
+            connection = try PostgresConnection(conninfo(adding: []))
+        } catch {
+            throw StoreError(error)
+        }
+        defer { connection.close() }
+        var result: [(source: String, holder: SourceHolder)] = []
+        for source in sources {
+            do {
+                if let holder = try Self.holder(of: source, schema: schemaName, on: connection) { result.append((source, holder)) }
+            } catch {
+                throw StoreError(error)
+            }
+        }
+        return result
+    }
+
+    /// The session holding `source`'s lock, from `pg_locks` and `pg_stat_activity`.
+    static func holder(of source: String, schema: String, on connection: PostgresConnection) throws(PostgresError) -> SourceHolder? {
+        let rows = try connection.query("""
+            SELECT a.application_name::text, a.pid::bigint, to_char(a.backend_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+            FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+            WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+              AND l.classid = hashtext($1::text)::oid AND l.objid = hashtext($2::text)::oid
+            """, [.text("swell:\(schema)"), .text(source)])
+        guard let row = rows.first, case .text(let name) = row[0], case .text(let since) = row[2] else { return nil }
+        // application_name is "swell <host> <pid>"; without it, the server's backend pid.
+        let parts = name.split(separator: " ")
+        if parts.count == 3, parts[0] == "swell" {
+            return SourceHolder(host: String(parts[1]), pid: String(parts[2]), since: since)
+        }
+        if case .integer(let backend) = row[1] { return SourceHolder(host: "unknown", pid: "backend \(backend)", since: since) }
+        return nil
+    }
+}
+
+/// A held source: its session, closed to let go.
+final class PostgresSourceHold: SourceHold, @unchecked Sendable {
+    /// `@unchecked Sendable`: `connection` is only closed, under `lock`.
+    private let lock = NSLock()
+    private var connection: PostgresConnection?
+
+    init(connection: PostgresConnection) {
+        self.connection = connection
+    }
+
+    func release() {
+        lock.withLock {
+            connection?.close()
+            connection = nil
+        }
+    }
+
+    deinit { release() }
+}
