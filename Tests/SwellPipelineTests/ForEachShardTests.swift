@@ -187,4 +187,11 @@ import Testing
         #expect(unset.status == 64)
         #expect(unset.stderr.contains("environment variable item"), "\(unset.stderr)")
     }
+
+    @Test func theScaleOutExampleValidatesWithASourcePerRepository() throws {
+        let outcome = try SwellProcess.run(["validate", "examples/scale-out/repos.yml"], in: Workspace.repositoryRoot,
+                                           environment: ["GITHUB_TOKEN": "token"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("6 sources"), "\(outcome.stdout)")
+    }
 }
