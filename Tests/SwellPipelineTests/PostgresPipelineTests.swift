@@ -95,3 +95,46 @@ import Testing
         #expect(!after.stdout.contains("running first"), "\(after.stdout)")
     }
 }
+
+/// The server stopped mid-run (postgres-store.md, exit codes): 74 naming host, port and
+/// database, no password anywhere; a rerun after the restart completes.
+@Suite struct PostgresServerLossTests {
+    @Test func aServerStoppedMidRunExits74AndARerunAfterRestartCompletes() throws {
+        let server = try PostgresServer()
+        defer { server.stop() }
+        let secret = "pw-\(UUID().uuidString.prefix(8))"
+        let pageTwoAsked = DispatchSemaphore(value: 0)
+        let serverDown = DispatchSemaphore(value: 0)
+        let http = try LoopbackHTTPServer { request in
+            if request.path.hasPrefix("/p2") {
+                pageTwoAsked.signal()
+                serverDown.wait()
+                return .json(#"{"data": [{"id": 3, "title": "three"}], "next": null}"#)
+            }
+            return .json(#"{"data": [{"id": 1, "title": "one"}, {"id": 2, "title": "two"}], "next": "/p2"}"#)
+        }
+        defer { http.stop() }
+        let workspace = try Workspace()
+        try workspace.write("items.yml", EndToEndTests.pipeline(url: "\(http.baseURL)/p1", sourceExtra: "    paginate: { next: next }\n"))
+        let store = "postgresql://\(server.user):${PGPASS_VAR}@127.0.0.1:\(server.port)/postgres?schema=loss"
+        let environment = ["PGPASS_VAR": secret]
+        let running = try RunningSwell(["import", "items.yml", "--store", store, "--batch-size", "1", "--report", "out/report.json",
+                                        "--log-level", "trace"], in: workspace.url, environment: environment)
+        #expect(pageTwoAsked.wait(timeout: .now() + 60) == .success)
+        try server.crash()
+        serverDown.signal()
+        running.finish()
+        #expect(running.process.terminationStatus == 74, "\(running.stderr)")
+        #expect(running.stderr.contains("127.0.0.1:\(server.port)/postgres"), "\(running.stderr)")
+        let report = try workspace.read("out/report.json")
+        #expect(!(running.stderr + report).contains(secret))
+
+        try server.start()
+        serverDown.signal()   // the rerun's page 2 need not wait
+        let rerun = try workspace.run("import", "items.yml", "--store", store, environment: environment)
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let connection = try PostgresConnection(server.url())
+        defer { connection.close() }
+        #expect(try connection.query("SELECT id FROM loss.\"Item\" ORDER BY id") == [[.integer(1)], [.integer(2)], [.integer(3)]])
+    }
+}

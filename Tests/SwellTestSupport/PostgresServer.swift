@@ -31,7 +31,8 @@ public final class PostgresServer: @unchecked Sendable {
         "postgresql://\(user)@127.0.0.1:\(port)/\(database)"
     }
 
-    init() throws {
+    /// A server of its own (stopped and removed when the value goes, or at `stop()`).
+    public init() throws {
         guard let bin = Self.binaries() else { throw ServerError("PostgreSQL's initdb and pg_ctl are not installed (run scripts/setup.sh)") }
         binaries = bin
         Self.removeLeftovers(binaries: bin)
@@ -42,8 +43,19 @@ public final class PostgresServer: @unchecked Sendable {
         port = try Self.freePort()
         let data = directory.appendingPathComponent("data").path
         try run("initdb", ["-D", data, "--no-sync", "-U", user, "--auth=trust", "-E", "UTF8", "--locale=C"])
+        try start()
+    }
+
+    /// Starts the server (again, after `crash()`).
+    public func start() throws {
         let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400"
-        try run("pg_ctl", ["-D", data, "-l", directory.appendingPathComponent("log").path, "-w", "-t", "60", "-o", options, "start"])
+        try run("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-l", directory.appendingPathComponent("log").path,
+                           "-w", "-t", "60", "-o", options, "start"])
+    }
+
+    /// Stops the server the way a crash or a pulled plug would (`pg_ctl stop -m immediate`), keeping its data.
+    public func crash() throws {
+        try run("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"])
     }
 
     deinit { stop() }
