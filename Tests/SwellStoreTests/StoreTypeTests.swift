@@ -5,17 +5,17 @@ import Testing
 /// Store types by URL scheme (Core Data's registered store classes): a file is
 /// SQLite, `memory:` the in-memory store, another scheme what registered it.
 @Suite struct StoreTypeTests {
-    @Test(.enabled(if: TestStore.current != .postgres, "this run registered the PostgreSQL store"))
-    func aSchemeNothingRegisteredIsRefusedNamingItAndHowToRegisterPostgres() {
+    @Test func aSchemeNothingRegisteredIsRefusedNamingIt() {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: journalModel)
         #expect {
-            try coordinator.addPersistentStore(at: URL(string: "postgres://app:pw@db.example/swell")!)
+            try coordinator.addPersistentStore(at: URL(string: "nosuch://app:pw@db.example/swell")!)
         } throws: { error in
             guard case StoreError.unknownStoreType(let scheme) = error else { return false }
-            let text = "\(error)"
-            return scheme == "postgres" && text.contains("import SwellPostgres") && !text.contains("pw")
+            return scheme == "nosuch" && !"\(error)".contains("pw")
         }
-        #expect(throws: StoreError.self) { try coordinator.addPersistentStore(at: URL(string: "nosuch://x")!) }
+        // Before `PostgresStore.register()` (other tests of this process may have called it),
+        // a PostgreSQL URL says how to register its store.
+        #expect(StoreError.unknownStoreType(scheme: "postgres").description.contains("import SwellPostgres"))
     }
 
     @Test func aRegisteredSchemeGetsItsStoreType() throws {
