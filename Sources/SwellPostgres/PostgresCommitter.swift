@@ -99,6 +99,80 @@ struct PostgresCommitter {
 
     // MARK: Operations
 
+    /// From how many new objects of one entity in a row a commit copies them (`insertBatch`).
+    static let copyThreshold = 32
+
+    /// New objects of one entity: COPY into a temporary staging table, then one
+    /// `INSERT … SELECT … ON CONFLICT (key) DO NOTHING RETURNING "_pk"`; the rows it did not
+    /// insert met a stored key, and are resolved one by one by the policy, as `insert` does.
+    mutating func insertBatch(_ operations: ArraySlice<StoreChangeSet.Operation>) throws {
+        guard let first = operations.first, let entity = entities[first.entity] else {
+            for operation in operations { try apply(operation) }
+            return
+        }
+        let stored = storedIndices(entity)
+        let stage = q("swell_stage_\(entity.name)")
+        if !staged.contains(entity.name) {
+            // The store's values as they are (dates as seconds, booleans as 0/1), converted on the way in.
+            let columns = ["\"_pk\" bigint"] + stored.map { index -> String in
+                let type: String = switch entity.attributes[index].storedType {
+                case .string, .json: "text"
+                case .integer, .boolean: "bigint"
+                case .double, .date: "double precision"
+                }
+                return "c\(index) \(type)"
+            }
+            try connection.query("CREATE TEMP TABLE IF NOT EXISTS \(stage) (\(columns.joined(separator: ", "))) ON COMMIT DELETE ROWS")
+            staged.insert(entity.name)
+        } else {
+            try connection.query("TRUNCATE \(stage)")
+        }
+        var data: [UInt8] = []
+        data.reserveCapacity(operations.count * 128)
+        for operation in operations {
+            data.append(contentsOf: String(operation.primaryKey).utf8)
+            for index in stored {
+                let value = operation.row.values[index]
+                if case .text(let text) = value, text.utf8.contains(0) {
+                    throw PostgresError.statementFailed(sqlState: "22021", message: "a text value contains a NUL character, which PostgreSQL cannot store",
+                                                        sql: "COPY \(entity.name)")
+                }
+                data.append(UInt8(ascii: "\t"))
+                PostgresConnection.appendCopyField(value, to: &data)
+            }
+            data.append(UInt8(ascii: "\n"))
+        }
+        try connection.copyIn("COPY \(stage) FROM STDIN", data)
+        let converted = stored.map { index -> String in
+            let column = "c\(index)"
+            return switch entity.attributes[index].storedType {
+            case .date: "to_timestamp(\(column))"
+            case .boolean: "(\(column) <> 0)"
+            case .json: "\(column)::json"
+            case .string, .integer, .double: column
+            }
+        }
+        let columns = (["\"_pk\""] + stored.map { q(entity.attributes[$0].name) }).joined(separator: ", ")
+        var sql = "INSERT INTO \(q(entity.name)) (\(columns)) SELECT \"_pk\", \(converted.joined(separator: ", ")) FROM \(stage)"
+        if !entity.uniquenessConstraint.isEmpty { sql += " ON CONFLICT (\(entity.uniquenessConstraint.map(q).joined(separator: ", "))) DO NOTHING" }
+        sql += " RETURNING \"_pk\""
+        var inserted = Set<Int64>()
+        for row in try connection.query(sql) {
+            if case .integer(let pk)? = row.first { inserted.insert(pk) }
+        }
+        for operation in operations {
+            if inserted.contains(operation.primaryKey) {
+                result.inserted.insert(objectID(entity.name, operation.primaryKey))
+                try writeLinks(operation.row, entity, owner: operation.primaryKey, replace: false)
+            } else {
+                try insert(operation, entity)
+            }
+        }
+    }
+
+    /// Entities whose staging table this session has.
+    private var staged: Set<String> = []
+
     private mutating func insert(_ operation: StoreChangeSet.Operation, _ entity: EntityDescription) throws {
         let row = operation.row
         let stored = storedIndices(entity)

@@ -102,6 +102,63 @@ public final class PostgresConnection {
         return output
     }
 
+    /// Runs `COPY … FROM STDIN` (`sql`) and sends `data` (COPY's text format) as its rows.
+    public func copyIn(_ sql: String, _ data: [UInt8]) throws(PostgresError) {
+        guard let handle else { throw .connectionLost(endpoint, reason: "the connection was closed") }
+        let started = PQexec(handle, sql)
+        let startStatus = PQresultStatus(started)
+        PQclear(started)
+        guard startStatus == PGRES_COPY_IN else {
+            throw .statementFailed(sqlState: "?????", message: Self.message(handle), sql: sql)
+        }
+        var offset = 0
+        var sendFailed = false
+        while offset < data.count && !sendFailed {
+            let length = min(1 << 20, data.count - offset)
+            let sent = data.withUnsafeBufferPointer { buffer in
+                buffer.baseAddress!.advanced(by: offset).withMemoryRebound(to: CChar.self, capacity: length) {
+                    PQputCopyData(handle, $0, Int32(length))
+                }
+            }
+            sendFailed = sent != 1
+            offset += length
+        }
+        PQputCopyEnd(handle, sendFailed ? "the client could not send the rows" : nil)
+        var failure: PostgresError?
+        while let result = PQgetResult(handle) {
+            if PQresultStatus(result) != PGRES_COMMAND_OK && failure == nil {
+                if PQstatus(handle) != CONNECTION_OK {
+                    failure = .connectionLost(endpoint, reason: Self.message(handle))
+                } else {
+                    let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? "?????"
+                    let message = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) } ?? Self.message(handle)
+                    failure = .statementFailed(sqlState: state, message: message, sql: sql)
+                }
+            }
+            PQclear(result)
+        }
+        if let failure { throw failure }
+    }
+
+    /// Appends `value` to `buffer` as a field of COPY's text format (`\N` for nil).
+    public static func appendCopyField(_ value: StoreValue, to buffer: inout [UInt8]) {
+        switch value {
+        case .null: buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "N")])
+        case .integer(let int): buffer.append(contentsOf: String(int).utf8)
+        case .real(let double): buffer.append(contentsOf: "\(double)".utf8)
+        case .text(let text):
+            for byte in text.utf8 {
+                switch byte {
+                case UInt8(ascii: "\\"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+                case UInt8(ascii: "\n"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                case UInt8(ascii: "\r"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                case UInt8(ascii: "\t"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                default: buffer.append(byte)
+                }
+            }
+        }
+    }
+
     // MARK: Helpers
 
     private static func value(_ result: OpaquePointer?, row: Int32, column: Int32) -> StoreValue {

@@ -167,7 +167,21 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
         do {
             try writer.query("BEGIN")
             var committer = PostgresCommitter(connection: writer, model: model, storeIdentifier: identifier, policy: changes.mergePolicy)
-            for operation in changes.operations { try committer.apply(operation) }
+            // Runs of new objects of one entity go in one COPY (the fast path); the rest row by row.
+            let operations = changes.operations
+            var start = 0
+            while start < operations.count {
+                var end = start + 1
+                if operations[start].row.kind == .inserted {
+                    while end < operations.count, operations[end].row.kind == .inserted, operations[end].entity == operations[start].entity { end += 1 }
+                }
+                if end - start >= PostgresCommitter.copyThreshold {
+                    try committer.insertBatch(operations[start..<end])
+                } else {
+                    for operation in operations[start..<end] { try committer.apply(operation) }
+                }
+                start = end
+            }
             try committer.redirectReferences()
             for (key, value) in changes.metadata.sorted(by: { $0.key < $1.key }) {
                 if let value {

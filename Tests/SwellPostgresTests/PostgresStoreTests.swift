@@ -191,4 +191,44 @@ import Testing
             #expect(!text.contains("hunter2"), "\(text)")
         }
     }
+
+    @Test func aBatchOfNewObjectsGoesInOneCopyWithEveryValueIntactAndMeetingKeysMerged() async throws {
+        let (url, schema, server) = try storeURL()
+        let stack = try container(url)
+        stack.viewContext.mergePolicy = .mergeByPropertyObjectTrump
+        stack.writerContext.mergePolicy = .mergeByPropertyObjectTrump
+        try await save(stack) { context in
+            let entry = context.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 250
+            entry["title"] = "stored first"
+            entry["score"] = 1.0
+        }
+        let awkward = ["tab\there", "line\nbreak", "back\\slash", "cr\rhere", "\\N", "Ünïcødé 東京 😀", ""]
+        try await save(stack) { context in
+            for n in 0..<500 {
+                let entry = context.insertNewObject(forEntityName: "Entry")
+                entry["id"] = n
+                entry["title"] = n == 250 ? "merged" : awkward[n % awkward.count]
+                entry["good"] = n % 2 == 0
+                entry["when"] = Date(timeIntervalSince1970: 1_700_000_000 + Double(n) / 4)
+                if n % 3 == 0 { entry["extra"] = #"{"n":\#(n)}"# }
+            }
+        }
+        #expect(try psql(server, "SELECT count(*), count(DISTINCT _pk) FROM \"\(schema)\".\"Entry\"") == [[.integer(500), .integer(500)]])
+        // The stored row met the batch's key 250: merged by the policy (title from the batch, score kept).
+        #expect(try psql(server, "SELECT title, score FROM \"\(schema)\".\"Entry\" WHERE id = 250") == [[.text("merged"), .real(1.0)]])
+        let reader = try container(url).newBackgroundContext()
+        try reader.performAndWait {
+            var request = FetchRequest(entityName: "Entry")
+            request.sortDescriptors = [FetchSortDescriptor(key: "id", ascending: true)]
+            let entries = try reader.fetch(request)
+            for entry in entries where entry["id"] as? Int != 250 {
+                let n = entry["id"] as! Int
+                #expect(entry["title"] as? String == awkward[n % awkward.count], "\(n)")
+                #expect(entry["good"] as? Bool == (n % 2 == 0))
+                #expect(entry["when"] as? Date == Date(timeIntervalSince1970: 1_700_000_000 + Double(n) / 4))
+                #expect(entry["extra"] as? String == (n % 3 == 0 ? #"{"n":\#(n)}"# : nil))
+            }
+        }
+    }
 }
