@@ -53,6 +53,8 @@ public final class PostgresConnection {
             PQfinish(connection)
             throw .connectionFailed(endpoint, reason: reason)
         }
+        // The server's notices ("relation … already exists, skipping") would go to stderr: not for users.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         handle = connection
     }
 

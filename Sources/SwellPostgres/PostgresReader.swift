@@ -1,3 +1,4 @@
+import Foundation
 import SwellStore
 
 /// Reads from one connection inside its repeatable-read transaction (one snapshot).
@@ -27,8 +28,9 @@ struct PostgresReader: StoreReader, PredicateResolver {
 
     private var keyPaths: KeyPathSQL<PostgresDialect> { KeyPathSQL(entities: model.entitiesByName, dialect: PostgresDialect()) }
 
-    /// The rows (values: the attributes, then the query's key-path columns).
-    private func matching(_ query: StoreQuery) throws -> [StoreRow] {
+    /// Calls `body` with each matching row in order (values: the attributes, then the query's
+    /// key-path columns), fetched through a cursor `fetchSize` rows at a time: constant memory.
+    private func forEachMatching(_ query: StoreQuery, _ body: (StoreRow) throws -> Void) throws {
         let entity = query.entity
         let filter = whereClause(query)
         let extras = try query.extraColumns.map { ", \(try keyPaths.expression($0, from: entity))" }.joined()
@@ -50,20 +52,43 @@ struct PostgresReader: StoreReader, PredicateResolver {
         if let keyIndex = entity.rowidKeyIndex { order.append("\(table(entity)).\(PostgresSQL.quote(entity.attributes[keyIndex].name)) ASC") }
         order.append("\(table(entity)).\"_pk\" ASC")
         sql += " ORDER BY " + order.joined(separator: ", ")
-        var arguments = filter?.arguments ?? []
         if filter != nil {
-            if let limit = query.limit {
-                sql += " LIMIT \(limit)"
-            }
+            if let limit = query.limit { sql += " LIMIT \(limit)" }
             if query.offset > 0 { sql += " OFFSET \(query.offset)" }
         }
-        var rows = try connection.query(sql, arguments).compactMap(row)
-        arguments.removeAll()
-        guard filter == nil, let predicate = query.predicate else { return rows }
-        rows = rows.filter { predicate.evaluate($0.values, primaryKey: $0.primaryKey, resolver: self) }
-        let start = min(query.offset, rows.count)
-        let end = query.limit.map { min(start + $0, rows.count) } ?? rows.count
-        return Array(rows[start..<end])
+        // Filtered in memory: offset and limit count the rows that pass.
+        let predicate = filter == nil ? query.predicate : nil
+        var skip = predicate == nil ? 0 : query.offset
+        var left = predicate == nil ? Int.max : (query.limit ?? Int.max)
+        guard left > 0 else { return }
+        // A name of its own: a body may read through another cursor on this connection meanwhile.
+        let cursor = PostgresSQL.quote("swell_rows_\(UUID().uuidString.prefix(8))")
+        try connection.query("DECLARE \(cursor) NO SCROLL CURSOR FOR \(sql)", filter?.arguments ?? [])
+        var finished = false
+        defer { _ = try? connection.query("CLOSE \(cursor)") }
+        while !finished {
+            let batch = try connection.query("FETCH \(Self.fetchSize) FROM \(cursor)")
+            finished = batch.count < Self.fetchSize
+            for values in batch {
+                guard let row = row(values) else { continue }
+                if let predicate {
+                    guard predicate.evaluate(row.values, primaryKey: row.primaryKey, resolver: self) else { continue }
+                    if skip > 0 { skip -= 1; continue }
+                    left -= 1
+                }
+                try body(row)
+                if left == 0 { return }
+            }
+        }
+    }
+
+    /// Rows a cursor fetch brings at once.
+    static let fetchSize = 5000
+
+    private func matching(_ query: StoreQuery) throws -> [StoreRow] {
+        var rows: [StoreRow] = []
+        try forEachMatching(query) { rows.append($0) }
+        return rows
     }
 
     func rows(_ query: StoreQuery) throws -> [StoreRow] {
@@ -72,11 +97,12 @@ struct PostgresReader: StoreReader, PredicateResolver {
     }
 
     func forEachRow(_ query: StoreQuery, _ body: (StoreRow) throws -> Void) throws {
-        for row in try rows(query) { try body(row) }
+        let count = query.entity.attributes.count
+        try forEachMatching(query) { try body(StoreRow(primaryKey: $0.primaryKey, values: Array($0.values.prefix(count)))) }
     }
 
     func forEachRowCursor(_ query: StoreQuery, _ body: (StoreRowCursor) throws -> Void) throws {
-        for row in try matching(query) { try body(StoreRowCursor(primaryKey: row.primaryKey, values: row.values)) }
+        try forEachMatching(query) { try body(StoreRowCursor(primaryKey: $0.primaryKey, values: $0.values)) }
     }
 
     func metadata(forKey key: String) throws -> String? {
