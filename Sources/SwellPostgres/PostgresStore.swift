@@ -172,11 +172,17 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
             var start = 0
             while start < operations.count {
                 var end = start + 1
-                if operations[start].row.kind == .inserted {
-                    while end < operations.count, operations[end].row.kind == .inserted, operations[end].entity == operations[start].entity { end += 1 }
+                let kind = operations[start].row.kind
+                if kind == .inserted || committer.canBatchUpdate(operations[start]) {
+                    while end < operations.count, operations[end].entity == operations[start].entity,
+                          kind == .inserted ? operations[end].row.kind == .inserted : committer.canBatchUpdate(operations[end]) { end += 1 }
                 }
                 if end - start >= PostgresCommitter.copyThreshold {
-                    try committer.insertBatch(operations[start..<end])
+                    if kind == .inserted {
+                        try committer.insertBatch(operations[start..<end])
+                    } else {
+                        try committer.updateBatch(operations[start..<end])
+                    }
                 } else {
                     for operation in operations[start..<end] { try committer.apply(operation) }
                 }

@@ -231,4 +231,44 @@ import Testing
             }
         }
     }
+
+    @Test func aBatchOfUpdatesSetsEachRowsOwnAttributesAndLeavesUnchangedRowsAlone() async throws {
+        let (url, schema, server) = try storeURL()
+        let stack = try container(url)
+        try await save(stack) { context in
+            for n in 0..<200 {
+                let entry = context.insertNewObject(forEntityName: "Entry")
+                entry["id"] = n
+                entry["title"] = "t\(n)"
+                entry["score"] = Double(n)
+                entry["good"] = false
+            }
+        }
+        let before = try psql(server, "SELECT id, xmin::text FROM \"\(schema)\".\"Entry\" ORDER BY id")
+        try await save(stack) { context in
+            for entry in try context.fetch(FetchRequest(entityName: "Entry")) {
+                let n = entry["id"] as! Int
+                switch n % 4 {
+                case 0: entry["title"] = "new\tt\(n)"                      // one attribute
+                case 1: entry["score"] = nil; entry["good"] = true            // two others, one to nil
+                case 2: entry["when"] = Date(timeIntervalSince1970: Double(n))
+                default: entry["title"] = "t\(n)"                            // set to the value it has
+                }
+            }
+        }
+        let rows = try psql(server, "SELECT id, title, score, good, extract(epoch from \"when\")::float8, xmin::text FROM \"\(schema)\".\"Entry\" ORDER BY id")
+        #expect(rows.count == 200)
+        for (row, old) in zip(rows, before) {
+            guard case .integer(let id) = row[0] else { Issue.record("\(row)"); continue }
+            let n = Int(id)
+            switch n % 4 {
+            case 0: #expect(Array(row[1...4]) == [.text("new\tt\(n)"), .real(Double(n)), .integer(0), .null])
+            case 1: #expect(Array(row[1...4]) == [.text("t\(n)"), .null, .integer(1), .null])
+            case 2: #expect(Array(row[1...4]) == [.text("t\(n)"), .real(Double(n)), .integer(0), .real(Double(n))])
+            default:
+                #expect(Array(row[1...4]) == [.text("t\(n)"), .real(Double(n)), .integer(0), .null])
+                #expect(row[5] == old[1], "row \(n) was rewritten")
+            }
+        }
+    }
 }
