@@ -126,9 +126,20 @@ struct PostgresReader: StoreReader, PredicateResolver {
         return try matching(all).count
     }
 
-    /// Rows of `entity` whose `column` is among `values`, in chunks (one statement per 500 values).
+    /// Rows of `entity` whose `column` is among `values`: integers or texts as one array
+    /// parameter (`= ANY($1)`, 10,000 a statement), other values in lists of 500.
     private func rows(_ entity: EntityDescription, where column: String, in values: [StoreValue]) throws -> [StoreRow] {
         var result: [StoreRow] = []
+        if let type = Self.arrayType(values) {
+            var start = 0
+            while start < values.count {
+                let chunk = values[start..<min(start + 10_000, values.count)]
+                let sql = "SELECT \(PostgresSQL.selectList(entity)) FROM \(table(entity)) WHERE \(column) = ANY($1::\(type)[])"
+                result += try connection.query(sql, [.text(Self.arrayLiteral(chunk))]).compactMap(row)
+                start += chunk.count
+            }
+            return result
+        }
         var start = 0
         while start < values.count {
             let chunk = Array(values[start..<min(start + 500, values.count)])
@@ -138,6 +149,36 @@ struct PostgresReader: StoreReader, PredicateResolver {
             start += chunk.count
         }
         return result
+    }
+
+    /// The array type for `values` when they are all integers or all texts, else nil.
+    private static func arrayType(_ values: [StoreValue]) -> String? {
+        if values.allSatisfy({ if case .integer = $0 { true } else { false } }) { return "bigint" }
+        if values.allSatisfy({ if case .text = $0 { true } else { false } }) { return "text" }
+        return nil
+    }
+
+    /// A PostgreSQL array literal: `{1,2}`, or `{"a","b\\"c"}` (every text quoted, `\\` and `"` escaped).
+    private static func arrayLiteral(_ values: ArraySlice<StoreValue>) -> String {
+        var literal = "{"
+        var first = true
+        for value in values {
+            if !first { literal += "," }
+            first = false
+            switch value {
+            case .integer(let int): literal += String(int)
+            case .text(let text):
+                literal += "\""
+                for character in text.unicodeScalars {
+                    if character == "\\" || character == "\"" { literal += "\\" }
+                    literal.unicodeScalars.append(character)
+                }
+                literal += "\""
+            case .real(let double): literal += "\(double)"
+            case .null: literal += "NULL"
+            }
+        }
+        return literal + "}"
     }
 
     func rows(primaryKeys: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
