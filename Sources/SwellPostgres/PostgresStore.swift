@@ -9,7 +9,8 @@ import SwellStore
 /// Register it once (`PostgresStore.register()`), then add a store by URL:
 /// `addPersistentStore(at: URL(string: "postgres://user@host/db")!)`. libpq's own
 /// environment (`PGPASSWORD`, `.pgpass`, `PGSSLMODE`, service files) applies; a
-/// `schema` query parameter picks the schema (default `public`).
+/// `schema` query parameter picks the schema; without one, the connection's own
+/// `search_path` does (libpq's `options=-csearch_path%3Dname`), else `public`.
 ///
 /// One writer connection commits root saves, each one transaction; reads run on
 /// their own connections in a repeatable-read, read-only transaction (one
@@ -26,9 +27,12 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
     package private(set) var identifier = ""
     private var model = ManagedObjectModel(entities: [])
     private let conninfo: String
-    private let schema: String
-    /// The schema the store's tables are in.
-    var schemaName: String { schema }
+    /// The `schema` query parameter, when the URL has one.
+    private let explicitSchema: String?
+    /// The schema the store's tables are in: `explicitSchema`, or the one the first
+    /// connection's search path names (found by `load`).
+    private let resolvedSchema: LockedValue<String?>
+    var schemaName: String { resolvedSchema.withLock { $0 } ?? explicitSchema ?? "public" }
     private let writerLock = NSLock()
     private var writer: PostgresConnection?
     private let poolLock = NSLock()
@@ -50,7 +54,8 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
         self.url = url
         var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         let items = components?.queryItems ?? []
-        schema = items.first { $0.name == "schema" }?.value ?? "public"
+        explicitSchema = items.first { $0.name == "schema" }?.value
+        resolvedSchema = LockedValue(explicitSchema)
         let rest = items.filter { $0.name != "schema" }
         components?.queryItems = rest.isEmpty ? nil : rest
         conninfo = components?.string ?? url.absoluteString
@@ -76,7 +81,9 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
     private func connect() throws(StoreError) -> PostgresConnection {
         do {
             let connection = try PostgresConnection(conninfo)
-            try connection.query("SET search_path TO \(PostgresSQL.quote(schema))")
+            if let schema = resolvedSchema.withLock({ $0 }) {
+                try connection.query("SET search_path TO \(PostgresSQL.quote(schema))")
+            }
             return connection
         } catch {
             throw StoreError(error)
@@ -90,7 +97,13 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
         defer { writerLock.unlock() }
         let connection = try connect()
         do {
-            let identifier = try PostgresSchema(connection: connection, schema: schema).migrate(to: model)
+            if explicitSchema == nil, resolvedSchema.withLock({ $0 }) == nil {
+                var schema = "public"
+                if case .text(let current)? = try connection.query("SELECT current_schema()::text").first?.first { schema = current }
+                resolvedSchema.withLock { $0 = schema }
+                try connection.query("SET search_path TO \(PostgresSQL.quote(schema))")
+            }
+            let identifier = try PostgresSchema(connection: connection, schema: schemaName).migrate(to: model)
             guard case .integer(let runner)? = try connection.query("SELECT nextval('swell_runner_ids')").first?.first else {
                 throw PostgresError.statementFailed(sqlState: "XX000", message: "no runner number", sql: "nextval")
             }

@@ -271,4 +271,18 @@ import Testing
             }
         }
     }
+
+    @Test func withoutASchemaParameterTheConnectionsSearchPathPicksTheSchema() async throws {
+        _ = Self.registered
+        let server = try PostgresServer.shared.get()
+        let schema = "opt_\(UUID().uuidString.prefix(8).lowercased())"
+        _ = try psql(server, "CREATE SCHEMA \(schema)")
+        let url = URL(string: server.url() + "?options=-csearch_path%3D\(schema)")!
+        let stack = try container(url)
+        try await save(stack) { context in
+            let entry = context.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 1
+        }
+        #expect(try psql(server, "SELECT count(*) FROM \(schema).\"Entry\"") == [[.integer(1)]])
+    }
 }
