@@ -238,21 +238,12 @@ struct PostgresReader: StoreReader, PredicateResolver {
         (try? rows(primaryKeys: [primaryKey], entity: entity))?[primaryKey]
     }
 
-    func members(_ link: PathLink, of primaryKey: Int64, row: [StoreValue]) -> [(primaryKey: Int64, values: [StoreValue])] {
-        let keys: [Int64]
-        switch link.kind {
-        case .toOne(_, let index):
-            guard index < row.count, case .integer(let key) = row[index] else { return [] }
-            keys = [key]
-        case .joinOwner(_, let index):
-            keys = index < row.count ? JoinTable.decode(row[index]) : []
-        case .joinInverse(let join, _):
-            keys = (try? owners(in: join, linking: primaryKey)) ?? []
-        case .inverseToOne(let column):
-            let found = (try? rows(link.destination, where: PostgresSQL.quote(column), in: [.integer(primaryKey)])) ?? []
-            return found.sorted { $0.primaryKey < $1.primaryKey }.map { ($0.primaryKey, $0.values) }
-        }
-        let found = (try? rows(primaryKeys: keys, entity: link.destination)) ?? [:]
-        return keys.compactMap { key in found[key].map { (key, $0) } }
+    func owners(in join: JoinTable, column index: Int, listing member: Int64) -> [Int64] {
+        (try? owners(in: join, linking: member)) ?? []
+    }
+
+    func objects(of destination: EntityDescription, pointingAt primaryKey: Int64, through column: String) -> [(primaryKey: Int64, values: [StoreValue])] {
+        let found = (try? rows(destination, where: PostgresSQL.quote(column), in: [.integer(primaryKey)])) ?? []
+        return found.sorted { $0.primaryKey < $1.primaryKey }.map { ($0.primaryKey, $0.values) }
     }
 }

@@ -402,22 +402,14 @@ extension ManagedObjectContext: PredicateResolver {
         return object.currentValues()
     }
 
-    package func members(_ link: PathLink, of primaryKey: Int64, row: [StoreValue]) -> [(primaryKey: Int64, values: [StoreValue])] {
-        let keys: [Int64]
-        switch link.kind {
-        case .toOne(_, let index):
-            guard index < row.count, case .integer(let key) = row[index] else { return [] }
-            keys = [key]
-        case .joinOwner(_, let index):
-            keys = index < row.count ? JoinTable.decode(row[index]) : []
-        case .joinInverse(let join, let index):
-            keys = (try? owners(in: join, column: index, linking: primaryKey)) ?? []
-        case .inverseToOne(let column):
-            var request = FetchRequest(entityName: link.destination.name)
-            request.predicate = FetchPredicate(format: "%K == %@", column, primaryKey)
-            return ((try? fetch(request)) ?? []).map { ($0.objectID.primaryKey, $0.currentValues()) }
-        }
-        return keys.compactMap { key in self.row(link.destination, key).map { (key, $0) } }
+    package func owners(in join: JoinTable, column index: Int, listing member: Int64) -> [Int64] {
+        (try? owners(in: join, column: index, linking: member)) ?? []
+    }
+
+    package func objects(of destination: EntityDescription, pointingAt primaryKey: Int64, through column: String) -> [(primaryKey: Int64, values: [StoreValue])] {
+        var request = FetchRequest(entityName: destination.name)
+        request.predicate = FetchPredicate(format: "%K == %@", column, primaryKey)
+        return ((try? fetch(request)) ?? []).map { ($0.objectID.primaryKey, $0.currentValues()) }
     }
 }
 

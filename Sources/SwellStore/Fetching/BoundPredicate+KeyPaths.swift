@@ -12,8 +12,31 @@
 package protocol PredicateResolver {
     /// An object's values (by attribute index of the store's entity), nil when it does not exist.
     func row(_ entity: EntityDescription, _ primaryKey: Int64) -> [StoreValue]?
-    /// The destinations of a to-many `link` of the object (`primaryKey`, `row`), with their values.
-    func members(_ link: PathLink, of primaryKey: Int64, row: [StoreValue]) -> [(primaryKey: Int64, values: [StoreValue])]
+    /// The owners (the other side of a many-to-many) whose `join` to-many, kept in their
+    /// column `index`, lists `member`.
+    func owners(in join: JoinTable, column index: Int, listing member: Int64) -> [Int64]
+    /// The objects of `destination` whose to-one `column` points at `primaryKey`, with their values.
+    func objects(of destination: EntityDescription, pointingAt primaryKey: Int64, through column: String) -> [(primaryKey: Int64, values: [StoreValue])]
+}
+
+extension PredicateResolver {
+    /// The destinations of a `link` of the object (`primaryKey`, `row`), with their values:
+    /// every storage kind (`PathLink.Kind`) read through the resolver's three look-ups.
+    package func members(_ link: PathLink, of primaryKey: Int64, row: [StoreValue]) -> [(primaryKey: Int64, values: [StoreValue])] {
+        let keys: [Int64]
+        switch link.kind {
+        case .toOne(_, let index):
+            guard index < row.count, case .integer(let key) = row[index] else { return [] }
+            keys = [key]
+        case .joinOwner(_, let index):
+            keys = index < row.count ? JoinTable.decode(row[index]) : []
+        case .joinInverse(let join, let index):
+            keys = owners(in: join, column: index, listing: primaryKey)
+        case .inverseToOne(let column):
+            return objects(of: link.destination, pointingAt: primaryKey, through: column)
+        }
+        return keys.compactMap { key in self.row(link.destination, key).map { (key, $0) } }
+    }
 }
 
 /// One hop of a key path: a relationship from a row to its destinations.

@@ -241,20 +241,13 @@ struct InMemoryStoreReader: StoreReader, PredicateResolver {
         table(entity).rows[primaryKey]
     }
 
-    package func members(_ link: PathLink, of primaryKey: Int64, row: [StoreValue]) -> [(primaryKey: Int64, values: [StoreValue])] {
-        let keys: [Int64]
-        switch link.kind {
-        case .toOne(_, let index):
-            guard index < row.count, case .integer(let key) = row[index] else { return [] }
-            keys = [key]
-        case .joinOwner(_, let index):
-            keys = index < row.count ? JoinTable.decode(row[index]) : []
-        case .joinInverse(let join, _):
-            keys = (try? owners(in: join, linking: primaryKey)) ?? []
-        case .inverseToOne(let column):
-            guard let index = link.destination.attributes.firstIndex(where: { $0.name == column }) else { return [] }
-            keys = table(link.destination).rows.compactMap { key, values in values[index] == .integer(primaryKey) ? key : nil }.sorted()
-        }
-        return keys.compactMap { key in self.row(link.destination, key).map { (key, $0) } }
+    package func owners(in join: JoinTable, column index: Int, listing member: Int64) -> [Int64] {
+        (try? owners(in: join, linking: member)) ?? []
+    }
+
+    package func objects(of destination: EntityDescription, pointingAt primaryKey: Int64, through column: String) -> [(primaryKey: Int64, values: [StoreValue])] {
+        guard let index = destination.attributes.firstIndex(where: { $0.name == column }) else { return [] }
+        return table(destination).rows.compactMap { key, values in values[index] == .integer(primaryKey) ? (key, values) : nil }
+            .sorted { $0.0 < $1.0 }
     }
 }
