@@ -23,6 +23,8 @@ struct PostgresSchema {
             try connection.query("CREATE TABLE IF NOT EXISTS swell_metadata (key text PRIMARY KEY, value text NOT NULL)")
             try connection.query("CREATE TABLE IF NOT EXISTS swell_state (key text PRIMARY KEY, value text NOT NULL)")
             try connection.query("CREATE SEQUENCE IF NOT EXISTS swell_runner_ids")
+            try connection.query("CREATE TABLE IF NOT EXISTS swell_holds (source text PRIMARY KEY)")
+            try connection.query("CREATE TABLE IF NOT EXISTS swell_hold_holders (source text PRIMARY KEY, host text NOT NULL, pid text NOT NULL, since text NOT NULL)")
             try connection.query("INSERT INTO swell_metadata (key, value) VALUES ('store_identifier', $1::text) ON CONFLICT (key) DO NOTHING",
                                  [.text(UUID().uuidString)])
             let identifier = try connection.query("SELECT value FROM swell_metadata WHERE key = 'store_identifier'")

@@ -24,6 +24,7 @@ extension PostgresStore: SourceHolding {
     }
 
     package func holdSource(_ source: String, wait: Bool, onWait: (SourceHolder) -> Void) throws -> any SourceHold {
+        if holdsInTable { return try holdSourceInTable(source, wait: wait, onWait: onWait) }
         let connection: PostgresConnection
         do {
             connection = try PostgresConnection(conninfo(adding: Self.holdParameters(source: source)))
@@ -49,7 +50,91 @@ extension PostgresStore: SourceHolding {
         }
     }
 
+    /// The lock-table fallback: the hold is a row lock (`SELECT … FOR UPDATE NOWAIT` on the
+    /// source's row of `swell_holds`) in a transaction the holder's session keeps open, so
+    /// it ends with the session as an advisory lock does. Who holds it is written to
+    /// `swell_hold_holders` (committed, from another session) once the lock is taken.
+    private func holdSourceInTable(_ source: String, wait: Bool, onWait: (SourceHolder) -> Void) throws -> any SourceHold {
+        let connection: PostgresConnection
+        do {
+            connection = try PostgresConnection(conninfo(adding: Self.holdParameters(source: source)))
+            try connection.query("SET search_path TO \(PostgresSQL.quote(schemaName))")
+            try connection.query("INSERT INTO swell_holds (source) VALUES ($1::text) ON CONFLICT (source) DO NOTHING", [.text(source)])
+            try connection.query("BEGIN")
+        } catch {
+            throw StoreError(error)
+        }
+        do {
+            try takeRowLock(source, on: connection, wait: wait, onWait: onWait)
+            return PostgresSourceHold(connection: connection)
+        } catch let error as PostgresError {
+            connection.close()
+            throw StoreError(error)
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    /// Locks the source's row in the open transaction of `connection` (waiting when `wait`),
+    /// then records who holds it, committed from another session.
+    private func takeRowLock(_ source: String, on connection: PostgresConnection, wait: Bool, onWait: (SourceHolder) -> Void) throws {
+        var held = false
+        do {
+            try connection.query("SELECT source FROM swell_holds WHERE source = $1::text FOR UPDATE NOWAIT", [.text(source)])
+        } catch {
+            // 55P03 lock_not_available: another session holds the row.
+            guard case .statementFailed(let state, _, _) = error, state == "55P03" else { throw error }
+            held = true
+        }
+        if held {
+            let holder = try tableHolder(of: source)
+            guard wait else { throw SourceHeldError(source: source, holder: holder) }
+            if let holder { onWait(holder) }
+            try connection.query("ROLLBACK")
+            try connection.query("BEGIN")
+            try connection.query("SELECT source FROM swell_holds WHERE source = $1::text FOR UPDATE", [.text(source)])
+        }
+        let writer = try PostgresConnection(conninfo(adding: []))
+        defer { writer.close() }
+        try writer.query("SET search_path TO \(PostgresSQL.quote(schemaName))")
+        // In a table of its own: the locked row cannot be written by another session.
+        try writer.query("""
+            INSERT INTO swell_hold_holders (source, host, pid, since)
+            VALUES ($1::text, $2::text, $3::text, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+            ON CONFLICT (source) DO UPDATE SET host = excluded.host, pid = excluded.pid, since = excluded.since
+            """, [.text(source), .text(ProcessInfo.processInfo.hostName), .text(String(getpid()))])
+    }
+
+    /// The holder the row names, when its row is locked now.
+    private func tableHolder(of source: String) throws(PostgresError) -> SourceHolder? {
+        let probe = try PostgresConnection(conninfo(adding: []))
+        defer { probe.close() }
+        try probe.query("SET search_path TO \(PostgresSQL.quote(schemaName))")
+        try probe.query("BEGIN")
+        defer { _ = try? probe.query("ROLLBACK") }
+        // SKIP LOCKED returns the row only when nobody holds it.
+        let free = try probe.query("SELECT 1 FROM swell_holds WHERE source = $1::text FOR UPDATE SKIP LOCKED", [.text(source)])
+        guard free.isEmpty else { return nil }
+        let rows = try probe.query("SELECT host, pid, since FROM swell_hold_holders WHERE source = $1::text", [.text(source)])
+        guard let row = rows.first, case .text(let host) = row[0], case .text(let pid) = row[1], case .text(let since) = row[2] else {
+            return SourceHolder(host: "unknown", pid: "unknown", since: "unknown")
+        }
+        return SourceHolder(host: host, pid: pid, since: since)
+    }
+
     package func holders(of sources: [String]) throws -> [(source: String, holder: SourceHolder)] {
+        if holdsInTable {
+            var result: [(source: String, holder: SourceHolder)] = []
+            for source in sources {
+                do {
+                    if let holder = try tableHolder(of: source) { result.append((source, holder)) }
+                } catch {
+                    throw StoreError(error)
+                }
+            }
+            return result
+        }
         let connection: PostgresConnection
         do {
             connection = try PostgresConnection(conninfo(adding: []))

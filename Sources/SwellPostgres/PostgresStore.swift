@@ -27,6 +27,9 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
     package private(set) var identifier = ""
     private var model = ManagedObjectModel(entities: [])
     private let conninfo: String
+    /// `locks=table`: hold sources by row locks in `swell_holds` instead of advisory locks
+    /// (for engines without advisory locks: CockroachDB, YugabyteDB before 2.25).
+    let holdsInTable: Bool
     /// The `schema` query parameter, when the URL has one.
     private let explicitSchema: String?
     /// The schema the store's tables are in: `explicitSchema`, or the one the first
@@ -55,8 +58,9 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
         var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         let items = components?.queryItems ?? []
         explicitSchema = items.first { $0.name == "schema" }?.value
+        holdsInTable = items.first { $0.name == "locks" }?.value == "table"
         resolvedSchema = LockedValue(explicitSchema)
-        let rest = items.filter { $0.name != "schema" }
+        let rest = items.filter { $0.name != "schema" && $0.name != "locks" }
         components?.queryItems = rest.isEmpty ? nil : rest
         conninfo = components?.string ?? url.absoluteString
     }

@@ -59,24 +59,38 @@ import Testing
           - { name: items, entity: Item, path: out/items.csv, columns: [id, title] }
         """
 
-    /// A session holding `source` as another runner on host `otherhost`, pid 4242 would.
-    private func holdAsAnotherRunner(_ server: PostgresServer, schema: String, source: String) throws -> PostgresConnection {
+    /// A session holding `source` as another runner on host `otherhost`, pid 4242 would:
+    /// an advisory lock, or with the lock-table fallback a row lock on `swell_holds`.
+    private func holdAsAnotherRunner(_ server: PostgresServer, schema: String, source: String, table: Bool) throws -> PostgresConnection {
         let connection = try PostgresConnection(server.url() + "?application_name=swell%20otherhost%204242")
-        try connection.query("SELECT pg_advisory_lock(hashtext('swell:\(schema)'), hashtext('\(source)'))")
+        if table {
+            try connection.query("BEGIN")
+            try connection.query("SELECT 1 FROM \(schema).swell_holds WHERE source = '\(source)' FOR UPDATE")
+            let writer = try PostgresConnection(server.url())
+            defer { writer.close() }
+            try writer.query("""
+                INSERT INTO \(schema).swell_hold_holders VALUES ('\(source)', 'otherhost', '4242', '2026-11-24T00:00:00Z')
+                ON CONFLICT (source) DO UPDATE SET host = excluded.host, pid = excluded.pid, since = excluded.since
+                """)
+        } else {
+            try connection.query("SELECT pg_advisory_lock(hashtext('swell:\(schema)'), hashtext('\(source)'))")
+        }
         return connection
     }
 
-    @Test func aHeldSourceExits75NamingItsHolderWaitQueuesAndOtherSourcesRun() throws {
+    /// Advisory locks (PostgreSQL), and the lock-table fallback forced with `locks=table`.
+    @Test(arguments: [false, true])
+    func aHeldSourceExits75NamingItsHolderWaitQueuesAndOtherSourcesRun(table: Bool) throws {
         let server = try PostgresServer.shared.get()
         let schema = "holds_\(UUID().uuidString.prefix(8).lowercased())"
-        let store = server.url() + "?schema=" + schema
+        let store = server.url() + "?schema=" + schema + (table ? "&locks=table" : "")
         let workspace = try Workspace()
         try workspace.write("holds.yml", Self.pipeline)
         try workspace.write("data/first.json", #"{"data": [{"id": 1, "title": "one"}]}"#)
         try workspace.write("data/second.json", #"{"data": [{"id": 2, "title": "two"}]}"#)
         #expect(try workspace.run("import", "holds.yml", "--store", store).status == 0)
 
-        let holder = try holdAsAnotherRunner(server, schema: schema, source: "first")
+        let holder = try holdAsAnotherRunner(server, schema: schema, source: "first", table: table)
         let refused = try workspace.run("import", "holds.yml", "--store", store)
         #expect(refused.status == 75, "\(refused.stderr)")
         #expect(refused.stderr.contains("source first is being run by another runner (host otherhost, pid 4242"), "\(refused.stderr)")
