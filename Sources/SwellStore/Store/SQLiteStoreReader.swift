@@ -1,0 +1,238 @@
+import CSQLite
+import Foundation
+
+/// Reads from one connection inside its read transaction.
+struct SQLiteStoreReader: StoreReader {
+    let connection: SQLiteConnection
+    let model: ManagedObjectModel
+    let path: String
+
+    /// The object ID, then every attribute.
+    private func columns(_ entity: EntityDescription, _ layout: TableLayout) -> String {
+        "\(layout.id), \(entity.selectedValues)"
+    }
+
+    /// A sort index's SQL: an attribute's column, or beyond them a key path's expression.
+    private func sortKey(_ query: StoreQuery, _ index: Int) throws -> String {
+        let count = query.entity.attributes.count
+        guard index >= count else { return quoteIdentifier(query.entity.attributes[index].name) }
+        return try keyPaths.expression(KeyPathColumn(path: query.sortKeyPaths[index - count], separator: nil), from: query.entity)
+    }
+
+    private var keyPaths: KeyPathSQL<SQLiteDialect> { KeyPathSQL(entities: model.entitiesByName, dialect: SQLiteDialect()) }
+
+    private func whereClause(_ query: StoreQuery) -> (String, [StoreValue]) {
+        guard let predicate = query.predicate else { return ("", []) }
+        let (clause, arguments) = predicate.sql()
+        return (" WHERE (\(clause))", arguments)
+    }
+
+    func rows(_ query: StoreQuery) throws -> [StoreRow] {
+        var rows: [StoreRow] = []
+        try forEachRow(query) { rows.append($0) }
+        return rows
+    }
+
+    func owners(in join: JoinTable, linking member: Int64) throws -> [Int64] {
+        let owner = quoteIdentifier(join.owner)
+        let sql = "SELECT \(owner) FROM \(quoteIdentifier(join.table)) WHERE \(quoteIdentifier(join.relationship)) = ? ORDER BY \(owner)"
+        return try wrap {
+            try connection.query(sql, [.integer(member)]).compactMap { row -> Int64? in
+                if case .integer(let id)? = row.first { return id }
+                return nil
+            }
+        }
+    }
+
+    func metadata(forKey key: String) throws -> String? {
+        try wrap {
+            let exists = try connection.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'swell_state'")
+            guard exists.first?.first == .integer(1) else { return nil }
+            if case .text(let value)? = try connection.query("SELECT value FROM swell_state WHERE key = ?", [.text(key)]).first?.first {
+                return value
+            }
+            return nil
+        }
+    }
+
+    func forEachRow(_ query: StoreQuery, _ body: (StoreRow) throws -> Void) throws {
+        let count = query.entity.attributes.count
+        try forEachRowCursor(query) { cursor in
+            var values: [StoreValue] = []
+            values.reserveCapacity(count)
+            for index in 0..<count { values.append(cursor.value(index)) }
+            try body(StoreRow(primaryKey: cursor.primaryKey, values: values))
+        }
+    }
+
+    func forEachRowCursor(_ query: StoreQuery, _ body: (StoreRowCursor) throws -> Void) throws {
+        let entity = query.entity
+        let layout = TableLayout(entity)
+        var (sql, arguments) = whereClause(query)
+        let extras = try query.extraColumns.map { ", \(try keyPaths.expression($0, from: entity))" }.joined()
+        sql = "SELECT \(columns(entity, layout))\(extras) FROM \(layout.table)" + sql
+        var order = try query.sort.map { "\(try sortKey(query, $0.attribute)) \($0.ascending ? "ASC" : "DESC")" }
+        order.append("\(layout.tieBreak) ASC")
+        sql += " ORDER BY " + order.joined(separator: ", ")
+        if let limit = query.limit {
+            sql += " LIMIT ? OFFSET ?"
+            arguments += [.integer(Int64(limit)), .integer(Int64(query.offset))]
+        } else if query.offset > 0 {
+            sql += " LIMIT -1 OFFSET ?"
+            arguments.append(.integer(Int64(query.offset)))
+        }
+        return try wrap {
+            let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            try statement.bind(arguments)
+            while try statement.step() {
+                try body(StoreRowCursor(statement: statement.handle))
+            }
+        }
+    }
+
+    func count(_ query: StoreQuery) throws -> Int {
+        let (clause, arguments) = whereClause(query)
+        let sql = "SELECT count(*) FROM \(quoteIdentifier(query.entity.name))" + clause
+        return try wrap {
+            if case .integer(let count)? = try connection.query(sql, arguments).first?.first { return Int(count) }
+            return 0
+        }
+    }
+
+    /// A JSON array of keys, for `IN (SELECT value FROM json_each(?))`: one statement for any number of keys.
+    private func keyList(_ keys: [Int64]) -> StoreValue {
+        .text("[" + keys.map(String.init).joined(separator: ",") + "]")
+    }
+
+    func rows(primaryKeys: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
+        var result: [Int64: [StoreValue]] = [:]
+        guard !primaryKeys.isEmpty else { return result }
+        let single = primaryKeys.count == 1
+        let layout = TableLayout(entity)
+        let condition = single ? layout.idEquals(parameter: 1) : layout.idIn(jsonParameter: 1)
+        let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(condition)"
+        try wrap {
+            let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            try statement.bind(single ? .integer(primaryKeys[0]) : keyList(primaryKeys), at: 1)
+            let count = Int32(entity.attributes.count)
+            while try statement.step() {
+                result[statement.int64(0)] = (0..<count).map { statement.column($0 + 1) }
+            }
+        }
+        return result
+    }
+
+    func countMatching(primaryKeys: [Int64], query: StoreQuery) throws -> Int {
+        guard !primaryKeys.isEmpty else { return 0 }
+        var (clause, arguments) = whereClause(query)
+        let layout = TableLayout(query.entity)
+        let condition = layout.idIn(jsonParameter: arguments.count + 1)
+        clause = clause.isEmpty ? " WHERE " + condition : clause + " AND " + condition
+        arguments.append(keyList(primaryKeys))
+        let sql = "SELECT count(*) FROM \(layout.table)" + clause
+        return try wrap {
+            if case .integer(let count)? = try connection.query(sql, arguments).first?.first { return Int(count) }
+            return 0
+        }
+    }
+
+    func rows(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: StoreRow] {
+        var result: [[StoreValue]: StoreRow] = [:]
+        guard entity.uniquenessConstraint.count == 1, let column = entity.uniquenessConstraint.first,
+              let index = entity.attributes.firstIndex(where: { $0.name == column }) else {
+            for key in keys { if let row = try row(forKey: key, entity: entity) { result[key] = row } }
+            return result
+        }
+        let type = entity.attributes[index].type
+        // json_each ends a string at a NUL character: such keys are looked up one by one.
+        var json = "["
+        var batched = 0
+        for key in keys {
+            if case .text(let text)? = key.first, text.utf8.contains(0) {
+                if let row = try row(forKey: key, entity: entity) { result[key] = row }
+                continue
+            }
+            if batched > 0 { json += "," }
+            batched += 1
+            switch key.first ?? .null {
+            case .integer(let int): json += String(int)
+            case .real(let double): json += double.isFinite ? "\(double)" : "null"
+            case .text(let text): json += Self.jsonString(text)
+            case .null: json += "null"
+            }
+        }
+        json += "]"
+        guard batched > 0 else { return result }
+        let layout = TableLayout(entity)
+        let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(quoteIdentifier(column)) IN (SELECT value FROM json_each(?))"
+        try wrap {
+            let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            try statement.bind(.text(json), at: 1)
+            let count = Int32(entity.attributes.count)
+            while try statement.step() {
+                var values: [StoreValue] = []
+                values.reserveCapacity(Int(count))
+                for column in 0..<count { values.append(statement.column(column + 1)) }
+                var key = values[index]
+                if type == .double || type == .date, case .integer(let int) = key { key = .real(Double(int)) }
+                result[[key]] = StoreRow(primaryKey: statement.int64(0), values: values)
+            }
+        }
+        return result
+    }
+
+    func rows(displacedIDs ids: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
+        var result: [Int64: [StoreValue]] = [:]
+        let layout = TableLayout(entity)
+        guard !ids.isEmpty, layout.rowidKey != nil else { return result }
+        // Usually no ID is apart from its key: one probe of the index then answers for every ID.
+        guard try wrap({ try !connection.query("SELECT 1 FROM \(layout.table) WHERE \"_pk\" IS NOT NULL LIMIT 1").isEmpty }) else { return result }
+        let sql = "SELECT \"_pk\", \(entity.selectedValues) FROM \(layout.table) WHERE \"_pk\" IN (SELECT value FROM json_each(?))"
+        try wrap {
+            let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            try statement.bind(keyList(ids), at: 1)
+            let count = Int32(entity.attributes.count)
+            while try statement.step() {
+                result[statement.int64(0)] = (0..<count).map { statement.column($0 + 1) }
+            }
+        }
+        return result
+    }
+
+    /// A JSON string literal for `json_each`.
+    static func jsonString(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    func row(forKey key: [StoreValue], entity: EntityDescription) throws -> StoreRow? {
+        guard !entity.uniquenessConstraint.isEmpty else { return nil }
+        let condition = entity.uniquenessConstraint.map { "\(quoteIdentifier($0)) = ?" }.joined(separator: " AND ")
+        let layout = TableLayout(entity)
+        let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(condition)"
+        return try wrap {
+            guard let row = try connection.query(sql, key).first, case .integer(let pk)? = row.first else { return nil }
+            return StoreRow(primaryKey: pk, values: Array(row.dropFirst()))
+        }
+    }
+
+    private func wrap<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as SQLiteError {
+            throw StoreError(error, path: path)
+        }
+    }
+}
