@@ -24,7 +24,6 @@ extension PostgresStore: SourceHolding {
     }
 
     package func holdSource(_ source: String, wait: Bool, onWait: (SourceHolder) -> Void) throws -> any SourceHold {
-        if holdsInTable { return try holdSourceInTable(source, wait: wait, onWait: onWait) }
         let connection: PostgresConnection
         do {
             connection = try PostgresConnection(conninfo(adding: Self.holdParameters(source: source)))
@@ -32,13 +31,10 @@ extension PostgresStore: SourceHolding {
             throw StoreError(error)
         }
         do {
-            let key: [StoreValue] = [.text("swell:\(schemaName)"), .text(source)]
-            let taken = try connection.query("SELECT pg_try_advisory_lock(hashtext($1::text), hashtext($2::text))", key)
-            if taken.first?.first != .integer(1) {
-                let holder = try Self.holder(of: source, schema: schemaName, on: connection)
-                guard wait else { throw SourceHeldError(source: source, holder: holder) }
-                if let holder { onWait(holder) }
-                try connection.query("SELECT pg_advisory_lock(hashtext($1::text), hashtext($2::text))", key)
+            if holdsInTable {
+                try takeRowLock(source, on: connection, wait: wait, onWait: onWait)
+            } else {
+                try takeAdvisoryLock(source, on: connection, wait: wait, onWait: onWait)
             }
             return PostgresSourceHold(connection: connection)
         } catch let error as PostgresError {
@@ -50,35 +46,25 @@ extension PostgresStore: SourceHolding {
         }
     }
 
+    /// A session advisory lock keyed by the schema and the source.
+    private func takeAdvisoryLock(_ source: String, on connection: PostgresConnection, wait: Bool, onWait: (SourceHolder) -> Void) throws {
+        let key: [StoreValue] = [.text("swell:\(schemaName)"), .text(source)]
+        let taken = try connection.query("SELECT pg_try_advisory_lock(hashtext($1::text), hashtext($2::text))", key)
+        guard taken.first?.first != .integer(1) else { return }
+        let holder = try Self.holder(of: source, schema: schemaName, on: connection)
+        guard wait else { throw SourceHeldError(source: source, holder: holder) }
+        if let holder { onWait(holder) }
+        try connection.query("SELECT pg_advisory_lock(hashtext($1::text), hashtext($2::text))", key)
+    }
+
     /// The lock-table fallback: the hold is a row lock (`SELECT … FOR UPDATE NOWAIT` on the
     /// source's row of `swell_holds`) in a transaction the holder's session keeps open, so
     /// it ends with the session as an advisory lock does. Who holds it is written to
     /// `swell_hold_holders` (committed, from another session) once the lock is taken.
-    private func holdSourceInTable(_ source: String, wait: Bool, onWait: (SourceHolder) -> Void) throws -> any SourceHold {
-        let connection: PostgresConnection
-        do {
-            connection = try PostgresConnection(conninfo(adding: Self.holdParameters(source: source)))
-            try connection.query("SET search_path TO \(PostgresSQL.quote(schemaName))")
-            try connection.query("INSERT INTO swell_holds (source) VALUES ($1::text) ON CONFLICT (source) DO NOTHING", [.text(source)])
-            try connection.query("BEGIN")
-        } catch {
-            throw StoreError(error)
-        }
-        do {
-            try takeRowLock(source, on: connection, wait: wait, onWait: onWait)
-            return PostgresSourceHold(connection: connection)
-        } catch let error as PostgresError {
-            connection.close()
-            throw StoreError(error)
-        } catch {
-            connection.close()
-            throw error
-        }
-    }
-
-    /// Locks the source's row in the open transaction of `connection` (waiting when `wait`),
-    /// then records who holds it, committed from another session.
     private func takeRowLock(_ source: String, on connection: PostgresConnection, wait: Bool, onWait: (SourceHolder) -> Void) throws {
+        try connection.query("SET search_path TO \(PostgresSQL.quote(schemaName))")
+        try connection.query("INSERT INTO swell_holds (source) VALUES ($1::text) ON CONFLICT (source) DO NOTHING", [.text(source)])
+        try connection.query("BEGIN")
         var held = false
         do {
             try connection.query("SELECT source FROM swell_holds WHERE source = $1::text FOR UPDATE NOWAIT", [.text(source)])
@@ -112,6 +98,7 @@ extension PostgresStore: SourceHolding {
         defer { probe.close() }
         try probe.query("SET search_path TO \(PostgresSQL.quote(schemaName))")
         try probe.query("BEGIN")
+        // The probe only read; its connection closes right after.
         defer { _ = try? probe.query("ROLLBACK") }
         // SKIP LOCKED returns the row only when nobody holds it.
         let free = try probe.query("SELECT 1 FROM swell_holds WHERE source = $1::text FOR UPDATE SKIP LOCKED", [.text(source)])
