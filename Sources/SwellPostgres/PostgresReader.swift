@@ -10,6 +10,17 @@ import SwellStore
 struct PostgresReader: StoreReader, PredicateResolver {
     let connection: PostgresConnection
     let model: ManagedObjectModel
+    /// A look-up of an in-memory predicate's key path that failed (the resolver cannot
+    /// throw): the read throws it once the row is evaluated, never answers without it.
+    private let lookUpFailure = LookUpFailure()
+
+    private final class LookUpFailure {
+        var error: (any Error)?
+
+        func check() throws {
+            if let error { throw error }
+        }
+    }
 
     private func table(_ entity: EntityDescription) -> String { PostgresSQL.quote(entity.name) }
 
@@ -65,6 +76,7 @@ struct PostgresReader: StoreReader, PredicateResolver {
         let cursor = PostgresSQL.quote("swell_rows_\(UUID().uuidString.prefix(8))")
         try connection.query("DECLARE \(cursor) NO SCROLL CURSOR FOR \(sql)", filter?.arguments ?? [])
         var finished = false
+        // Ending the read transaction closes the cursor anyway: a failed CLOSE loses nothing.
         defer { _ = try? connection.query("CLOSE \(cursor)") }
         while !finished {
             let batch = try connection.query("FETCH \(Self.fetchSize) FROM \(cursor)")
@@ -72,7 +84,9 @@ struct PostgresReader: StoreReader, PredicateResolver {
             for values in batch {
                 guard let row = row(values) else { continue }
                 if let predicate {
-                    guard predicate.evaluate(row.values, primaryKey: row.primaryKey, resolver: self) else { continue }
+                    let passes = predicate.evaluate(row.values, primaryKey: row.primaryKey, resolver: self)
+                    try lookUpFailure.check()
+                    guard passes else { continue }
                     if skip > 0 { skip -= 1; continue }
                     left -= 1
                 }
@@ -190,7 +204,9 @@ struct PostgresReader: StoreReader, PredicateResolver {
     func countMatching(primaryKeys: [Int64], query: StoreQuery) throws -> Int {
         let rows = try rows(primaryKeys: Array(Set(primaryKeys)), entity: query.entity)
         guard let predicate = query.predicate else { return rows.count }
-        return rows.filter { predicate.evaluate($0.value, primaryKey: $0.key, resolver: self) }.count
+        let count = rows.filter { predicate.evaluate($0.value, primaryKey: $0.key, resolver: self) }.count
+        try lookUpFailure.check()
+        return count
     }
 
     func rows(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: StoreRow] {
@@ -235,15 +251,25 @@ struct PostgresReader: StoreReader, PredicateResolver {
     // MARK: PredicateResolver (key paths of predicates filtered in memory)
 
     func row(_ entity: EntityDescription, _ primaryKey: Int64) -> [StoreValue]? {
-        (try? rows(primaryKeys: [primaryKey], entity: entity))?[primaryKey]
+        recording { try rows(primaryKeys: [primaryKey], entity: entity)[primaryKey] } ?? nil
     }
 
     func owners(in join: JoinTable, column index: Int, listing member: Int64) -> [Int64] {
-        (try? owners(in: join, linking: member)) ?? []
+        recording { try owners(in: join, linking: member) } ?? []
     }
 
     func objects(of destination: EntityDescription, pointingAt primaryKey: Int64, through column: String) -> [(primaryKey: Int64, values: [StoreValue])] {
-        let found = (try? rows(destination, where: PostgresSQL.quote(column), in: [.integer(primaryKey)])) ?? []
+        let found = recording { try rows(destination, where: PostgresSQL.quote(column), in: [.integer(primaryKey)]) } ?? []
         return found.sorted { $0.primaryKey < $1.primaryKey }.map { ($0.primaryKey, $0.values) }
+    }
+
+    /// `body`'s result, or nil with its error kept for `lookUpFailure.check()`.
+    private func recording<T>(_ body: () throws -> T) -> T? {
+        do {
+            return try body()
+        } catch {
+            if lookUpFailure.error == nil { lookUpFailure.error = error }
+            return nil
+        }
     }
 }

@@ -35,6 +35,7 @@ struct PostgresSchema {
             guard case .text(let id)? = identifier.first?.first else { return "unknown" }
             return id
         } catch {
+            // The migration's own error is thrown; a failed ROLLBACK means the connection is gone.
             _ = try? connection.query("ROLLBACK")
             throw error
         }

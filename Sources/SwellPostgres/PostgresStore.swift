@@ -151,6 +151,7 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
             healthy = false
             throw StoreError(error)
         }
+        // Ending a read-only snapshot: its answer is already read; a failure only retires the connection.
         defer { if (try? connection.query("COMMIT")) == nil { healthy = false } }
         do {
             return try body(PostgresReader(connection: connection, model: model))
@@ -217,6 +218,8 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
             try writer.query("COMMIT")
             return committer.result
         } catch let error as StoreError {
+            // Each path reports the commit's own error; a failed ROLLBACK means a dead
+            // connection, which PostgreSQL rolls back itself and the next use reports.
             _ = try? writer.query("ROLLBACK")
             throw error
         } catch let error as PostgresError {

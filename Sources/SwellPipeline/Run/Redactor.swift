@@ -32,6 +32,7 @@ public struct Redactor: Sendable {
         return result
     }
 
+    /// Constant patterns: `try!` fails only if one is mistyped, a programmer error every test run would show.
     private static let passwordPatterns: [(NSRegularExpression, String)] = [
         // The userinfo's password: up to the last `@` before the host (a password may hold `@` unescaped).
         (try! NSRegularExpression(pattern: #"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^\s/]*@(?=[^@\s/]*(?:[/?\s]|$))"#), "$1:***@"),

@@ -157,7 +157,8 @@ extension ManagedObjectContext {
                 sort.append((index, descriptor.ascending))
                 continue
             }
-            // A to-one key path (`spot.name`): sorted by the destination's value.
+            // A to-one key path (`spot.name`): sorted by the destination's value. A path the
+            // key-path builder refuses is reported as the sort key it is (its error says less).
             let path = descriptor.key.split(separator: ".").map(String.init)
             guard path.count > 1, Self.isToOnePath(path, from: entity, entities: coordinator.entitiesByName),
                   (try? KeyPathSQL(entities: coordinator.entitiesByName, dialect: SQLiteDialect()).expression(KeyPathColumn(path: path, separator: nil), from: entity)) != nil else {

@@ -227,7 +227,8 @@ struct InMemoryStoreReader: StoreReader, PredicateResolver {
         return result
     }
 
-    func owners(in join: JoinTable, linking member: Int64) throws -> [Int64] {
+    /// Reads memory only: it cannot fail.
+    func owners(in join: JoinTable, linking member: Int64) -> [Int64] {
         guard let owner = model.entitiesByName[join.owner],
               let index = owner.attributes.firstIndex(where: { $0.join == join }) else { return [] }
         return table(owner).rows.compactMap { primaryKey, values in
@@ -242,7 +243,7 @@ struct InMemoryStoreReader: StoreReader, PredicateResolver {
     }
 
     package func owners(in join: JoinTable, column index: Int, listing member: Int64) -> [Int64] {
-        (try? owners(in: join, linking: member)) ?? []
+        owners(in: join, linking: member)
     }
 
     package func objects(of destination: EntityDescription, pointingAt primaryKey: Int64, through column: String) -> [(primaryKey: Int64, values: [StoreValue])] {
