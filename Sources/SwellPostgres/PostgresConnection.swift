@@ -89,12 +89,7 @@ public final class PostgresConnection {
         }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
-        guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else {
-            if PQstatus(handle) != CONNECTION_OK { throw .connectionLost(endpoint, reason: Self.message(handle)) }
-            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? "?????"
-            let message = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) } ?? Self.message(handle)
-            throw .statementFailed(sqlState: state, message: message, sql: sql)
-        }
+        guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else { throw failure(result, handle: handle, sql: sql) }
         let rows = Int(PQntuples(result)), columns = Int(PQnfields(result))
         var output: [[StoreValue]] = []
         output.reserveCapacity(rows)
@@ -126,20 +121,64 @@ public final class PostgresConnection {
             offset += length
         }
         PQputCopyEnd(handle, sendFailed ? "the client could not send the rows" : nil)
-        var failure: PostgresError?
+        var copyFailure: PostgresError?
         while let result = PQgetResult(handle) {
-            if PQresultStatus(result) != PGRES_COMMAND_OK && failure == nil {
-                if PQstatus(handle) != CONNECTION_OK {
-                    failure = .connectionLost(endpoint, reason: Self.message(handle))
-                } else {
-                    let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? "?????"
-                    let message = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) } ?? Self.message(handle)
-                    failure = .statementFailed(sqlState: state, message: message, sql: sql)
-                }
-            }
+            if PQresultStatus(result) != PGRES_COMMAND_OK && copyFailure == nil { copyFailure = failure(result, handle: handle, sql: sql) }
             PQclear(result)
         }
-        if let failure { throw failure }
+        if let copyFailure { throw copyFailure }
+    }
+
+    /// The type OIDs of the columns `sql` (a SELECT without parameters) returns; no row is read.
+    public func columnTypes(of sql: String) throws(PostgresError) -> [UInt32] {
+        guard let handle else { throw .connectionLost(endpoint, reason: "the connection was closed") }
+        let result = PQexec(handle, "SELECT * FROM (\(sql)) AS swell_columns LIMIT 0")
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_TUPLES_OK else { throw failure(result, handle: handle, sql: sql) }
+        return (0..<PQnfields(result)).map { PQftype(result, $0) }
+    }
+
+    /// Runs `COPY … TO STDOUT` (`sql`) and hands `body` the data as the server sends it, one
+    /// message at a time (valid only inside `body`). If `body` throws, the COPY is cancelled and
+    /// the connection drained, so it stays usable, and the error is rethrown.
+    public func copyOut(_ sql: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        guard let handle else { throw PostgresError.connectionLost(endpoint, reason: "the connection was closed") }
+        let started = PQexec(handle, sql)
+        defer { PQclear(started) }
+        guard PQresultStatus(started) == PGRES_COPY_OUT else { throw failure(started, handle: handle, sql: sql) }
+        var bodyError: (any Error)?
+        while true {
+            var buffer: UnsafeMutablePointer<CChar>?
+            let length = PQgetCopyData(handle, &buffer, 0)
+            guard length > 0, let buffer else { break }
+            defer { PQfreemem(buffer) }
+            guard bodyError == nil else { continue }
+            do {
+                try body(UnsafeRawBufferPointer(start: buffer, count: Int(length)))
+            } catch {
+                bodyError = error
+                if let cancel = PQgetCancel(handle) {
+                    var message = [CChar](repeating: 0, count: 256)
+                    _ = PQcancel(cancel, &message, Int32(message.count))
+                    PQfreeCancel(cancel)
+                }
+            }
+        }
+        var copyFailure: PostgresError?
+        while let result = PQgetResult(handle) {
+            if PQresultStatus(result) != PGRES_COMMAND_OK && copyFailure == nil { copyFailure = failure(result, handle: handle, sql: sql) }
+            PQclear(result)
+        }
+        if let bodyError { throw bodyError }
+        if let copyFailure { throw copyFailure }
+    }
+
+    /// The error a failed result stands for: the connection lost, or the statement refused.
+    private func failure(_ result: OpaquePointer?, handle: OpaquePointer, sql: String) -> PostgresError {
+        if PQstatus(handle) != CONNECTION_OK { return .connectionLost(endpoint, reason: Self.message(handle)) }
+        let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? "?????"
+        let message = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) } ?? Self.message(handle)
+        return .statementFailed(sqlState: state, message: message, sql: sql)
     }
 
     /// Appends `value` to `buffer` as a field of COPY's text format (`\N` for nil).

@@ -24,12 +24,13 @@ struct PostgresReader: StoreReader, PredicateResolver {
 
     private func table(_ entity: EntityDescription) -> String { PostgresSQL.quote(entity.name) }
 
-    /// `FROM … WHERE …` for the query's predicate, or nil when it must be filtered in memory.
-    private func whereClause(_ query: StoreQuery) -> (clause: String, arguments: [StoreValue])? {
+    /// `WHERE …` for the query's predicate, or nil when it must be filtered in memory;
+    /// with `inlined`, its values are literals in the SQL (no arguments).
+    private func whereClause(_ query: StoreQuery, inlined: Bool = false) -> (clause: String, arguments: [StoreValue])? {
         guard let predicate = query.predicate else { return ("", []) }
         if predicate.usesStringFunctions { return nil }
-        let (clause, arguments) = predicate.sql(PostgresDialect())
-        return (" WHERE (\(clause))", arguments)
+        let (clause, arguments) = predicate.sql(PostgresDialect(inlinesValues: inlined))
+        return (" WHERE (\(clause))", inlined ? [] : arguments)
     }
 
     private func row(_ values: [StoreValue]) -> StoreRow? {
@@ -39,11 +40,12 @@ struct PostgresReader: StoreReader, PredicateResolver {
 
     private var keyPaths: KeyPathSQL<PostgresDialect> { KeyPathSQL(entities: model.entitiesByName, dialect: PostgresDialect()) }
 
-    /// Calls `body` with each matching row in order (values: the attributes, then the query's
-    /// key-path columns), fetched through a cursor `fetchSize` rows at a time: constant memory.
-    private func forEachMatching(_ query: StoreQuery, _ body: (StoreRow) throws -> Void) throws {
+    /// The SELECT of the query's rows in order (values: `_pk`, the attributes, then the query's
+    /// key-path columns); its predicate in SQL unless it must be filtered in memory (`filtered`
+    /// false: offset and limit are then the caller's to apply to the rows that pass).
+    private func select(_ query: StoreQuery, inlined: Bool = false) throws -> (sql: String, arguments: [StoreValue], filtered: Bool) {
         let entity = query.entity
-        let filter = whereClause(query)
+        let filter = whereClause(query, inlined: inlined)
         let extras = try query.extraColumns.map { ", \(try keyPaths.expression($0, from: entity))" }.joined()
         var sql = "SELECT \(PostgresSQL.selectList(entity))\(extras) FROM \(table(entity))" + (filter?.clause ?? "")
         let count = entity.attributes.count
@@ -67,14 +69,21 @@ struct PostgresReader: StoreReader, PredicateResolver {
             if let limit = query.limit { sql += " LIMIT \(limit)" }
             if query.offset > 0 { sql += " OFFSET \(query.offset)" }
         }
+        return (sql, filter?.arguments ?? [], filter != nil)
+    }
+
+    /// Calls `body` with each matching row in order (values: the attributes, then the query's
+    /// key-path columns), fetched through a cursor `fetchSize` rows at a time: constant memory.
+    private func forEachMatching(_ query: StoreQuery, _ body: (StoreRow) throws -> Void) throws {
+        let (sql, arguments, filtered) = try select(query)
         // Filtered in memory: offset and limit count the rows that pass.
-        let predicate = filter == nil ? query.predicate : nil
+        let predicate = filtered ? nil : query.predicate
         var skip = predicate == nil ? 0 : query.offset
         var left = predicate == nil ? Int.max : (query.limit ?? Int.max)
         guard left > 0 else { return }
         // A name of its own: a body may read through another cursor on this connection meanwhile.
         let cursor = PostgresSQL.quote("swell_rows_\(UUID().uuidString.prefix(8))")
-        try connection.query("DECLARE \(cursor) NO SCROLL CURSOR FOR \(sql)", filter?.arguments ?? [])
+        try connection.query("DECLARE \(cursor) NO SCROLL CURSOR FOR \(sql)", arguments)
         var finished = false
         // Ending the read transaction closes the cursor anyway: a failed CLOSE loses nothing.
         defer { _ = try? connection.query("CLOSE \(cursor)") }
@@ -94,6 +103,26 @@ struct PostgresReader: StoreReader, PredicateResolver {
                 if left == 0 { return }
             }
         }
+    }
+
+    /// Streams the query's rows with `COPY (SELECT …) TO STDOUT (FORMAT binary)`, each row's
+    /// values read in place from the stream (no `StoreValue`s, no `String`s): the exports' path.
+    /// Returns false, having read nothing, when the query cannot go that way (a predicate filtered
+    /// in memory, or a column of a type the binary decoder does not read).
+    private func copyRows(_ query: StoreQuery, _ body: (StoreRowCursor) throws -> Void) throws -> Bool {
+        let (sql, _, filtered) = try select(query, inlined: true)
+        guard filtered else { return false }
+        let kinds = try connection.columnTypes(of: sql).map(PostgresBinaryCopyDecoder.kind(ofType:))
+        guard kinds.first == .int8, !kinds.contains(nil) else { return false }
+        var decoder = PostgresBinaryCopyDecoder(kinds: kinds.compactMap { $0 })
+        try connection.copyOut("COPY (\(sql)) TO STDOUT (FORMAT binary)") { chunk in
+            try decoder.feed(chunk) { fields in
+                guard case .integer(let primaryKey) = fields[0] else { return }
+                try body(StoreRowCursor(primaryKey: primaryKey, fields: UnsafeBufferPointer(rebasing: fields[1...])))
+            }
+        }
+        try decoder.finish()
+        return true
     }
 
     /// Rows a cursor fetch brings at once.
@@ -116,6 +145,7 @@ struct PostgresReader: StoreReader, PredicateResolver {
     }
 
     func forEachRowCursor(_ query: StoreQuery, _ body: (StoreRowCursor) throws -> Void) throws {
+        if try copyRows(query, body) { return }
         try forEachMatching(query) { try body(StoreRowCursor(primaryKey: $0.primaryKey, values: $0.values)) }
     }
 

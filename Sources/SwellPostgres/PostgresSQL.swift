@@ -47,6 +47,23 @@ enum PostgresSQL {
         }
     }
 
+    /// A value as a literal that reads the same as the value sent as a text parameter: an
+    /// escape string (`E'…'`, backslashes and quotes escaped), whatever `standard_conforming_strings` is.
+    static func literal(_ value: StoreValue) -> String {
+        switch value {
+        case .null: return "NULL"
+        case .integer(let int): return "'\(int)'"
+        case .real(let double): return "'\(double)'"
+        case .text(let text):
+            var literal = "E'"
+            for character in text.unicodeScalars {
+                if character == "\\" || character == "'" { literal.unicodeScalars.append(character) }
+                literal.unicodeScalars.append(character)
+            }
+            return literal + "'"
+        }
+    }
+
     /// The SELECT list of an entity's rows: `_pk`, then every attribute as the store keeps it
     /// (a join-table to-many as its members' IDs joined by commas, as `JoinTable.encode` writes them).
     static func selectList(_ entity: EntityDescription, table alias: String? = nil) -> String {
@@ -77,14 +94,19 @@ extension AttributeDescription {
 /// and `LIKE` are not compiled (`BoundPredicate.usesStringFunctions`): the store
 /// filters those in memory, with the very functions SQLite's SQL calls.
 struct PostgresDialect: PredicateSQLDialect {
+    /// Values written into the SQL as literals instead of `$n` placeholders (COPY takes no
+    /// parameters); typed the same way, so the statement means the same.
+    var inlinesValues = false
+
     func quote(_ identifier: String) -> String { PostgresSQL.quote(identifier) }
     /// Typed by the value, so a comparison is numeric or textual as in memory (`id >= 2.5`).
     func placeholder(_ position: Int, for value: StoreValue) -> String {
+        let slot = inlinesValues ? PostgresSQL.literal(value) : "$\(position)"
         switch value {
-        case .integer: "$\(position)::bigint"
-        case .real: "$\(position)::float8"
-        case .text: "$\(position)::text"
-        case .null: "$\(position)"
+        case .integer: return "\(slot)::bigint"
+        case .real: return "\(slot)::float8"
+        case .text: return "\(slot)::text"
+        case .null: return inlinesValues ? "NULL" : slot
         }
     }
     func constant(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }

@@ -11,11 +11,21 @@ package struct StoreRowCursor {
         case null, integer, real, text
     }
 
+    /// A value read in place from a buffer another store owns (valid only inside the callback).
+    package enum Field {
+        case null
+        case integer(Int64)
+        case real(Double)
+        case text(UnsafeBufferPointer<UInt8>)
+    }
+
     private enum Source {
         /// A SQLite statement on a row: attribute `i` is column `i + 1` (column 0 is `_pk`).
         case statement(OpaquePointer)
         /// A row composed in memory (unsaved changes over the store).
         case values([StoreValue])
+        /// A row decoded in place from another store's bytes (PostgreSQL's COPY stream).
+        case fields(UnsafeBufferPointer<Field>)
     }
 
     private let source: Source
@@ -29,6 +39,12 @@ package struct StoreRowCursor {
 
     package init(primaryKey: Int64, values: [StoreValue]) {
         self.source = .values(values)
+        self.primaryKey = primaryKey
+    }
+
+    /// A row whose attribute `i` is `fields[i]`, valid while `fields` is.
+    package init(primaryKey: Int64, fields: UnsafeBufferPointer<Field>) {
+        self.source = .fields(fields)
         self.primaryKey = primaryKey
     }
 
@@ -49,6 +65,13 @@ package struct StoreRowCursor {
             case .real: return .real
             case .text: return .text
             }
+        case .fields(let fields):
+            switch fields[attribute] {
+            case .null: return .null
+            case .integer: return .integer
+            case .real: return .real
+            case .text: return .text
+            }
         }
     }
 
@@ -59,6 +82,9 @@ package struct StoreRowCursor {
         case .values(let values):
             if case .integer(let int) = values[attribute] { return int }
             return 0
+        case .fields(let fields):
+            if case .integer(let int) = fields[attribute] { return int }
+            return 0
         }
     }
 
@@ -68,6 +94,9 @@ package struct StoreRowCursor {
         case .statement(let statement): return sqlite3_column_double(statement, Int32(attribute + 1))
         case .values(let values):
             if case .real(let double) = values[attribute] { return double }
+            return 0
+        case .fields(let fields):
+            if case .real(let double) = fields[attribute] { return double }
             return 0
         }
     }
@@ -83,13 +112,16 @@ package struct StoreRowCursor {
         case .values(let values):
             guard case .text(var string) = values[attribute] else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
             return try string.withUTF8(body)
+        case .fields(let fields):
+            guard case .text(let bytes) = fields[attribute] else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+            return try body(bytes)
         }
     }
 
     /// The attribute's value (allocates for text: for rare paths).
     package func value(_ attribute: Int) -> StoreValue {
         switch source {
-        case .statement:
+        case .statement, .fields:
             switch kind(attribute) {
             case .null: return .null
             case .integer: return .integer(integer(attribute))
