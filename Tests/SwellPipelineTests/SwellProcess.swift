@@ -83,6 +83,10 @@ final class Workspace: @unchecked Sendable {
         try SwellProcess.run(arguments, in: url, environment: environment)
     }
 
+    func run(_ arguments: [String], environment: [String: String] = [:]) throws -> SwellProcess.Outcome {
+        try SwellProcess.run(arguments, in: url, environment: environment)
+    }
+
     /// The parsed run report.
     func report(_ relative: String = "out/report.json") throws -> [String: Any] {
         let data = try Data(contentsOf: url.appendingPathComponent(relative))

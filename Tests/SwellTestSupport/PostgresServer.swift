@@ -26,13 +26,14 @@ public final class PostgresServer: @unchecked Sendable {
     }()
     nonisolated(unsafe) private static var running: PostgresServer?
 
-    /// A libpq URL for `database` (trust authentication: no password).
+    /// A libpq URL for `database`, without a password.
     public func url(database: String = "postgres") -> String {
         "postgresql://\(user)@127.0.0.1:\(port)/\(database)"
     }
 
-    /// A server of its own (stopped and removed when the value goes, or at `stop()`).
-    public init() throws {
+    /// A server of its own (stopped and removed when the value goes, or at `stop()`). With a
+    /// `password`, TCP logins need it (SCRAM); without one, every login is trusted.
+    public init(password: String? = nil) throws {
         guard let bin = Self.binaries() else { throw ServerError("PostgreSQL's initdb and pg_ctl are not installed (run scripts/setup.sh)") }
         binaries = bin
         Self.removeLeftovers(binaries: bin)
@@ -42,7 +43,14 @@ public final class PostgresServer: @unchecked Sendable {
         try String(getpid()).write(to: directory.appendingPathComponent("owner.pid"), atomically: true, encoding: .utf8)
         port = try Self.freePort()
         let data = directory.appendingPathComponent("data").path
-        try run("initdb", ["-D", data, "--no-sync", "-U", user, "--auth=trust", "-E", "UTF8", "--locale=C"])
+        var authentication = ["--auth=trust"]
+        if let password {
+            let file = directory.appendingPathComponent("password").path
+            try password.write(toFile: file, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file)
+            authentication = ["--auth-local=trust", "--auth-host=scram-sha-256", "--pwfile=\(file)"]
+        }
+        try run("initdb", ["-D", data, "--no-sync", "-U", user, "-E", "UTF8", "--locale=C"] + authentication)
         try start()
     }
 
