@@ -13,8 +13,10 @@
 #   swell-pg-sync      swell import: the pages over HTTP into an empty PostgreSQL store
 #   swell-pg-resync    swell import: the update pages into that store (prep: a fresh sync)
 #   swell-pg-export    swell export: the whole table to .csv.gz, level 6
+#   swell-sqlite-sync  the same sync into a SQLite store (the pipeline's own work — fetch,
+#   swell-sqlite-resync  parse, map, contexts — is the same; only the store differs)
 # and the ratios the issue sets: sync / copy ≤ 1.5, re-sync / staged upsert ≤ 1.0,
-# export / copy-to-pigz ≤ 1.0.
+# export / copy-to-pigz ≤ 1.0; the CPU columns give the floor arithmetic (BENCHMARKS.md).
 #
 # Needs postgresql (initdb, pg_ctl, psql), pigz, curl, python3; as root the server
 # runs as the postgres user. Environment: SWELL (default .build/release/swell),
@@ -24,7 +26,7 @@ set -euo pipefail
 export LC_ALL=C.UTF-8
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 die() { echo "postgres.sh: $*" >&2; exit 1; }
-[[ $# -eq 1 && $1 =~ ^[1-9][0-9]*$ ]] || { sed -n '2,22p' "$0" >&2; exit 2; }
+[[ $# -eq 1 && $1 =~ ^[1-9][0-9]*$ ]] || { sed -n '2,27p' "$0" >&2; exit 2; }
 N=$1
 KIT=$(cd ../shared/bench && pwd) || die "no benchmark kit at ../shared/bench"
 WORK=${BENCH_WORK:-/tmp/swell-bench}
@@ -34,6 +36,7 @@ PGPORT=${BENCH_PG_PORT:-15433}
 REPS=${BENCH_REPS:-3}
 SWELL=$(realpath "${SWELL:-.build/release/swell}")
 [[ -x $SWELL ]] || die "no swell binary at $SWELL (swift build -c release --product swell)"
+for tool in psql pigz curl python3; do command -v "$tool" >/dev/null || die "$tool is required (apt-get install postgresql pigz curl)"; done
 BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 [[ -x $BIN/initdb ]] || die "PostgreSQL is not installed (bash scripts/setup.sh)"
 DATA=$WORK/data-$N
@@ -110,6 +113,11 @@ measure swell-pg-resync "$NU" "$(size "$DATA"/update/pages/*)" update-pages "$DR
   "BENCH_URL=$URL/update/pages/page-0001.json $SWELL import $RUN/bench.yml --store '$STORE' --progress never --log-level error"
 measure swell-pg-export "$N" 0 "CSV produced" "rm -f $RUN/swell.csv.gz" \
   "BENCH_URL=unused $SWELL export $RUN/bench.yml --store '$STORE' --progress never --log-level error"
+LITE="$RUN/bench.sqlite"
+LSYNC="BENCH_URL=$URL/pages/page-0001.json $SWELL import $RUN/bench.yml --store $LITE --progress never --log-level error"
+measure swell-sqlite-sync "$N" "$(size "$DATA"/pages/*)" pages "rm -f $LITE $LITE-wal $LITE-shm $LITE.lock" "$LSYNC"
+measure swell-sqlite-resync "$NU" "$(size "$DATA"/update/pages/*)" update-pages "rm -f $LITE $LITE-wal $LITE-shm $LITE.lock && $LSYNC" \
+  "BENCH_URL=$URL/update/pages/page-0001.json $SWELL import $RUN/bench.yml --store $LITE --progress never --log-level error"
 ROWS=$($PSQL -At -c 'SELECT count(*) FROM swell.journal')
 [[ $ROWS == "$NU" ]] || die "CHECK FAILED: $ROWS rows after the re-sync, expected $NU"
 python3 "$KIT/report.py" "$OUT" 2>/dev/null || cat "$OUT"
@@ -119,7 +127,8 @@ rows = {}
 for line in open(sys.argv[1]):
     r = json.loads(line); rows[r["name"]] = r
 def wall(n): return rows[n]["wall_s_median"]
-for a, b, goal in [("swell-pg-sync", "pg-copy", 1.5), ("swell-pg-resync", "pg-staged-upsert", 1.0), ("swell-pg-export", "pg-copy-to-pigz", 1.0)]:
+for a, b, goal in [("swell-pg-sync", "pg-copy", 1.5), ("swell-pg-resync", "pg-staged-upsert", 1.0), ("swell-pg-export", "pg-copy-to-pigz", 1.0),
+                   ("swell-sqlite-sync", "pg-copy", 1.5), ("swell-sqlite-resync", "pg-staged-upsert", 1.0)]:
     try:
         ratio = wall(a) / wall(b)
         print(f"{a} / {b}: {ratio:.2f} (goal ≤ {goal}) {'met' if ratio <= goal else 'MISSED'}")

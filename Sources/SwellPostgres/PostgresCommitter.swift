@@ -102,7 +102,8 @@ struct PostgresCommitter {
     /// From how many new objects of one entity in a row a commit copies them (`insertBatch`).
     static let copyThreshold = 32
 
-    /// New objects of one entity: COPY into a temporary staging table, then one
+    /// New objects of one entity: first straight into the table (`insertDirectly`); when a key
+    /// meets a stored row, COPY into a temporary staging table, then one
     /// `INSERT … SELECT … ON CONFLICT (key) DO NOTHING RETURNING "_pk"`; the rows it did not
     /// insert met a stored key, and are resolved one by one by the policy, as `insert` does.
     mutating func insertBatch(_ operations: ArraySlice<StoreChangeSet.Operation>) throws {
@@ -111,6 +112,7 @@ struct PostgresCommitter {
             return
         }
         let stored = storedIndices(entity)
+        if try insertDirectly(operations, entity, stored: stored) { return }
         let stage = try prepareStage(entity, stored: stored)
         var data: [UInt8] = []
         data.reserveCapacity(operations.count * 128)
@@ -146,6 +148,32 @@ struct PostgresCommitter {
                 try insert(operation, entity)
             }
         }
+    }
+
+    /// New objects of one entity straight into its table: one binary COPY under a savepoint.
+    /// Returns false, having changed nothing, when a key meets a stored row (unique violation:
+    /// the savepoint is rolled back) or a value cannot go in binary; `insertBatch` then stages them.
+    private mutating func insertDirectly(_ operations: ArraySlice<StoreChangeSet.Operation>, _ entity: EntityDescription,
+                                         stored: [Int]) throws -> Bool {
+        var encoder = PostgresBinaryCopyEncoder(types: stored.map { entity.attributes[$0].storedType }, capacity: operations.count * 96)
+        for operation in operations {
+            guard encoder.append(primaryKey: operation.primaryKey, values: operation.row.values, at: stored) else { return false }
+        }
+        let columns = (["\"_pk\""] + stored.map { q(entity.attributes[$0].name) }).joined(separator: ", ")
+        try connection.query("SAVEPOINT swell_copy")
+        do {
+            try connection.copyIn("COPY \(q(entity.name)) (\(columns)) FROM STDIN (FORMAT binary)", encoder.finish())
+        } catch {
+            guard error.sqlState == "23505" else { throw error }    // unique_violation
+            try connection.query("ROLLBACK TO SAVEPOINT swell_copy")
+            return false
+        }
+        try connection.query("RELEASE SAVEPOINT swell_copy")
+        for operation in operations {
+            result.inserted.insert(objectID(entity.name, operation.primaryKey))
+            try writeLinks(operation.row, entity, owner: operation.primaryKey, replace: false)
+        }
+        return true
     }
 
     /// Whether an update can go in a batch (`updateBatch`): it changes neither the key nor a

@@ -22,6 +22,12 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The connection was lost (or closed) before or during a statement.
     case connectionLost(PostgresEndpoint, reason: String)
 
+    /// The SQLSTATE of a refused statement, nil for a connection failure.
+    public var sqlState: String? {
+        if case .statementFailed(let state, _, _) = self { return state }
+        return nil
+    }
+
     public var description: String {
         switch self {
         case .connectionFailed(let endpoint, let reason): "cannot connect to PostgreSQL at \(endpoint): \(reason)"
@@ -103,11 +109,8 @@ public final class PostgresConnection {
     public func copyIn(_ sql: String, _ data: [UInt8]) throws(PostgresError) {
         guard let handle else { throw .connectionLost(endpoint, reason: "the connection was closed") }
         let started = PQexec(handle, sql)
-        let startStatus = PQresultStatus(started)
-        PQclear(started)
-        guard startStatus == PGRES_COPY_IN else {
-            throw .statementFailed(sqlState: "?????", message: Self.message(handle), sql: sql)
-        }
+        defer { PQclear(started) }
+        guard PQresultStatus(started) == PGRES_COPY_IN else { throw failure(started, handle: handle, sql: sql) }
         var offset = 0
         var sendFailed = false
         while offset < data.count && !sendFailed {

@@ -232,6 +232,43 @@ import Testing
         }
     }
 
+    /// New objects whose keys meet nothing go straight into the table in COPY's binary form:
+    /// each value is the one the text path's casts make (`to_timestamp` for dates, rounded as
+    /// PostgreSQL rounds), compared on the server.
+    @Test func newObjectsGoStraightIntoTheTableWithTheValuesTheCastsWouldMake() async throws {
+        let (url, schema, server) = try storeURL()
+        let stack = try container(url)
+        let dates = [1_700_000_000.123456789, -1_500_000_000.0000005, 0.0000005, 0.0000015, 100_000_000_000.25,
+                     -62_135_596_800, 253_402_300_799.999999, 1_234.5678915]
+        let scores = [0.1, -0.0, 1e-300, 1.7976931348623157e308, -42, 1.0 / 3.0]
+        let count = 400
+        try await save(stack) { context in
+            for n in 0..<count {
+                let entry = context.insertNewObject(forEntityName: "Entry")
+                entry["id"] = n
+                entry["title"] = n % 11 == 0 ? nil : "t\\'\"\t\(n)"
+                entry["score"] = n % 7 == 0 ? nil : scores[n % scores.count]
+                entry["good"] = n % 5 == 0 ? nil : n % 2 == 0
+                entry["when"] = Date(timeIntervalSince1970: dates[n % dates.count] + Double(n % 3) / 7)
+                entry["extra"] = n % 3 == 0 ? #"{"n": [\#(n), "x"]}"# : nil
+            }
+        }
+        let expected = (0..<count).map { n -> String in
+            let title = n % 11 == 0 ? "NULL" : "E't\\\\''\"\\t\(n)'"
+            let score = n % 7 == 0 ? "NULL" : "'\(scores[n % scores.count])'::float8"
+            let good = n % 5 == 0 ? "NULL" : (n % 2 == 0 ? "TRUE" : "FALSE")
+            let extra = n % 3 == 0 ? "'{\"n\": [\(n), \"x\"]}'" : "NULL"
+            return "(\(n), \(title), \(score), \(good), to_timestamp('\(dates[n % dates.count] + Double(n % 3) / 7)'::float8), \(extra))"
+        }
+        let differing = try psql(server, """
+            SELECT e.id FROM "\(schema)"."Entry" e JOIN (VALUES \(expected.joined(separator: ", "))) AS v(id, title, score, good, "when", extra)
+            ON e.id = v.id
+            WHERE (e.title, e.score, e.good, e."when", e.extra::text) IS DISTINCT FROM (v.title, v.score, v.good, v."when", v.extra)
+            """)
+        #expect(differing == [])
+        #expect(try psql(server, "SELECT count(*) FROM \"\(schema)\".\"Entry\"") == [[.integer(Int64(count))]])
+    }
+
     @Test func aBatchOfUpdatesSetsEachRowsOwnAttributesAndLeavesUnchangedRowsAlone() async throws {
         let (url, schema, server) = try storeURL()
         let stack = try container(url)
