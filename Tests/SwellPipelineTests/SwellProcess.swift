@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// Runs the built `swell` binary in a folder, as users and CI do, and collects what it printed.
@@ -99,11 +102,21 @@ final class Workspace: @unchecked Sendable {
 final class RunningSwell {
     let process = Process()
     private let errors = Pipe()
+    private let exited = DispatchSemaphore(value: 0)
     private(set) var stderr = ""
 
-    init(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws {
-        process.executableURL = SwellProcess.executable
-        process.arguments = arguments
+    /// Starts `swell arguments`, after `launcher` when one is given (e.g. `ip netns exec NAME`,
+    /// which execs, so the process keeps its pid).
+    init(_ arguments: [String], in directory: URL, environment: [String: String] = [:], launcher: [String] = []) throws {
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = launcher.dropFirst() + [SwellProcess.executable.path] + arguments
+        } else {
+            process.executableURL = SwellProcess.executable
+            process.arguments = arguments
+        }
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.signal() }
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         }
@@ -123,6 +136,21 @@ final class RunningSwell {
             stderr += String(decoding: chunk, as: UTF8.self)
         }
         return true
+    }
+
+    /// Waits at most `seconds` for the process to end, kills it (SIGKILL) if it has not, and
+    /// reads the rest of stderr; whether it ended by itself. (Stderr is not read while waiting:
+    /// a run that prints more than a pipe holds would block.)
+    func finish(within seconds: Double) -> Bool {
+        let ended = exited.wait(timeout: .now() + seconds) == .success
+        if ended { exited.signal() } else { kill() }
+        finish()
+        return ended
+    }
+
+    /// Kills the process with SIGKILL, unless it has ended.
+    func kill() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
     }
 
     /// Reads the rest of stderr and waits for the process to end.

@@ -7,11 +7,13 @@ extension LoopbackHTTPServer {
     /// One client connection: reads requests and writes answers until either side closes.
     struct Connection {
         let socket: Int32
+        let peer: String
         let state: State
         private var buffer: [UInt8] = []
 
-        init(socket: Int32, state: State) {
+        init(socket: Int32, peer: String, state: State) {
             self.socket = socket
+            self.peer = peer
             self.state = state
         }
 
@@ -105,7 +107,7 @@ extension LoopbackHTTPServer {
             }
             let body = Array(buffer.prefix(length))
             buffer.removeFirst(length)
-            return Request(method: String(requestLine[0]), path: String(requestLine[1]), headers: headers, body: body)
+            return Request(method: String(requestLine[0]), path: String(requestLine[1]), headers: headers, body: body, peer: peer)
         }
 
         private mutating func receiveMore() -> Bool {

@@ -3,13 +3,14 @@ import Foundation
 import Glibc
 #endif
 
-/// A small HTTP/1.1 server on 127.0.0.1 for tests: it answers each request with what a handler returns,
+/// A small HTTP/1.1 server on 127.0.0.1 (or another local address) for tests: it answers each request with what a handler returns,
 /// and can misbehave on purpose (reset, truncate, stall, close) to exercise a client's error paths.
 ///
 /// It binds an ephemeral port in `init` and serves on its own threads (one accept thread, one thread per
 /// connection); connections are kept alive between requests. Every response carries `Content-Length`
 /// (the body's length unless the handler sets one or a fault declares another). Only GET-style requests
-/// with an optional `Content-Length` body are understood; nothing listens beyond 127.0.0.1.
+/// with an optional `Content-Length` body are understood; nothing listens beyond the address given
+/// (127.0.0.1 unless a test gives one of its own, e.g. its end of a link to a network namespace).
 ///
 /// Thread safety: `@unchecked Sendable` because all mutable state (recorded requests, open sockets, the
 /// stopped flag) lives in one `State` object whose every access holds its `NSLock`.
@@ -24,13 +25,16 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         public var headers: [String: String]
         /// The request body (empty for GET).
         public var body: [UInt8]
+        /// The client's IPv4 address, e.g. `127.0.0.1`.
+        public var peer: String
 
         /// Creates a request value.
-        public init(method: String, path: String, headers: [String: String], body: [UInt8] = []) {
+        public init(method: String, path: String, headers: [String: String], body: [UInt8] = [], peer: String = "") {
             self.method = method
             self.path = path
             self.headers = headers
             self.body = body
+            self.peer = peer
         }
     }
 
@@ -89,19 +93,22 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     /// The port the server listens on.
     public let port: Int
+    /// The IPv4 address the server listens on.
+    public let address: String
 
-    /// `http://127.0.0.1:PORT`, without a trailing slash.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `http://ADDRESS:PORT`, without a trailing slash.
+    public var baseURL: String { "http://\(address):\(port)" }
 
     /// Every request received so far, in arrival order.
     public var requests: [Request] { state.withLock { $0.requests } }
 
-    /// Binds 127.0.0.1 on an ephemeral port and starts serving; `handler` runs on a connection thread per request.
-    public init(handler: @escaping @Sendable (Request) -> Response) throws {
-        let listener = try Self.makeListener()
-        var address = sockaddr_in()
+    /// Binds `address` (an IPv4 address of this machine) on an ephemeral port and starts serving;
+    /// `handler` runs on a connection thread per request.
+    public init(address: String = "127.0.0.1", handler: @escaping @Sendable (Request) -> Response) throws {
+        let listener = try Self.makeListener(address: address)
+        var bound = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
+        let named = withUnsafeMutablePointer(to: &bound) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
         }
         guard named == 0 else {
@@ -109,7 +116,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             close(listener)
             throw error
         }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        port = Int(UInt16(bigEndian: bound.sin_port))
+        self.address = address
         state = State(listener: listener, handler: handler)
         let state = self.state
         let threads = self.threads
@@ -138,7 +146,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     /// A port on 127.0.0.1 where nothing listens (bound, then closed), for connection-refused tests.
     public static func closedPort() throws -> Int {
-        let listener = try makeListener()
+        let listener = try makeListener(address: "127.0.0.1")
         defer { close(listener) }
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -149,7 +157,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    private static func makeListener() throws -> Int32 {
+    private static func makeListener(address text: String) throws -> Int32 {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw SocketError(call: "socket", code: errno) }
         var yes: Int32 = 1
@@ -157,7 +165,10 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        guard inet_pton(AF_INET, text, &address.sin_addr) == 1 else {
+            close(listener)
+            throw SocketError(call: "inet_pton(\(text))", code: EINVAL)
+        }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -169,9 +180,21 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         return listener
     }
 
+    /// An IPv4 address as dotted text (`inet_ntop`, which unlike `inet_ntoa` shares no buffer between threads).
+    private static func text(of address: in_addr) -> String {
+        var address = address
+        var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        guard inet_ntop(AF_INET, &address, &buffer, socklen_t(buffer.count)) != nil else { return "" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     private static func acceptLoop(state: State, threads: DispatchGroup) {
         while true {
-            let connection = accept(state.listener, nil, nil)
+            var peerAddress = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let connection = withUnsafeMutablePointer(to: &peerAddress) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(state.listener, $0, &length) }
+            }
             if connection < 0 {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 break
@@ -180,9 +203,10 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
                 close(connection)
                 break
             }
+            let peer = Self.text(of: peerAddress.sin_addr)
             threads.enter()
             Thread.detachNewThread {
-                var served = Connection(socket: connection, state: state)
+                var served = Connection(socket: connection, peer: peer, state: state)
                 served.serve()
                 state.unregister(connection)
                 close(connection)

@@ -5,12 +5,17 @@ import Foundation
 /// folder (as the `postgres` user when the tests run as root: PostgreSQL
 /// refuses root), started with `pg_ctl` on a free 127.0.0.1 port, its socket in
 /// that folder, `fsync=off`; stopped and removed when the test process exits
-/// (also after failed tests), or by `stop()`.
+/// (also after failed tests), or by `stop()`. A server may instead be started by a
+/// launcher (`ip netns exec NAME`: inside a network namespace) on another address.
 public final class PostgresServer: @unchecked Sendable {
     /// `@unchecked Sendable`: every field is set once in `init` (`stopped` behind `lock`).
     public let directory: URL
     public let port: Int
     public let user = "swell"
+    /// The address the server listens on (`listen_addresses`), 127.0.0.1 by default.
+    public let host: String
+    /// The command prefix `pg_ctl start` runs after (e.g. `ip netns exec NAME`), or none.
+    public let launcher: [String]
     private let binaries: URL
     private let lock = NSLock()
     private var stopped = false
@@ -28,14 +33,19 @@ public final class PostgresServer: @unchecked Sendable {
 
     /// A libpq URL for `database`, without a password.
     public func url(database: String = "postgres") -> String {
-        "postgresql://\(user)@127.0.0.1:\(port)/\(database)"
+        "postgresql://\(user)@\(host):\(port)/\(database)"
     }
 
-    /// A server of its own (stopped and removed when the value goes, or at `stop()`). With a
-    /// `password`, TCP logins need it (SCRAM); without one, every login is trusted.
-    public init(password: String? = nil) throws {
+    /// A server of its own (stopped and removed when the value goes, or at `stop()`),
+    /// listening on `host`, started after `launcher` when one is given: with `ip netns exec
+    /// NAME`, inside a namespace the caller made and gave `host` to (the port is one free
+    /// in this process's namespace; in a fresh one every port is). With a `password`, TCP
+    /// logins need it (SCRAM); without one, every login is trusted.
+    public init(launcher: [String] = [], host: String = "127.0.0.1", password: String? = nil) throws {
         guard let bin = Self.binaries() else { throw ServerError("PostgreSQL's initdb and pg_ctl are not installed (run scripts/setup.sh)") }
         binaries = bin
+        self.launcher = launcher
+        self.host = host
         Self.removeLeftovers(binaries: bin)
         directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("swell-pg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -51,14 +61,22 @@ public final class PostgresServer: @unchecked Sendable {
             authentication = ["--auth-local=trust", "--auth-host=scram-sha-256", "--pwfile=\(file)"]
         }
         try run("initdb", ["-D", data, "--no-sync", "-U", user, "-E", "UTF8", "--locale=C"] + authentication)
+        if host != "127.0.0.1" {
+            // initdb trusts only loopback clients; trust the subnets of `host`'s links too.
+            let rules = try FileHandle(forWritingTo: URL(fileURLWithPath: data).appendingPathComponent("pg_hba.conf"))
+            defer { try? rules.close() }
+            try rules.seekToEnd()
+            try rules.write(contentsOf: Data("host all all samenet \(password == nil ? "trust" : "scram-sha-256")\n".utf8))
+        }
         try start()
     }
 
     /// Starts the server (again, after `crash()`).
     public func start() throws {
-        let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400"
+        let options = "-p \(port) -k \(directory.path) -c listen_addresses=\(host) -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400"
         try run("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-l", directory.appendingPathComponent("log").path,
-                           "-w", "-t", "60", "-o", options, "start"])
+                           "-w", "-t", "60", "-o", options, "start"],
+                launcher: launcher)
     }
 
     /// Stops the server the way a crash or a pulled plug would (`pg_ctl stop -m immediate`), keeping its data.
@@ -79,15 +97,16 @@ public final class PostgresServer: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Runs one of PostgreSQL's programs, as `postgres` when this process is root.
+    /// Runs one of PostgreSQL's programs, as `postgres` when this process is root,
+    /// after `launcher` (e.g. `ip netns exec NAME`) when one is given.
     ///
     /// Spawned with `posix_spawn` and reaped with `waitpid`, not with Foundation's
     /// `Process`: `Process` learns of the child's exit from a socket the child inherits,
     /// and the server `pg_ctl start` leaves running inherits it too, so `waitUntilExit`
     /// would wait for the server to stop. Output goes to a file for the same reason.
-    private func run(_ program: String, _ arguments: [String]) throws {
+    private func run(_ program: String, _ arguments: [String], launcher: [String] = []) throws {
         let path = binaries.appendingPathComponent(program).path
-        let argv = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", path] + arguments : [path] + arguments
+        let argv = launcher + (getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", path] + arguments : [path] + arguments)
         let log = directory.appendingPathComponent("\(program).out").path
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -128,6 +147,8 @@ public final class PostgresServer: @unchecked Sendable {
         self.directory = directory
         self.binaries = binaries
         port = 0
+        host = "127.0.0.1"
+        launcher = []
     }
 
     private static func binaries() -> URL? {
