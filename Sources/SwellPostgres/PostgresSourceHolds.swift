@@ -5,31 +5,17 @@ import SwellStore
 /// session advisory lock on its own connection, keyed by the schema and the
 /// source. The server frees it when the session ends: at once when the holder
 /// exits or is killed; when its host vanishes (no FIN ever comes), within
-/// seconds, because the session asks the server for TCP keepalives of its own
-/// (`tcp_keepalives_*` and `tcp_user_timeout` in `options`: 2 s idle, 1 s
-/// interval, 2 probes, 5 s unanswered) — an idle session is otherwise noticed
-/// only after the server's system default of hours — and sets
-/// `client_connection_check_interval` for a vanished client while a statement
-/// runs. libpq's `keepalives*` keywords set the same on the holder's end, so
-/// the holder notices a vanished server. `application_name` names the holder's
-/// host and process id, which `pg_stat_activity` shows and the refusal quotes.
+/// seconds, because the session asks for TCP keepalives at both ends
+/// (`PostgresStore.keepalives`: 2 s idle, 1 s interval, 2 probes, 5 s
+/// unanswered) — an idle session is otherwise noticed only after the server's
+/// system default of hours. `application_name` names the holder's host and
+/// process id, which `pg_stat_activity` shows and the refusal quotes.
 extension PostgresStore: SourceHolding {
     /// Connection keywords of a hold's session.
     static func holdParameters(source: String) -> [URLQueryItem] {
         let host = ProcessInfo.processInfo.hostName
-        let serverSide = [
-            "client_connection_check_interval=1000",
-            "tcp_keepalives_idle=2", "tcp_keepalives_interval=1", "tcp_keepalives_count=2", "tcp_user_timeout=5000",
-        ]
-        return [
-            URLQueryItem(name: "application_name", value: String("swell \(host) \(getpid())".prefix(63))),
-            URLQueryItem(name: "keepalives", value: "1"),
-            URLQueryItem(name: "keepalives_idle", value: "2"),
-            URLQueryItem(name: "keepalives_interval", value: "1"),
-            URLQueryItem(name: "keepalives_count", value: "2"),
-            URLQueryItem(name: "tcp_user_timeout", value: "5000"),
-            URLQueryItem(name: "options", value: serverSide.map { "-c \($0)" }.joined(separator: " ")),
-        ]
+        return [URLQueryItem(name: "application_name", value: String("swell \(host) \(getpid())".prefix(63)))]
+            + keepalives(idle: 2, interval: 1, count: 2, userTimeoutMilliseconds: 5000)
     }
 
     package func holdSource(_ source: String, wait: Bool, onWait: (SourceHolder) -> Void) throws -> any SourceHold {

@@ -65,17 +65,53 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
         conninfo = components?.string ?? url.absoluteString
     }
 
-    /// The store's connection URL with more libpq keywords.
+    /// The store's connection URL with more libpq keywords. An `options` item is put before
+    /// the URL's own `options` (libpq keeps only one; later `-c` settings win), so a user's
+    /// settings stay and may override Swell's.
     func conninfo(adding items: [URLQueryItem]) -> String {
         guard !items.isEmpty else { return conninfo }
+        var base = conninfo
+        var items = items
+        if let index = items.firstIndex(where: { $0.name == "options" }),
+           var components = URLComponents(string: conninfo),
+           let own = components.queryItems?.first(where: { $0.name == "options" })?.value {
+            items[index].value = [items[index].value ?? "", own].joined(separator: " ")
+            let rest = components.queryItems?.filter { $0.name != "options" } ?? []
+            components.queryItems = rest.isEmpty ? nil : rest
+            base = components.string ?? conninfo
+        }
         // Every character but letters, digits and -_. percent-encoded: libpq refuses a second `=` in a value.
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-_.")
         let query = items.map { item in
             "\(item.name)=\((item.value ?? "").addingPercentEncoding(withAllowedCharacters: allowed) ?? "")"
         }.joined(separator: "&")
-        return conninfo + (conninfo.contains("?") ? "&" : "?") + query
+        return base + (base.contains("?") ? "&" : "?") + query
     }
+
+    /// TCP keepalives at both ends of a connection: libpq's keywords for the runner's socket
+    /// (it notices a vanished server), and the server's settings in `options` for the
+    /// server's socket (it notices a vanished runner, whose session and locks then end,
+    /// instead of after the system default of hours). `client_connection_check_interval`
+    /// notices a vanished runner while a statement of its session runs.
+    static func keepalives(idle: Int, interval: Int, count: Int, userTimeoutMilliseconds: Int) -> [URLQueryItem] {
+        let serverSide = [
+            "tcp_keepalives_idle=\(idle)", "tcp_keepalives_interval=\(interval)", "tcp_keepalives_count=\(count)",
+            "tcp_user_timeout=\(userTimeoutMilliseconds)", "client_connection_check_interval=\(interval * 1000)",
+        ]
+        return [
+            URLQueryItem(name: "keepalives", value: "1"),
+            URLQueryItem(name: "keepalives_idle", value: String(idle)),
+            URLQueryItem(name: "keepalives_interval", value: String(interval)),
+            URLQueryItem(name: "keepalives_count", value: String(count)),
+            URLQueryItem(name: "tcp_user_timeout", value: String(userTimeoutMilliseconds)),
+            URLQueryItem(name: "options", value: serverSide.map { "-c \($0)" }.joined(separator: " ")),
+        ]
+    }
+
+    /// The data connections' (writer, readers) keepalives: a runner whose host vanishes
+    /// mid-commit leaves its transaction, and the row locks it holds, for about 30 s.
+    static let dataConnectionKeepalives = keepalives(idle: 10, interval: 5, count: 3, userTimeoutMilliseconds: 30_000)
 
     deinit {
         writer?.close()
@@ -84,7 +120,7 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
 
     private func connect() throws(StoreError) -> PostgresConnection {
         do {
-            let connection = try PostgresConnection(conninfo)
+            let connection = try PostgresConnection(conninfo(adding: Self.dataConnectionKeepalives))
             if let schema = resolvedSchema.withLock({ $0 }) {
                 try connection.query("SET search_path TO \(PostgresSQL.quote(schema))")
             }
