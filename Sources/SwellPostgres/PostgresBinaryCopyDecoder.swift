@@ -11,7 +11,7 @@ import SwellStore
 struct PostgresBinaryCopyDecoder {
     /// How a column's binary value reads.
     enum ColumnKind: Equatable {
-        case int2, int4, int8, float4, float8, bool, text
+        case int2, int4, int8, float4, float8, bool, timestamp, text
     }
 
     /// The kind of a column of type `oid`, or nil for a type this decoder does not read.
@@ -23,6 +23,7 @@ struct PostgresBinaryCopyDecoder {
         case 700: .float4
         case 701: .float8
         case 16: .bool
+        case 1184: .timestamp                  // timestamptz
         case 25, 114, 1043, 19: .text          // text, json, varchar, name
         default: nil
         }
@@ -130,10 +131,29 @@ struct PostgresBinaryCopyDecoder {
         case .bool:
             try need(1)
             return .integer(bytes[offset] == 0 ? 0 : 1)
+        case .timestamp:
+            try need(8)
+            return .real(seconds(fromMicroseconds: Int64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int64.self))))
         case .text:
             let start = bytes.baseAddress.map { $0.advanced(by: offset).assumingMemoryBound(to: UInt8.self) }
             return .text(UnsafeBufferPointer(start: start, count: length))
         }
+    }
+
+    /// A `timestamptz` (microseconds since 2000-01-01) as Unix seconds: the very double
+    /// `extract(epoch from …)::float8` gives — the exact decimal quotient, correctly rounded,
+    /// which one IEEE division of two exact values also is. ±infinity for PostgreSQL's infinities.
+    static func seconds(fromMicroseconds microseconds: Int64) -> Double {
+        if microseconds == .max { return .infinity }
+        if microseconds == .min { return -.infinity }
+        // PostgreSQL's timestamps (4713 BC to 294276 AD) never overflow here.
+        let unix = microseconds &+ 946_684_800_000_000
+        if unix.magnitude < 1 << 53 { return Double(unix) / 1_000_000 }
+        // Before 1685 or after 2255 the integer is not exact as a double: round the decimal
+        // text, as PostgreSQL's numeric-to-float8 does.
+        let fraction = String(unix.magnitude % 1_000_000)
+        let text = (unix < 0 ? "-" : "") + "\(unix.magnitude / 1_000_000)." + String(repeating: "0", count: 6 - fraction.count) + fraction
+        return Double(text) ?? Double(unix) / 1_000_000
     }
 
     private static func int32(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> Int32 {

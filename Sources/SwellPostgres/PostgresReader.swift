@@ -47,23 +47,36 @@ struct PostgresReader: StoreReader, PredicateResolver {
         let entity = query.entity
         let filter = whereClause(query, inlined: inlined)
         let extras = try query.extraColumns.map { ", \(try keyPaths.expression($0, from: entity))" }.joined()
-        var sql = "SELECT \(PostgresSQL.selectList(entity))\(extras) FROM \(table(entity))" + (filter?.clause ?? "")
+        // Inlined is the COPY path: its decoder converts typed columns itself (cheaper on the server).
+        var sql = "SELECT \(PostgresSQL.selectList(entity, typed: inlined))\(extras) FROM \(table(entity))" + (filter?.clause ?? "")
         let count = entity.attributes.count
-        var order = try query.sort.map { sort -> String in
+        var order: [String] = []
+        var sorted = Set<Int>()
+        for sort in query.sort {
             var key: String
+            var required = false
             if sort.attribute < count {
                 let attribute = entity.attributes[sort.attribute]
                 key = PostgresSQL.value(ofColumn: "\(table(entity)).\(PostgresSQL.quote(attribute.name))", type: attribute.storedType)
                 if attribute.storedType == .string || attribute.storedType == .json { key += " COLLATE \"C\"" }
+                required = !attribute.isOptional
+                sorted.insert(sort.attribute)
             } else {
                 key = try keyPaths.expression(KeyPathColumn(path: query.sortKeyPaths[sort.attribute - count], separator: nil), from: entity)
             }
-            // SQLite's order: nil first ascending, last descending.
-            return key + (sort.ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
+            // SQLite's order: nil first ascending, last descending. A required attribute has no
+            // nil: PostgreSQL's own default then (as its indexes are built), so an index serves the order.
+            order.append(key + (sort.ascending ? (required ? " ASC" : " ASC NULLS FIRST") : (required ? " DESC" : " DESC NULLS LAST")))
         }
-        // Ties: as the SQLite store breaks them (by the key where it is the table's rowid), then by ID.
-        if let keyIndex = entity.rowidKeyIndex { order.append("\(table(entity)).\(PostgresSQL.quote(entity.attributes[keyIndex].name)) ASC") }
-        order.append("\(table(entity)).\"_pk\" ASC")
+        // Ties: none once every attribute of a required key is sorted (the order is total, and the
+        // key's unique index can give it); else as the SQLite store breaks them (by the key where
+        // it is the table's rowid), then by ID.
+        let keyIndices = entity.keyIndices
+        let total = !keyIndices.isEmpty && keyIndices.allSatisfy { sorted.contains($0) && !entity.attributes[$0].isOptional }
+        if !total {
+            if let keyIndex = entity.rowidKeyIndex { order.append("\(table(entity)).\(PostgresSQL.quote(entity.attributes[keyIndex].name)) ASC") }
+            order.append("\(table(entity)).\"_pk\" ASC")
+        }
         sql += " ORDER BY " + order.joined(separator: ", ")
         if filter != nil {
             if let limit = query.limit { sql += " LIMIT \(limit)" }

@@ -66,7 +66,9 @@ enum PostgresSQL {
 
     /// The SELECT list of an entity's rows: `_pk`, then every attribute as the store keeps it
     /// (a join-table to-many as its members' IDs joined by commas, as `JoinTable.encode` writes them).
-    static func selectList(_ entity: EntityDescription, table alias: String? = nil) -> String {
+    /// With `typed`, attribute columns are read as they are in the table (`timestamptz`,
+    /// `boolean`, `json`) for a reader that converts them itself (the binary COPY decoder).
+    static func selectList(_ entity: EntityDescription, table alias: String? = nil, typed: Bool = false) -> String {
         let owner = alias ?? quote(entity.name)
         var columns = ["\(owner).\"_pk\""]
         for attribute in entity.attributes {
@@ -75,7 +77,8 @@ enum PostgresSQL {
                 let order = join.isOrdered ? "\(table).\"_order\"" : "\(table).\(member)"
                 columns.append("(SELECT string_agg(\(table).\(member)::text, ',' ORDER BY \(order)) FROM \(table) WHERE \(table).\(quote(join.owner)) = \(owner).\"_pk\")")
             } else {
-                columns.append(value(ofColumn: "\(owner).\(quote(attribute.name))", type: attribute.isToOneColumn ? .integer : attribute.type))
+                let column = "\(owner).\(quote(attribute.name))"
+                columns.append(typed ? column : value(ofColumn: column, type: attribute.isToOneColumn ? .integer : attribute.type))
             }
         }
         return columns.joined(separator: ", ")
