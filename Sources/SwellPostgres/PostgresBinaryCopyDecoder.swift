@@ -108,7 +108,8 @@ struct PostgresBinaryCopyDecoder {
         return offset
     }
 
-    private static func field(_ kind: ColumnKind, _ bytes: UnsafeRawBufferPointer, at offset: Int, length: Int) throws(PostgresError) -> StoreRowCursor.Field {
+    /// A value in its binary send form (`length` bytes at `offset`), read in place.
+    static func field(_ kind: ColumnKind, _ bytes: UnsafeRawBufferPointer, at offset: Int, length: Int) throws(PostgresError) -> StoreRowCursor.Field {
         func need(_ size: Int) throws(PostgresError) {
             guard length == size else { throw malformed("a \(kind) value of \(length) bytes") }
         }

@@ -82,8 +82,11 @@ public final class PostgresConnection {
 
     /// Runs `sql` with `$1…` parameters (sent as text); returns the rows, each value typed
     /// by its column: integers, doubles, booleans (0/1) as the store keeps them, the rest as text.
+    /// With `binaryResults`, the server sends values in their binary form (no number or date
+    /// text to parse): every column must then be of a type `PostgresBinaryCopyDecoder` reads
+    /// (a `timestamptz` becomes Unix seconds), or the call throws.
     @discardableResult
-    public func query(_ sql: String, _ parameters: [StoreValue] = []) throws(PostgresError) -> [[StoreValue]] {
+    public func query(_ sql: String, _ parameters: [StoreValue] = [], binaryResults: Bool = false) throws(PostgresError) -> [[StoreValue]] {
         guard let handle else { throw .connectionLost(endpoint, reason: "the connection was closed") }
         for case .text(let text) in parameters where text.utf8.contains(0) {
             // libpq passes parameters as C strings and PostgreSQL's text cannot hold NUL: refused, never cut short.
@@ -91,7 +94,7 @@ public final class PostgresConnection {
         }
         let texts: [String?] = parameters.map(Self.text)
         let result: OpaquePointer? = Self.withCStrings(texts) { pointers in
-            PQexecParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
+            PQexecParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, binaryResults ? 1 : 0)
         }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
@@ -99,10 +102,40 @@ public final class PostgresConnection {
         let rows = Int(PQntuples(result)), columns = Int(PQnfields(result))
         var output: [[StoreValue]] = []
         output.reserveCapacity(rows)
+        if binaryResults {
+            var kinds: [PostgresBinaryCopyDecoder.ColumnKind] = []
+            for column in 0..<Int32(columns) {
+                guard let kind = PostgresBinaryCopyDecoder.kind(ofType: PQftype(result, column)) else {
+                    throw .statementFailed(sqlState: "0A000", message: "a result column of type \(PQftype(result, column)) cannot be read in binary", sql: sql)
+                }
+                kinds.append(kind)
+            }
+            for row in 0..<Int32(rows) {
+                var values: [StoreValue] = []
+                values.reserveCapacity(columns)
+                for (column, kind) in kinds.enumerated() {
+                    values.append(try Self.binaryValue(result, row: row, column: Int32(column), kind: kind))
+                }
+                output.append(values)
+            }
+            return output
+        }
         for row in 0..<rows {
             output.append((0..<columns).map { column in Self.value(result, row: Int32(row), column: Int32(column)) })
         }
         return output
+    }
+
+    private static func binaryValue(_ result: OpaquePointer?, row: Int32, column: Int32,
+                                    kind: PostgresBinaryCopyDecoder.ColumnKind) throws(PostgresError) -> StoreValue {
+        guard PQgetisnull(result, row, column) == 0, let raw = PQgetvalue(result, row, column) else { return .null }
+        let bytes = UnsafeRawBufferPointer(start: raw, count: Int(PQgetlength(result, row, column)))
+        switch try PostgresBinaryCopyDecoder.field(kind, bytes, at: 0, length: bytes.count) {
+        case .null: return .null
+        case .integer(let int): return .integer(int)
+        case .real(let double): return .real(double)
+        case .text(let text): return .text(String(decoding: text, as: UTF8.self))
+        }
     }
 
     /// Runs `COPY … FROM STDIN` (`sql`) and sends `data` (COPY's text format) as its rows.

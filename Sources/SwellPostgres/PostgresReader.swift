@@ -43,12 +43,13 @@ struct PostgresReader: StoreReader, PredicateResolver {
     /// The SELECT of the query's rows in order (values: `_pk`, the attributes, then the query's
     /// key-path columns); its predicate in SQL unless it must be filtered in memory (`filtered`
     /// false: offset and limit are then the caller's to apply to the rows that pass).
-    private func select(_ query: StoreQuery, inlined: Bool = false) throws -> (sql: String, arguments: [StoreValue], filtered: Bool) {
+    /// With `typed`, attribute columns are selected as they are (for a binary read, whose decoder
+    /// converts them: cheaper on the server); with `inlined`, the predicate's values are literals.
+    private func select(_ query: StoreQuery, inlined: Bool = false, typed: Bool = false) throws -> (sql: String, arguments: [StoreValue], filtered: Bool) {
         let entity = query.entity
         let filter = whereClause(query, inlined: inlined)
         let extras = try query.extraColumns.map { ", \(try keyPaths.expression($0, from: entity))" }.joined()
-        // Inlined is the COPY path: its decoder converts typed columns itself (cheaper on the server).
-        var sql = "SELECT \(PostgresSQL.selectList(entity, typed: inlined))\(extras) FROM \(table(entity))" + (filter?.clause ?? "")
+        var sql = "SELECT \(PostgresSQL.selectList(entity, typed: typed))\(extras) FROM \(table(entity))" + (filter?.clause ?? "")
         let count = entity.attributes.count
         var order: [String] = []
         var sorted = Set<Int>()
@@ -88,7 +89,9 @@ struct PostgresReader: StoreReader, PredicateResolver {
     /// Calls `body` with each matching row in order (values: the attributes, then the query's
     /// key-path columns), fetched through a cursor `fetchSize` rows at a time: constant memory.
     private func forEachMatching(_ query: StoreQuery, _ body: (StoreRow) throws -> Void) throws {
-        let (sql, arguments, filtered) = try select(query)
+        // Read in binary (no number or date text to parse) unless key-path columns, whose types vary, are read too.
+        let binary = query.extraColumns.isEmpty
+        let (sql, arguments, filtered) = try select(query, typed: binary)
         // Filtered in memory: offset and limit count the rows that pass.
         let predicate = filtered ? nil : query.predicate
         var skip = predicate == nil ? 0 : query.offset
@@ -101,7 +104,7 @@ struct PostgresReader: StoreReader, PredicateResolver {
         // Ending the read transaction closes the cursor anyway: a failed CLOSE loses nothing.
         defer { _ = try? connection.query("CLOSE \(cursor)") }
         while !finished {
-            let batch = try connection.query("FETCH \(Self.fetchSize) FROM \(cursor)")
+            let batch = try connection.query("FETCH \(Self.fetchSize) FROM \(cursor)", binaryResults: binary)
             finished = batch.count < Self.fetchSize
             for values in batch {
                 guard let row = row(values) else { continue }
@@ -123,7 +126,7 @@ struct PostgresReader: StoreReader, PredicateResolver {
     /// Returns false, having read nothing, when the query cannot go that way (a predicate filtered
     /// in memory, or a column of a type the binary decoder does not read).
     private func copyRows(_ query: StoreQuery, _ body: (StoreRowCursor) throws -> Void) throws -> Bool {
-        let (sql, _, filtered) = try select(query, inlined: true)
+        let (sql, _, filtered) = try select(query, inlined: true, typed: true)
         guard filtered else { return false }
         let kinds = try connection.columnTypes(of: sql).map(PostgresBinaryCopyDecoder.kind(ofType:))
         guard kinds.first == .int8, !kinds.contains(nil) else { return false }
@@ -196,9 +199,9 @@ struct PostgresReader: StoreReader, PredicateResolver {
                 // per look-up (measured: 12 ms a look-up, parallel scans, at 1M rows).
                 let sql = """
                     SELECT swell_found.* FROM unnest($1::\(type)[]) AS swell_wanted(value),
-                    LATERAL (SELECT \(PostgresSQL.selectList(entity)) FROM \(table(entity)) WHERE \(column) = swell_wanted.value) AS swell_found
+                    LATERAL (SELECT \(PostgresSQL.selectList(entity, typed: true)) FROM \(table(entity)) WHERE \(column) = swell_wanted.value) AS swell_found
                     """
-                result += try connection.query(sql, [.text(Self.arrayLiteral(chunk))]).compactMap(row)
+                result += try connection.query(sql, [.text(Self.arrayLiteral(chunk))], binaryResults: true).compactMap(row)
                 start += chunk.count
             }
             return result
@@ -207,8 +210,8 @@ struct PostgresReader: StoreReader, PredicateResolver {
         while start < values.count {
             let chunk = Array(values[start..<min(start + 500, values.count)])
             let placeholders = chunk.indices.map { PostgresDialect().placeholder($0 + 1, for: chunk[$0]) }.joined(separator: ", ")
-            let sql = "SELECT \(PostgresSQL.selectList(entity)) FROM \(table(entity)) WHERE \(column) IN (\(placeholders))"
-            result += try connection.query(sql, chunk).compactMap(row)
+            let sql = "SELECT \(PostgresSQL.selectList(entity, typed: true)) FROM \(table(entity)) WHERE \(column) IN (\(placeholders))"
+            result += try connection.query(sql, chunk, binaryResults: true).compactMap(row)
             start += chunk.count
         }
         return result
@@ -280,7 +283,8 @@ struct PostgresReader: StoreReader, PredicateResolver {
             let attribute = entity.attributes[index]
             return "\(PostgresSQL.value(ofColumn: PostgresSQL.quote(attribute.name), type: attribute.storedType)) = \(dialect.placeholder(offset + 1, for: key[offset]))"
         }.joined(separator: " AND ")
-        return try connection.query("SELECT \(PostgresSQL.selectList(entity)) FROM \(table(entity)) WHERE \(condition)", key).compactMap(row).first
+        return try connection.query("SELECT \(PostgresSQL.selectList(entity, typed: true)) FROM \(table(entity)) WHERE \(condition)", key,
+                                    binaryResults: true).compactMap(row).first
     }
 
     func rows(displacedIDs ids: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {

@@ -19,6 +19,23 @@ import Testing
         #expect(try connection.query("SELECT id, name FROM t ORDER BY id") == [[.integer(1), .text("a")], [.integer(2), .null]])
     }
 
+    /// Binary results read as the text results do: dates as `extract(epoch …)::float8` gives
+    /// them (before 1685 and after 2255 too), booleans 0/1; a type it cannot read is refused.
+    @Test func binaryResultsReadTheValuesTextResultsRead() throws {
+        let connection = try PostgresConnection(try server().url())
+        defer { connection.close() }
+        let stamps = ["2023-11-14 22:13:20.123456+00", "1600-01-01 00:00:00.000001+00", "2300-06-30 12:00:00.999999+00",
+                      "0001-01-01 00:00:00+00", "1970-01-01 00:00:00.000001+00"]
+        for stamp in stamps {
+            let typed = "SELECT 7::int2, 8::int4, 9::int8, 1.5::float4, 0.1::float8, true, false, '\(stamp)'::timestamptz, 'é'::text, '{\"a\":1}'::json, NULL::text"
+            let asStored = "SELECT 7::int2, 8::int4, 9::int8, 1.5::float4, 0.1::float8, true, false, extract(epoch from '\(stamp)'::timestamptz)::float8, 'é'::text, '{\"a\":1}'::json::text, NULL::text"
+            #expect(try connection.query(typed, binaryResults: true) == connection.query(asStored), "\(stamp)")
+        }
+        #expect(try connection.query("SELECT 'infinity'::timestamptz, '-infinity'::timestamptz", binaryResults: true)
+                == [[.real(.infinity), .real(-.infinity)]])
+        #expect(throws: PostgresError.self) { try connection.query("SELECT 1.5::numeric", binaryResults: true) }
+    }
+
     @Test func aFailedStatementGivesItsSQLStateAndAClosedConnectionSaysSo() throws {
         let connection = try PostgresConnection(try server().url())
         #expect(throws: PostgresError.self) { try connection.query("SELECT * FROM no_such_table") }
