@@ -19,7 +19,7 @@ import Testing
         let first = try workspace.run("import", "items.yml", "--store", store)
         #expect(first.status == 0, "\(first.stderr)")
 
-        // The next run brings items 4…6 and changes item 1, in one save: the commit inserts the
+        // The next run (one worker: one save) brings items 4…6 and changes item 1: the commit inserts the
         // new rows, then waits on the lock of row 1.
         try workspace.write("data/items.json", #"{"data": [{"id": 4, "title": "item 4"}, {"id": 5, "title": "item 5"},"#
                             + #" {"id": 6, "title": "item 6"}, {"id": 1, "title": "changed", "score": 9}]}"#)
@@ -28,7 +28,7 @@ import Testing
         try blocker.query("BEGIN")
         try blocker.query("SELECT 1 FROM \"\(schema)\".\"Item\" WHERE id = 1 FOR UPDATE")
         let blockerPID = try #require(blocker.query("SELECT pg_backend_pid()").first?.first)
-        let runner = try RunningSwell(["import", "items.yml", "--store", store, "--batch-size", "1000"], in: workspace.url)
+        let runner = try RunningSwell(["import", "items.yml", "--store", store, "--workers", "1", "--batch-size", "1000"], in: workspace.url)
         let waiting = try Self.sessionWaiting(on: blockerPID, server)
         #expect(waiting != nil, "the runner's commit never waited on the row lock")
         // The commit has written row 4 in its transaction: another session inserting key 4 waits for it.
