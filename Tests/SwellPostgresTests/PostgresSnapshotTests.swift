@@ -35,7 +35,23 @@ import Testing
         return seen.withLock { $0 }
     }
 
-    @Test func fetchesReturnWhileACommitWaitsOnTheServer() async throws {
+    /// The view context's and the writer's saves, on their own queues (not on the test's task:
+    /// while other tests block the few threads async tasks run on, a task may not start in time).
+    /// `wait` false: returns at once; the returned semaphore is signalled when the commit ended.
+    @discardableResult
+    private static func saveToDisk(_ stack: PersistentContainer, error: LockedValue<(any Error)?>, wait: Bool = true) throws -> DispatchSemaphore {
+        let view = stack.viewContext, writer = stack.writerContext
+        try view.performAndWait { try view.save() }
+        let committed = DispatchSemaphore(value: 0)
+        writer.perform {
+            do { try writer.save() } catch let failure { error.withLock { $0 = failure } }
+            committed.signal()
+        }
+        if wait { _ = committed.wait(timeout: .now() + 60) }
+        return committed
+    }
+
+    @Test func fetchesReturnWhileACommitWaitsOnTheServer() throws {
         PostgresStore.register()
         let server = try PostgresServer.shared.get()
         let schema = "snap_\(UUID().uuidString.prefix(8).lowercased())"
@@ -53,7 +69,9 @@ import Testing
             }
             try seed.save()
         }
-        try await stack.saveToDisk()
+        let commitError = LockedValue<(any Error)?>(nil)
+        try Self.saveToDisk(stack, error: commitError)
+        #expect(commitError.withLock { $0 } == nil)
 
         // Another session locks row 1: the commit that changes it waits on the server.
         let blocker = try PostgresConnection(server.url())
@@ -68,7 +86,7 @@ import Testing
             try worker.fetch(request).first?["title"] = "new 1"
             try worker.save()
         }
-        let committing = Task { try await stack.saveToDisk() }
+        let committed = try Self.saveToDisk(stack, error: commitError, wait: false)
         let waiting = try Self.untilACommitWaitsOnALock(server, heldBy: blockerPID)
         #expect(waiting, "the commit never reached the server's lock")
 
@@ -77,7 +95,8 @@ import Testing
         let otherRunner = Self.titlesWithin10Seconds(other.newBackgroundContext())
         let stillWaiting = try Self.untilACommitWaitsOnALock(server, heldBy: blockerPID)
         try blocker.query("ROLLBACK")
-        try await committing.value
+        #expect(committed.wait(timeout: .now() + 60) == .success)
+        #expect(commitError.withLock { $0 } == nil)
         #expect(stillWaiting, "the commit was no longer in progress while the fetches ran")
         #expect(sameStack == ["new 1", "old 2", "old 3"])
         #expect(otherRunner == ["old 1", "old 2", "old 3"])
