@@ -83,13 +83,13 @@ struct RunFlags: ParsableArguments {
     var measureMainQueue = false
 
     func validate() throws {
-        guard workers >= 1 else { throw ValidationError("--workers must be at least 1") }
+        guard workers >= 1 else { throw ValidationError("--workers must be at least 1, not \(workers)") }
         if let shard, Shard(shard) == nil {
             throw ValidationError("--shard \(shard): must be I/N with 0 <= I < N (like 0/3)")
         }
-        guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+        guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1, not \(batchSize)") }
         guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error")
+            throw ValidationError("--log-level \"\(logLevel)\" must be one of trace, debug, info, notice, warning, error")
         }
     }
 }

@@ -146,7 +146,7 @@ import SwellStore
         ("version: 1\nname: demo\nentities:\n  Item:\n    key: [id]\n    attributes: { id: integer }\ncolour: blue\n", 7, "unknown key 'colour'"),
         ("version: 3\nname: demo\nentities: {}\n", 1, "version 3 is not known: it must be 1, or 2"),
         ("version: 1\nname: Demo!\nentities:\n  Item: { key: [id], attributes: { id: integer } }\n", 2, "must match [a-z0-9_-]+"),
-        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: int } }\n", 4, "unknown type 'int'"),
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: int } }\n", 4, "unknown type \"int\""),
         ("version: 1\nname: demo\nentities:\n  Item: { key: [nope], attributes: { id: integer } }\n", 4, "names 'nope'"),
         ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nsources:\n  - { name: a, entity: Other, url: x }\n", 6, "'Other', which is not defined"),
         ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nsources:\n  - { name: a, entity: Item, url: x, fields: { title: t } }\n", 6, "not an attribute"),
@@ -166,6 +166,50 @@ import SwellStore
         #expect(error?.message.contains(message) == true, "\(String(describing: error))")
         #expect(error?.path == "demo.yml")
         #expect((error?.column ?? 0) >= 1)
+    }
+
+    /// Every message about a value of the wrong kind or outside a set names the value written (issue 12).
+    @Test(arguments: [
+        ("mode: merge", "mode \"merge\" of source a must be upsert, append or replace"),
+        ("on_error: ignore", "on_error \"ignore\" of source a must be fail or skip"),
+        ("format: xml", "format \"xml\" of source a must be json or ndjson"),
+        ("retries: many", "retries of source a must be a whole number, not \"many\""),
+        ("retries: [1]", "retries of source a must be a whole number, not a list"),
+        ("records: \"a..b\"", "must be a dot path like 'data' or 'meta.next', not \"a..b\""),
+        ("timeout: -1", "must be a positive number, not \"-1\""),
+        ("headers: [x]", "headers of source a must be a mapping, not a list"),
+        ("fields: oops", "fields of source a must be a mapping of attribute: path, not \"oops\""),
+        ("for_each: 3", "for_each of source a must be a list of items or { file: PATH } (an item per line), not \"3\""),
+    ] as [(String, String)])
+    func aSourceValueOfTheWrongKindIsNamed(setting: String, message: String) {
+        let error = failure("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nsources:\n  - { name: a, entity: Item, url: x, \(setting) }\n")
+        #expect(error?.message.contains(message) == true, "\(String(describing: error))")
+        #expect(error?.line == 6)
+    }
+
+    @Test(arguments: [
+        ("gzip_level: 11", "gzip_level of export e must be between 1 and 9, not 11"),
+        ("sort: [id sideways]", "sort direction \"sideways\" must be asc or desc"),
+        ("sort: { a: 1 }", "sort of export e must be a list like [date desc, location], not a mapping"),
+        ("header: maybe", "must be true or false, not \"maybe\""),
+    ] as [(String, String)])
+    func anExportValueOfTheWrongKindIsNamed(setting: String, message: String) {
+        let error = failure("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nexports:\n  - { name: e, entity: Item, path: o.csv, columns: [id], \(setting) }\n")
+        #expect(error?.message.contains(message) == true, "\(String(describing: error))")
+    }
+
+    @Test func typesKeysAndTopLevelValuesOfTheWrongKindAreNamed() {
+        let type = failure("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: int } }\n")
+        #expect(type?.message.contains("unknown type \"int\" for Item.id") == true, "\(String(describing: type))")
+        let sources = failure("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nsources: { a: 1 }\n")
+        #expect(sources?.message.contains("sources must be a list, not a mapping") == true, "\(String(describing: sources))")
+        let key = failure("version: 1\nname: demo\nentities:\n  Item: { key: { a: 1 }, attributes: { id: integer } }\n")
+        #expect(key?.message.contains("key of Item must be a list of attribute names, not a mapping") == true, "\(String(describing: key))")
+        let delete = failure("version: 2\nname: demo\nentities:\n  Item:\n    key: [id]\n    attributes: { id: integer }\n    relationships: { owner: { to: Item, delete: purge } }\n")
+        #expect(delete?.message.contains("delete \"purge\"") == true, "\(String(describing: delete))")
+        let columns = failure("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nexports:\n  - { name: e, entity: Item, path: o.csv, columns: { a: 1 } }\n")
+        #expect(columns?.message.contains("columns of export e must be a list of attribute names or {name, value, format}, not a mapping") == true,
+                "\(String(describing: columns))")
     }
 
     @Test func yamlSyntaxErrorsGiveLineAndColumn() {

@@ -187,7 +187,7 @@ import SwellStore
         Rule(relationships: "{ author: { to: User, delete: purge }, \(Rule.labels) }",
              message: "delete \"purge\" of relationship Issue.author must be nullify, cascade, deny or no_action", line: 7, at: "purge"),
         Rule(relationships: "{ author: { to: User, many: lots }, \(Rule.labels) }",
-             message: "many of relationship Issue.author must be true or false", line: 7, at: "lots"),
+             message: "many of relationship Issue.author must be true or false, not \"lots\"", line: 7, at: "lots"),
         Rule(relationships: "{ author: { many: false }, \(Rule.labels) }",
              message: "relationship Issue.author needs 'to'", line: 7, at: "{ many"),
         Rule(relationships: "{ author: { to: User, owner: true }, \(Rule.labels) }",

@@ -18,7 +18,7 @@ extension PipelineFileReader {
         let path = try string(keys["path"]!, "path of export \(name)")
         guard !path.isEmpty else { throw error(keys["path"], "path of export \(name) is empty") }
         guard case .sequence(let columnNodes) = keys["columns"]!, !columnNodes.isEmpty else {
-            throw error(keys["columns"], "columns of export \(name) must be a list of attribute names or {name, value, format}")
+            throw error(keys["columns"], "columns of export \(name) must be a list of attribute names or {name, value, format}, not \(written(keys["columns"]))")
         }
         var columns: [ExportColumn] = []
         for columnNode in columnNodes {
@@ -73,7 +73,7 @@ extension PipelineFileReader {
             switch sortNode {
             case .sequence(let sequence): items = Array(sequence)
             case .scalar: items = [sortNode]
-            default: throw error(sortNode, "sort of export \(name) must be a list like [date desc, location]")
+            default: throw error(sortNode, "sort of export \(name) must be a list like [date desc, location], not \(written(sortNode))")
             }
             for item in items {
                 let parts = try string(item, "a sort key").split(separator: " ", omittingEmptySubsequences: true)
@@ -90,14 +90,14 @@ extension PipelineFileReader {
                     switch parts[1].lowercased() {
                     case "asc": ascending = true
                     case "desc": ascending = false
-                    default: throw error(item, "sort direction '\(parts[1])' must be asc or desc")
+                    default: throw error(item, "sort direction \"\(parts[1])\" must be asc or desc")
                     }
                 }
                 sort.append((attribute, ascending))
             }
         }
         let header = try keys["header"].map { node throws(PipelineFileError) in try boolean(node, "header") } ?? true
-        let gzipLevel = try keys["gzip_level"].map { node throws(PipelineFileError) in try integer(node, "gzip_level", in: 1...9) } ?? 6
+        let gzipLevel = try keys["gzip_level"].map { node throws(PipelineFileError) in try integer(node, "gzip_level of export \(name)", in: 1...9) } ?? 6
         let escapeFormulas = try keys["escape_formulas"].map { node throws(PipelineFileError) in try boolean(node, "escape_formulas") } ?? false
         return ExportSpec(name: name, entity: entity.name, path: path, columns: columns, predicate: predicate, sort: sort,
                           header: header, gzipLevel: gzipLevel, escapeFormulas: escapeFormulas)

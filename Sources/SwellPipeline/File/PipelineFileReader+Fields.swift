@@ -13,7 +13,7 @@ extension PipelineFileReader {
         var nested: [NestedMapping] = []
         for attribute in entity.attributes { fields[attribute.name] = FieldSpec(path: [attribute.name], dateFormat: nil) }
         guard let node else { return (fields, nested) }
-        guard case .mapping(let mapping) = node else { throw error(node, "fields of source \(source) must be a mapping of attribute: path") }
+        guard case .mapping(let mapping) = node else { throw error(node, "fields of source \(source) must be a mapping of attribute: path, not \(written(node))") }
         for (fieldKey, value) in mapping {
             let name = try string(fieldKey, "a field name")
             if let relationship = entity.relationships.first(where: { $0.name == name }) {
@@ -43,7 +43,7 @@ extension PipelineFileReader {
         guard let destination = entities.first(where: { $0.name == relationship.destination }) else {
             throw error(node, "\(what): '\(relationship.destination)' is not an entity of this file")
         }
-        guard case .mapping(let mapping) = keys["fields"]! else { throw error(keys["fields"], "fields of \(what) must be a mapping of attribute: path") }
+        guard case .mapping(let mapping) = keys["fields"]! else { throw error(keys["fields"], "fields of \(what) must be a mapping of attribute: path, not \(written(keys["fields"]))") }
         var fields: [String: FieldSpec] = [:]
         var nested: [NestedMapping] = []
         for (fieldKey, value) in mapping {

@@ -12,7 +12,7 @@ extension PipelineFileReader {
 
     /// An entity's `relationships: { name: { to, many, ordered, inverse, delete, required } }`.
     func readRelationships(_ node: Node, of entity: PipelineEntity, entities: [PipelineEntity]) throws(PipelineFileError) -> [RelationshipDescription] {
-        guard case .mapping(let mapping) = node else { throw error(node, "relationships of \(entity.name) must be a mapping of name: { to: Entity, … }") }
+        guard case .mapping(let mapping) = node else { throw error(node, "relationships of \(entity.name) must be a mapping of name: { to: Entity, … }, not \(written(node))") }
         var relationships: [RelationshipDescription] = []
         for (keyNode, value) in mapping {
             let name = try string(keyNode, "a relationship name")

@@ -22,9 +22,20 @@ struct PipelineFileReader {
         return PipelineFileError(path: path, line: mark?.line ?? 1, column: (mark?.column ?? 1) + offset, message: message)
     }
 
+    /// What a node holds, for a message that names the offending value: a scalar quoted
+    /// (`"merge"`), else its kind.
+    func written(_ node: Node?) -> String {
+        switch node {
+        case .scalar(let scalar)?: "\"\(scalar.string)\""
+        case .sequence?: "a list"
+        case .mapping?: "a mapping"
+        default: "nothing"
+        }
+    }
+
     /// The pairs of a mapping, refusing unknown and repeated keys.
     func keyedMapping(_ node: Node, _ what: String, allowed: Set<String>, required: [String] = []) throws(PipelineFileError) -> [String: Node] {
-        guard case .mapping(let mapping) = node else { throw error(node, "\(what) must be a mapping") }
+        guard case .mapping(let mapping) = node else { throw error(node, "\(what) must be a mapping, not \(written(node))") }
         var result: [String: Node] = [:]
         for (keyNode, value) in mapping {
             guard case .scalar(let key) = keyNode else { throw error(keyNode, "\(what): keys must be plain names") }
@@ -42,38 +53,38 @@ struct PipelineFileReader {
     }
 
     func string(_ node: Node, _ what: String) throws(PipelineFileError) -> String {
-        guard case .scalar(let scalar) = node else { throw error(node, "\(what) must be a string") }
+        guard case .scalar(let scalar) = node else { throw error(node, "\(what) must be a string, not \(written(node))") }
         return scalar.string
     }
 
     func integer(_ node: Node, _ what: String, in range: ClosedRange<Int>? = nil) throws(PipelineFileError) -> Int {
         guard case .scalar(let scalar) = node, scalar.style == .plain, let value = Int(scalar.string) else {
-            throw error(node, "\(what) must be a whole number")
+            throw error(node, "\(what) must be a whole number, not \(written(node))")
         }
-        if let range, !range.contains(value) { throw error(node, "\(what) must be between \(range.lowerBound) and \(range.upperBound)") }
+        if let range, !range.contains(value) { throw error(node, "\(what) must be between \(range.lowerBound) and \(range.upperBound), not \(value)") }
         return value
     }
 
     func number(_ node: Node, _ what: String) throws(PipelineFileError) -> Double {
         guard case .scalar(let scalar) = node, scalar.style == .plain, let value = Double(scalar.string), value.isFinite, value > 0 else {
-            throw error(node, "\(what) must be a positive number")
+            throw error(node, "\(what) must be a positive number, not \(written(node))")
         }
         return value
     }
 
     func boolean(_ node: Node, _ what: String) throws(PipelineFileError) -> Bool {
-        guard case .scalar(let scalar) = node, scalar.style == .plain else { throw error(node, "\(what) must be true or false") }
+        guard case .scalar(let scalar) = node, scalar.style == .plain else { throw error(node, "\(what) must be true or false, not \(written(node))") }
         switch scalar.string.lowercased() {
         case "true", "yes", "on": return true
         case "false", "no", "off": return false
-        default: throw error(node, "\(what) must be true or false")
+        default: throw error(node, "\(what) must be true or false, not \(written(node))")
         }
     }
 
     func dotPath(_ node: Node, _ what: String) throws(PipelineFileError) -> [String] {
         let text = try string(node, what)
         let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard !text.isEmpty, parts.allSatisfy({ !$0.isEmpty }) else { throw error(node, "\(what) must be a dot path like 'data' or 'meta.next'") }
+        guard !text.isEmpty, parts.allSatisfy({ !$0.isEmpty }) else { throw error(node, "\(what) must be a dot path like 'data' or 'meta.next', not \(written(node))") }
         return parts
     }
 
@@ -143,7 +154,7 @@ struct PipelineFileReader {
         let entities = try readEntities(top["entities"]!)
         var sources: [SourceSpec] = []
         if let node = top["sources"] {
-            guard case .sequence(let sequence) = node else { throw error(node, "sources must be a list") }
+            guard case .sequence(let sequence) = node else { throw error(node, "sources must be a list, not \(written(node))") }
             for item in sequence {
                 for source in try readSources(item, pipeline: name, entities: entities) {
                     if sources.contains(where: { $0.name == source.name }) {
@@ -156,7 +167,7 @@ struct PipelineFileReader {
         }
         var exports: [ExportSpec] = []
         if let node = top["exports"] {
-            guard case .sequence(let sequence) = node else { throw error(node, "exports must be a list") }
+            guard case .sequence(let sequence) = node else { throw error(node, "exports must be a list, not \(written(node))") }
             for item in sequence {
                 let export = try readExport(item, entities: entities)
                 if exports.contains(where: { $0.name == export.name }) {
@@ -170,7 +181,7 @@ struct PipelineFileReader {
     }
 
     private func readEntities(_ node: Node) throws(PipelineFileError) -> [PipelineEntity] {
-        guard case .mapping(let mapping) = node, !mapping.isEmpty else { throw error(node, "entities must be a mapping of at least one entity") }
+        guard case .mapping(let mapping) = node, !mapping.isEmpty else { throw error(node, "entities must be a mapping of at least one entity, not \(written(node))") }
         var entities: [PipelineEntity] = []
         var relationshipNodes: [(entity: Int, node: Node)] = []
         for (keyNode, value) in mapping {
@@ -185,7 +196,7 @@ struct PipelineFileReader {
                 relationshipNodes.append((entities.count, node))
             }
             guard case .mapping(let attributeNodes) = fields["attributes"]!, !attributeNodes.isEmpty else {
-                throw error(fields["attributes"], "attributes of \(name) must be a mapping of attribute: type")
+                throw error(fields["attributes"], "attributes of \(name) must be a mapping of attribute: type, not \(written(fields["attributes"]))")
             }
             var attributes: [AttributeDescription] = []
             for (attributeKey, typeNode) in attributeNodes {
@@ -200,7 +211,7 @@ struct PipelineFileReader {
                 let optional = typeName.hasSuffix("?")
                 if optional { typeName.removeLast() }
                 guard let type = AttributeType(rawValue: typeName) else {
-                    throw error(typeNode, "unknown type '\(typeName)' for \(name).\(attribute) (string, integer, double, boolean, date, json; a trailing ? makes it optional)")
+                    throw error(typeNode, "unknown type \"\(typeName)\" for \(name).\(attribute) (string, integer, double, boolean, date, json; a trailing ? makes it optional)")
                 }
                 if type == .json { try requireVersion2(typeNode, "the json type of \(name).\(attribute)") }
                 attributes.append(AttributeDescription(name: attribute, type: type, isOptional: optional))
@@ -213,7 +224,7 @@ struct PipelineFileReader {
             case .scalar(let scalar):
                 key = [scalar.string]
             default:
-                throw error(keyNode, "key must be a list of attribute names")
+                throw error(keyNode, "key of \(name) must be a list of attribute names, not \(written(keyNode))")
             }
             guard !key.isEmpty else { throw error(keyNode, "key of \(name) must name at least one attribute") }
             for attribute in key where !attributes.contains(where: { $0.name == attribute }) {
@@ -288,7 +299,7 @@ struct PipelineFileReader {
         switch node {
         case .sequence(let sequence):
             for element in sequence {
-                guard case .scalar(let scalar) = element else { throw error(element, "for_each of source \(source): each item must be a string or number") }
+                guard case .scalar(let scalar) = element else { throw error(element, "for_each of source \(source): each item must be a string or number, not \(written(element))") }
                 items.append(scalar.string)
                 itemNodes.append(element)
             }
@@ -308,7 +319,7 @@ struct PipelineFileReader {
                 itemNodes.append(keys["file"]!)
             }
         default:
-            throw error(node, "for_each of source \(source) must be a list of items or { file: PATH } (an item per line)")
+            throw error(node, "for_each of source \(source) must be a list of items or { file: PATH } (an item per line), not \(written(node))")
         }
         guard !items.isEmpty else { throw error(node, "for_each of source \(source) has no items") }
         var seen: Set<String> = []
@@ -366,13 +377,13 @@ struct PipelineFileReader {
             switch try string(format, "format") {
             case "json": isNDJSON = false
             case "ndjson": isNDJSON = true
-            case let other: throw error(format, "format '\(other)' of source \(name) must be json or ndjson")
+            case let other: throw error(format, "format \"\(other)\" of source \(name) must be json or ndjson")
             }
         }
         let records = try keys["records"].map { node throws(PipelineFileError) in try dotPath(node, "records of source \(name)") }
         var headers: [(name: String, value: String)] = []
         if let node = keys["headers"] {
-            guard case .mapping(let mapping) = node else { throw error(node, "headers of source \(name) must be a mapping") }
+            guard case .mapping(let mapping) = node else { throw error(node, "headers of source \(name) must be a mapping, not \(written(node))") }
             for (headerKey, headerValue) in mapping {
                 let header = try string(headerKey, "a header name")
                 guard !header.isEmpty, header.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != ":" }) else {
@@ -386,12 +397,12 @@ struct PipelineFileReader {
         let (fields, nested) = try readFields(keys["fields"], of: entity, entities: entities, source: name)
         var mode = SyncMode.upsert
         if let node = keys["mode"] {
-            guard let value = SyncMode(rawValue: try string(node, "mode")) else { throw error(node, "mode of source \(name) must be upsert, append or replace") }
+            guard let value = SyncMode(rawValue: try string(node, "mode")) else { throw error(node, "mode \(written(node)) of source \(name) must be upsert, append or replace") }
             mode = value
         }
         var onError = ErrorPolicy.fail
         if let node = keys["on_error"] {
-            guard let value = ErrorPolicy(rawValue: try string(node, "on_error")) else { throw error(node, "on_error of source \(name) must be fail or skip") }
+            guard let value = ErrorPolicy(rawValue: try string(node, "on_error")) else { throw error(node, "on_error \(written(node)) of source \(name) must be fail or skip") }
             onError = value
         }
         let rejects = try keys["rejects"].map { node throws(PipelineFileError) in try string(node, "rejects") } ?? "rejects/\(pipeline)-\(name).ndjson"
@@ -422,7 +433,7 @@ struct PipelineFileReader {
         }
         if let link = keys["link_header"] {
             guard keys.count == 1 else { throw error(node, "paginate of source \(source): 'link_header' stands alone") }
-            guard try boolean(link, "paginate.link_header") else { throw error(link, "paginate.link_header must be true when given") }
+            guard try boolean(link, "paginate.link_header") else { throw error(link, "paginate.link_header must be true when given, not \(written(link))") }
             return .linkHeader
         }
         if let cursor = keys["cursor"] {
