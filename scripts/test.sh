@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 swift build --build-tests
 swift test
+# The release tarball (self-contained binary, completions, man page, install.sh), tested with
+# the Swift toolchain hidden, as a server without Swift would run it.
+tarball=$(bash scripts/build-release.sh | tail -1)
+bash scripts/test-release.sh "$tarball"
 # The store tests again against each other store: the same suite, another conformer of
 # the store protocol (tests of the SQLite file itself do not apply there). The PostgreSQL
 # pass starts its own throwaway server (Tests/SwellTestSupport/PostgresServer.swift).

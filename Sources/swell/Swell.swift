@@ -14,6 +14,7 @@ struct Swell: AsyncParsableCommand {
         Exit codes: 0 done, 64 bad arguments or pipeline file, 65 bad record or page, 69 source unavailable, \
         73 export or rejects file not writable, 74 store unusable, 75 store held by another run, 1 anything else.
         """,
+        version: SwellVersion.current,
         subcommands: [RunCommand.self, ImportCommand.self, ExportCommand.self, ValidateCommand.self, StatusCommand.self, SeedCommand.self]
     )
 

@@ -1,5 +1,6 @@
 import Foundation
 import SwellCSV
+import SwellPipeline
 import SwellTestSupport
 import Testing
 
@@ -184,6 +185,10 @@ import Testing
             #expect(outcome.stderr.contains(fact), "missing \(fact) in \(outcome.stderr)")
         }
         #expect(try workspace.report()["status"] as? String == "failed")
+        // Which Swell wrote it, also for a failed run; the same as `swell --version`.
+        let version = try workspace.run("--version").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(version == SwellVersion.current)
+        #expect(try workspace.report()["swell_version"] as? String == version)
     }
 
     @Test func badRecordsAreSkippedIntoTheRejectsFile() throws {

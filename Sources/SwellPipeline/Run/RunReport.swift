@@ -66,9 +66,12 @@ public struct RunReport: Codable, Sendable {
     public var sources: [Source] = []
     public var exports: [Export] = []
     public var error: String?
+    /// The version of Swell that wrote it (absent from reports kept in a store by versions before 0.12).
+    public var swellVersion: String? = SwellVersion.current
 
     enum CodingKeys: String, CodingKey {
         case pipeline, status, store, sources, exports, error
+        case swellVersion = "swell_version"
         case startedAt = "started_at"
         case finishedAt = "finished_at"
         case durationS = "duration_s"
@@ -85,6 +88,7 @@ public struct RunReport: Codable, Sendable {
         try container.encode(sources, forKey: .sources)
         try container.encode(exports, forKey: .exports)
         try container.encode(error, forKey: .error)  // null on success, as the contract shows
+        try container.encodeIfPresent(swellVersion, forKey: .swellVersion)
     }
 
     /// UTC ISO-8601 with `Z`, to the second (`ISODate`: Foundation's formatter

@@ -1,0 +1,5 @@
+/// Swell's version: what `swell --version` prints, the run report's `swell_version`, and
+/// the name of the release tarball (`scripts/build-release.sh`). Raised with each release.
+public enum SwellVersion {
+    public static let current = "0.12.0"
+}
