@@ -41,23 +41,46 @@ enum CommandSupport {
     }
 }
 
-/// Prints the progress line on stderr about once a second while a run goes on.
+/// Shows a run's progress on stderr about once a second: one line per source (records,
+/// records/s, pages, bytes; a percentage and ETA when the size is known). On a terminal
+/// the lines update in place (the cursor goes back up over them); elsewhere
+/// (`--progress always` into a file or pipe) each tick appends them, without escapes.
 ///
-/// `@unchecked Sendable`: the timer fires on its own serial queue; the counter is atomic.
+/// `@unchecked Sendable`: the timer fires on its own serial queue, which alone touches
+/// `drawn`; `stop` cancels the timer and draws the last time on that queue.
 final class ProgressTicker: @unchecked Sendable {
     private let counter: ProgressCounter
+    private let queue = DispatchQueue(label: "swell.progress")
     private let timer: DispatchSourceTimer
+    private let terminal: Bool
+    /// Lines drawn last time (on a terminal: how far to go back up).
+    private var drawn = 0
 
-    init(counter: ProgressCounter) {
+    init(counter: ProgressCounter, terminal: Bool) {
         self.counter = counter
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "swell.progress"))
+        self.terminal = terminal
+        timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + 1, repeating: 1)
-        timer.setEventHandler { FileHandle.standardError.write(Data("\r\(counter.line)".utf8)) }
+        timer.setEventHandler { [unowned self] in draw() }
         timer.resume()
+    }
+
+    private func draw() {
+        let lines = counter.lines()
+        guard !lines.isEmpty else { return }
+        var text = ""
+        if terminal {
+            if drawn > 0 { text += "\u{1B}[\(drawn)A" }        // back up over the last drawing
+            for line in lines { text += "\r\u{1B}[2K" + line + "\n" }   // clear each line, write it
+        } else {
+            text = lines.map { $0 + "\n" }.joined()
+        }
+        drawn = lines.count
+        FileHandle.standardError.write(Data(text.utf8))
     }
 
     func stop() {
         timer.cancel()
-        FileHandle.standardError.write(Data("\r\(counter.line)\n".utf8))
+        queue.sync { draw() }
     }
 }

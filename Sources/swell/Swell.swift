@@ -106,8 +106,9 @@ extension RunFlags {
         let counter = ProgressCounter()
         let runner = PipelineRunner(pipeline: file, storePath: store, options: RunOptions(workers: workers, batchSize: batchSize),
                                     only: Set(only), shard: shard.flatMap(Shard.init), wait: wait, logger: logger, progress: counter)
-        let showProgress = progress == .always || (progress == .auto && isatty(STDERR_FILENO) != 0)
-        let ticker = showProgress ? ProgressTicker(counter: counter) : nil
+        let terminal = isatty(STDERR_FILENO) != 0
+        let showProgress = progress == .always || (progress == .auto && terminal)
+        let ticker = showProgress ? ProgressTicker(counter: counter, terminal: terminal) : nil
         let probe = measureMainQueue ? MainQueueProbe() : nil
         let (runReport, failure) = await CommandSupport.offMainQueue { runner.run(sources: sources, exports: exports) }
         ticker?.stop()

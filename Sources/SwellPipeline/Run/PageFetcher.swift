@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import SwellHTTP
 import SwellJSON
@@ -38,11 +39,11 @@ struct PageFetcher {
     private let stateReader: ManagedObjectContext
     private let logger: Logger
     private let redactor: Redactor
-    private let progress: ProgressCounter
+    private let progress: SourceProgress
     private let isFile: Bool
 
     init(source: SourceSpec, capturePaths: [[String]], container: PersistentContainer, logger: Logger, redactor: Redactor,
-         progress: ProgressCounter) throws(PipelineError) {
+         progress: SourceProgress) throws(PipelineError) {
         do {
             client = try HTTPClient()
         } catch {
@@ -68,6 +69,14 @@ struct PageFetcher {
         }
     }
 
+    /// The size of the local file a file source names (a path, or a file URL), when it can be read.
+    static func fileSize(_ url: String) -> Int? {
+        var path = url
+        if url.lowercased().hasPrefix("file://") { path = String(url.dropFirst(7)).removingPercentEncoding ?? String(url.dropFirst(7)) }
+        // Unreadable here: no percentage (the fetch itself reports why it cannot read the file).
+        return (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
+    }
+
     private func makeReader() -> JSONPageReader {
         JSONPageReader(format: source.isNDJSON ? .ndjson : .json, recordsPath: source.records, capturePaths: capturePaths)
     }
@@ -87,6 +96,9 @@ struct PageFetcher {
         if conditional, let text = try storeMetadata(forKey: HTTPValidators.metadataKey(source: source.name, url: url)),
            let validators = HTTPValidators(metadataText: text) {
             validators.apply(to: &request)
+        }
+        if isFile && source.pagination == nil, let size = Self.fileSize(url) {
+            progress.expect(bytes: size)    // one local file: the progress line can give a percentage
         }
         var reader = makeReader()
         var parsed: [(index: Int, record: JSONValue)] = []

@@ -36,6 +36,8 @@ struct SourceRun {
     /// Runs the source; returns its report entry and the failure, if any.
     func run() -> (RunReport.Source, PipelineError?) {
         let started = Date()
+        let counts = progress.source(source.name)
+        defer { counts.finish() }
         container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
         let backlog = SaveBacklog<SaveScheduler.BatchCounts>()
         let state = SourceRunState(source: source, backlog: backlog)
@@ -47,7 +49,7 @@ struct SourceRun {
         let mapper = RecordMapper(source: source, entity: entity)
         let worker = UpsertWorker(source: source, entity: entity, mapper: mapper, batchSize: options.batchSize, container: container,
                                   state: state, scheduler: scheduler, rejects: rejects, sweeper: sweeper, cursor: cursor,
-                                  redactor: redactor, progress: progress, pipelineEntities: pipelineEntities)
+                                  redactor: redactor, progress: counts, pipelineEntities: pipelineEntities)
         let queues = (0..<options.workers).map { _ in BatchQueue<[IncomingRecord]>(capacity: 4) }
         let group = DispatchGroup()
         for (number, queue) in queues.enumerated() {
@@ -79,7 +81,7 @@ struct SourceRun {
     /// when the last page was reached, nil when the run failed first.
     private func fetchAll(into router: inout RecordRouter, state: SourceRunState, cursor: IncrementalCursor?) throws -> [String: String]? {
         let fetcher = try PageFetcher(source: source, capturePaths: Paginator.capturePaths(source.pagination), container: container,
-                                      logger: logger, redactor: redactor, progress: progress)
+                                      logger: logger, redactor: redactor, progress: progress.source(source.name))
         var sourceURL = source.url
         if let cursor {
             sourceURL = cursor.url(sourceURL, stored: try fetcher.storeMetadata(forKey: cursor.metadataKey))

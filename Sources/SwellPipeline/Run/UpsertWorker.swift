@@ -27,7 +27,7 @@ struct UpsertWorker: Sendable {
     /// Incremental sync: the cursor attribute whose largest value is kept.
     let cursor: IncrementalCursor?
     let redactor: Redactor
-    let progress: ProgressCounter
+    let progress: SourceProgress
     /// Every entity of the pipeline (nested mappings upsert into them).
     let pipelineEntities: [PipelineEntity]
 
