@@ -14,7 +14,7 @@ struct Swell: AsyncParsableCommand {
         Exit codes: 0 done, 64 bad arguments or pipeline file, 65 bad record or page, 69 source unavailable, \
         73 export or rejects file not writable, 74 store unusable, 75 store held by another run, 1 anything else.
         """,
-        subcommands: [RunCommand.self, ImportCommand.self, ExportCommand.self, ValidateCommand.self, StatusCommand.self, SeedCommand.self]
+        subcommands: [RunCommand.self, ImportCommand.self, ExportCommand.self, ValidateCommand.self, StatusCommand.self, SeedCommand.self, InitCommand.self]
     )
 
     /// Runs the command after capping glibc's malloc arenas at two. Each busy
