@@ -94,8 +94,9 @@ struct EntityInference {
 
     /// `id` when present and not null in every object (and, for the records, different in
     /// each), else the first field whose values are all integers or all strings, present in
-    /// every object and different in each; for the records, when none is, every required
-    /// scalar field together.
+    /// every object and different in each (in nested objects, only a field whose name says
+    /// identity: `saysIdentity`); for the records, when none is, every required scalar field
+    /// together. Objects equal in every member count once.
     static func key(of objects: [JSONObject], fields: [FieldStats], isMain: Bool) -> InferredKey? {
         let distinct = Set(objects.map { JSONValue.object($0).jsonText }).count
         let what = isMain ? "record" : "nested object"
@@ -108,16 +109,27 @@ struct EntityInference {
             let unique = isMain ? ", different in each" : ""
             return InferredKey(fields: ["id"], reason: "id: present in every \(what) (\(objects.count))\(unique)")
         }
-        if let field = candidates.first(where: isUnique) {
-            return InferredKey(fields: [field.key], reason: "\(field.key): the first field present in every \(what) and different in each (no unique id)")
+        if isMain, let field = candidates.first(where: isUnique) {
+            return InferredKey(fields: [field.key], reason: "\(field.key): the first field present in every record and different in each (no unique id)")
         }
-        guard isMain else { return nil }
+        guard isMain else {
+            // Nested objects need a field whose name says identity: `street` alone must not make addresses entities.
+            guard let field = candidates.first(where: { saysIdentity($0.key) && isUnique($0) }) else { return nil }
+            return InferredKey(fields: [field.key], reason: "\(field.key): present in every nested object and different in each (no id)")
+        }
         let required = fields.filter { field in
             field.missing == 0 && field.nulls == 0 && !field.key.isEmpty && !field.key.contains(".") && !field.hasContainers
         }
         guard !required.isEmpty else { return nil }
         return InferredKey(fields: required.map(\.key),
                            reason: "no single field is unique to each record: the key is every required field together (records equal in all of them are one row)")
+    }
+
+    /// Whether a JSON key names an identity: `uuid`, `guid`, `key`, `slug`, `code`, `name`,
+    /// `login`, `url`, or ending in `_id` / `Id` / `ID`.
+    static func saysIdentity(_ key: String) -> Bool {
+        let names: Set<String> = ["uuid", "guid", "key", "slug", "code", "name", "login", "url", "href", "email", "sku"]
+        return names.contains(key.lowercased()) || key.hasSuffix("_id") || key.hasSuffix("Id") || key.hasSuffix("ID")
     }
 
     // MARK: Fields
