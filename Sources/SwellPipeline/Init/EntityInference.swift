@@ -80,7 +80,7 @@ struct EntityInference {
         let keyText = entities[index].key.joined(separator: ", ")
         let reason = many
             ? "to-many: arrays of objects (\(objects.count) elements in all), each with its key \(keyText)"
-            : "to-one: an object with its key \(keyText)\(field.nulls + field.missing > 0 ? "; none (null or missing) in \(field.nulls + field.missing) records" : "")"
+            : "to-one: an object with its key \(keyText)\(field.nulls + field.missing > 0 ? "; none (null or missing) in \(field.nulls + field.missing) of \(field.values.count + field.nulls + field.missing) records" : "")"
         return InferredRelationship(name: name, field: field.key, destination: entityName, isToMany: many, reason: reason)
     }
 

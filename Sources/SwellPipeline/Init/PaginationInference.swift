@@ -7,8 +7,8 @@ import SwellJSON
 /// 2. a string in the body (outside the records) under a key that says "next"
 ///    (`next`, `links.next`, `_links.next.href`, `next_page_url`) that looks like
 ///    a URL (it holds `/`, `.`, `?` or a scheme) → `next: PATH`;
-/// 3. a string or number under a key that says "cursor", "token" or "next"
-///    (`meta.next_cursor`, `nextPageToken`, `after`) → `cursor: PATH` with a
+/// 3. a string or number under a key that says "cursor", "next", "page_token",
+///    "continuation" or is `after` (`meta.next_cursor`, `nextPageToken`) → `cursor: PATH` with a
 ///    query parameter named after the key (`cursor`, `pageToken`, `after`);
 ///
 /// else none (a `next` key that is null on this page is named in the reason).
@@ -65,7 +65,8 @@ enum PaginationInference {
 
     private static func saysCursor(_ key: String) -> Bool {
         let lower = key.lowercased()
-        return lower.contains("cursor") || lower.contains("token") || lower.contains("next") || lower == "after" || lower == "continuation"
+        return lower.contains("cursor") || lower.contains("next") || lower.contains("pagetoken") || lower.contains("page_token")
+            || lower.contains("continuation") || lower == "after"
     }
 
     private static func looksLikeURL(_ text: String) -> Bool {
