@@ -36,7 +36,7 @@ struct InitCommand: AsyncParsableCommand {
     @Option(help: "The pipeline name, [a-z0-9_-]+ (default: the URL's last path segment or the file name).")
     var name: String?
 
-    @Option(name: .customLong("header"), help: "A request header \"Name: value\" (repeatable); ${VAR} in the value is read from the environment.")
+    @Option(name: .customLong("header"), help: "A request header \"Name: value\" (repeatable); ${VAR} in the value is read from the environment and written as typed (give secrets as ${VAR}: a literal value is written as it is).")
     var headers: [String] = []
 
     @Option(help: "Write the pipeline file here (default: stdout).")
