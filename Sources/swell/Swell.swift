@@ -15,7 +15,7 @@ struct Swell: AsyncParsableCommand {
         73 export or rejects file not writable, 74 store unusable, 75 store held by another run, 1 anything else.
         """,
         version: SwellVersion.current,
-        subcommands: [RunCommand.self, ImportCommand.self, ExportCommand.self, ValidateCommand.self, StatusCommand.self, SeedCommand.self]
+        subcommands: [RunCommand.self, ImportCommand.self, ExportCommand.self, ValidateCommand.self, StatusCommand.self, SeedCommand.self, InitCommand.self]
     )
 
     /// Runs the command after capping glibc's malloc arenas at two. Each busy

@@ -87,11 +87,7 @@ struct PageFetcher {
     /// - Throws: `PipelineError`: `.data` for a page that is not valid JSON /
     ///   NDJSON, `.unavailable` when it could not be had, or the run's failure.
     func fetch(_ url: String, into router: inout RecordRouter, failure: () -> PipelineError?) throws -> FetchedPage {
-        var request = HTTPRequest(url: url)
-        request.headers = source.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
-        request.timeout = source.timeout
-        request.maxBytes = source.maxBytes
-        request.rejectsHTML = true
+        var request = HTTPRequest(source: source, url: url)
         let conditional = !isFile && source.mode != .replace
         if conditional, let text = try storeMetadata(forKey: HTTPValidators.metadataKey(source: source.name, url: url)),
            let validators = HTTPValidators(metadataText: text) {

@@ -1,0 +1,99 @@
+import SwellStore
+
+/// A pipeline as `swell init` guessed it from one sample page: the entities
+/// inferred from the records, one source reading the sample's URL, one CSV
+/// export of the main entity, and a reason for every guess (written as YAML
+/// comments by `yaml`).
+///
+/// A value built by `PipelineInference.infer(_:)`: no I/O.
+public struct InitPipeline: Sendable, Equatable {
+    /// The pipeline's name (`[a-z0-9_-]+`).
+    public var name: String
+    /// Where the sample came from, as written in the file (`${VAR}` kept as typed).
+    public var url: String
+    /// Request headers as typed (`${VAR}` kept, never their values).
+    public var headers: [InitHeader]
+    /// Dot path to the records array; nil when the page itself is the array.
+    public var records: [String]?
+    /// Why these are the records.
+    public var recordsReason: String
+    /// How many records the sample holds.
+    public var recordCount: Int
+    /// The pagination form found, if any.
+    public var pagination: Pagination?
+    /// Why this pagination (or why none).
+    public var paginationReason: String
+    /// The entities, the main one (the records') first.
+    public var entities: [InferredEntity]
+    /// The CSV export of the main entity.
+    public var export: InitExport
+
+    /// The main entity: the one the records are upserted into.
+    public var mainEntity: InferredEntity { entities[0] }
+}
+
+/// A request header as the user typed it.
+public struct InitHeader: Sendable, Equatable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// An entity inferred from a set of JSON objects (the records, or the objects
+/// nested at one path of them).
+public struct InferredEntity: Sendable, Equatable {
+    public var name: String
+    /// The key attributes (one, or every required scalar attribute when no field is unique).
+    public var key: [String]
+    /// Why this key.
+    public var keyReason: String
+    public var attributes: [InferredAttribute]
+    public var relationships: [InferredRelationship]
+    /// JSON keys left out (a dot or an empty name: no dot path can address them), with why.
+    public var skipped: [String]
+
+    /// The attribute named `name`.
+    public func attribute(_ name: String) -> InferredAttribute? { attributes.first { $0.name == name } }
+    /// The relationship named `name`.
+    public func relationship(_ name: String) -> InferredRelationship? { relationships.first { $0.name == name } }
+}
+
+/// An attribute with its type, whether it is optional, and why.
+public struct InferredAttribute: Sendable, Equatable {
+    /// A valid attribute name (the JSON key itself when it is one).
+    public var name: String
+    /// The JSON key it comes from.
+    public var field: String
+    public var type: AttributeType
+    public var isOptional: Bool
+    /// Why this type (and why optional, when it is).
+    public var reason: String
+
+    /// The type as the file writes it: `integer`, `string?`, ….
+    public var typeText: String { type.rawValue + (isOptional ? "?" : "") }
+}
+
+/// A relationship to an entity inferred from nested objects: to-one from an
+/// object, to-many from an array of objects.
+public struct InferredRelationship: Sendable, Equatable {
+    /// A valid relationship name.
+    public var name: String
+    /// The JSON key of the nested object or array.
+    public var field: String
+    /// The destination entity's name.
+    public var destination: String
+    public var isToMany: Bool
+    /// Why a relationship of this kind.
+    public var reason: String
+}
+
+/// The export `swell init` writes: the main entity's key and scalar attributes as CSV columns.
+public struct InitExport: Sendable, Equatable {
+    public var name: String
+    public var path: String
+    public var columns: [String]
+}

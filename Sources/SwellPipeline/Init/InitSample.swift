@@ -1,0 +1,72 @@
+import Foundation
+import SwellHTTP
+import SwellJSON
+import Yams
+
+/// The sample page `swell init` infers from: fetched the way a source fetches
+/// its first page (`HTTPRequest(source:url:)`, libcurl with the same retries
+/// and timeout, `${VAR}` interpolated in the URL and headers as the pipeline
+/// file reader does), or read from a file (a plain path or `file://` URL).
+public struct InitSample: Sendable {
+    /// The page's JSON.
+    public var body: JSONValue
+    /// The response's `Link` header, if any.
+    public var linkHeader: String?
+    /// The URL after interpolation (for resolving relative links; may hold secrets: never print it as is).
+    public var pageURL: String
+    /// Hides the values that came from the environment.
+    public var redactor: Redactor
+
+    /// Fetches (or reads) the page at `url` with `headers`, both as typed (`${VAR}` and
+    /// `${VAR:-default}` filled from `environment`).
+    ///
+    /// Blocks the calling thread for the transfer and its retries: call it off the main queue.
+    ///
+    /// - Throws: `PipelineError`: `.usage` for a missing variable or a bad header, `.unavailable`
+    ///   when the page cannot be had, `.data` when it is not JSON (naming the URL, line and column).
+    ///   Messages show environment values as `***`.
+    public static func fetch(url: String, headers: [InitHeader], environment: [String: String]) throws(PipelineError) -> InitSample {
+        var reader = PipelineFileReader(path: "swell init", environment: environment)
+        let pageURL: String
+        var interpolated: [(name: String, value: String)] = []
+        do {
+            pageURL = try reader.interpolate(Node(url), "the URL")
+            for header in headers {
+                interpolated.append((header.name, try reader.interpolate(Node(header.value), "header \(header.name)")))
+            }
+        } catch {
+            throw PipelineError(.usage, error.message)
+        }
+        let redactor = Redactor(secrets: reader.secrets)
+        let source = SourceSpec(name: "init", entity: "", url: pageURL, isNDJSON: false, records: nil, headers: interpolated,
+                                pagination: nil, fields: [:], dates: .iso8601, mode: .upsert, onError: .fail, rejects: "",
+                                timeout: Self.timeout, retries: Self.retries, maxBytes: nil, incremental: nil)
+        let client: HTTPClient
+        do {
+            client = try HTTPClient()
+        } catch {
+            throw PipelineError(.other, "cannot set up libcurl: \(error)")
+        }
+        var body: [UInt8] = []
+        let response: HTTPResponse
+        do {
+            (response, _) = try client.fetch(HTTPRequest(source: source, url: pageURL), policy: RetryPolicy(retries: source.retries),
+                                             onAttempt: { _ in body.removeAll(keepingCapacity: true) },
+                                             onBody: { bytes in body.append(contentsOf: bytes) })
+        } catch let error as HTTPError {
+            throw PipelineError(.unavailable, redactor("\(error)"))
+        } catch {
+            throw PipelineError(.other, redactor("\(redactor(pageURL)): \(error)"))
+        }
+        do {
+            let value = try JSONValue.parse(body)
+            return InitSample(body: value, linkHeader: response.header("link"), pageURL: pageURL, redactor: redactor)
+        } catch {
+            throw PipelineError(.data, redactor("page \(pageURL) is not valid JSON: \(error)"))
+        }
+    }
+
+    /// A source's default timeout (seconds) and retries (pipeline-file.md `timeout`, `retries`).
+    static let timeout: Double = 30
+    static let retries = 3
+}

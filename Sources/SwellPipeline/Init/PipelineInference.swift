@@ -1,0 +1,126 @@
+import SwellJSON
+import SwellStore
+
+/// What `swell init` knows besides the sample's body: how the user named things
+/// and where the sample came from.
+public struct InitOptions: Sendable {
+    /// The pipeline name; nil: from the URL's last path segment or the file name.
+    public var name: String?
+    /// The URL or file path as typed (`${VAR}` kept): written as the source's url.
+    public var url: String
+    /// The URL after `${VAR}` interpolation, for resolving relative links (never written).
+    public var pageURL: String
+    /// Request headers as typed (`${VAR}` kept).
+    public var headers: [InitHeader]
+    /// `--records`: the dot path to the records; nil: found in the page.
+    public var records: [String]?
+    /// The response's `Link` header, if any.
+    public var linkHeader: String?
+
+    public init(name: String? = nil, url: String, pageURL: String? = nil, headers: [InitHeader] = [], records: [String]? = nil,
+                linkHeader: String? = nil) {
+        self.name = name
+        self.url = url
+        self.pageURL = pageURL ?? url
+        self.headers = headers
+        self.records = records
+        self.linkHeader = linkHeader
+    }
+}
+
+/// From one sample page to a pipeline description: finds the records, infers
+/// the entities (`EntityInference`) and the pagination (`PaginationInference`),
+/// and adds a CSV export of the main entity. Pure: no I/O.
+public enum PipelineInference {
+    /// Record paths so generic that the pipeline name makes a better entity name.
+    private static let genericPaths: Set<String> = [
+        "data", "items", "results", "result", "records", "rows", "entries", "list", "objects", "values", "value",
+        "content", "hits", "nodes", "elements", "response", "payload", "page",
+    ]
+
+    /// The pipeline `swell init` writes for the page `body`.
+    ///
+    /// - Throws: `PipelineError` `.usage` for a name that is not `[a-z0-9_-]+`, `.data` when
+    ///   the page has no array of records (at `--records`, or anywhere when not given), the
+    ///   records are not objects or there are none, or no key can be found.
+    public static func infer(_ body: JSONValue, options: InitOptions) throws(PipelineError) -> InitPipeline {
+        let name = options.name ?? InitNames.pipelineName(fromURL: options.url)
+        guard PipelineFileReader.isPipelineName(name) else {
+            throw PipelineError(.usage, "--name \(name): a pipeline name must match [a-z0-9_-]+")
+        }
+        let (path, records, reason) = try locateRecords(in: body, path: options.records, url: options.url)
+        let entityName: String
+        if let last = path?.last, !genericPaths.contains(last.lowercased()) {
+            entityName = InitNames.entityName(from: last, singular: true)
+        } else {
+            entityName = InitNames.entityName(from: name, singular: true)
+        }
+        var inference = EntityInference()
+        try inference.inferMain(name: entityName, records: records)
+        let (pagination, paginationReason) = PaginationInference.infer(body: body, records: path, linkHeader: options.linkHeader,
+                                                                         pageURL: options.pageURL)
+        let main = inference.entities[0]
+        let scalars = main.attributes.filter { $0.type != .json && !main.key.contains($0.name) }.map(\.name)
+        let export = InitExport(name: "\(name)-csv", path: "out/\(name).csv", columns: main.key + scalars)
+        return InitPipeline(name: name, url: options.url, headers: options.headers, records: path, recordsReason: reason,
+                            recordCount: records.count, pagination: pagination, paginationReason: paginationReason,
+                            entities: inference.entities, export: export)
+    }
+
+    /// The records' path (nil: the page itself), the records, and why these.
+    static func locateRecords(in body: JSONValue, path: [String]?, url: String) throws(PipelineError) -> ([String]?, [JSONObject], String) {
+        if let path, !path.isEmpty {
+            let where_ = path.joined(separator: ".")
+            guard let value = body.value(at: path) else { throw PipelineError(.data, "no array of records at \(where_) in \(url): there is no such key") }
+            guard case .array(let items) = value else {
+                throw PipelineError(.data, "no array of records at \(where_) in \(url): it is \(value.kindDescription)")
+            }
+            return (path, try objects(items, at: where_, url: url), "records: \(where_), as --records said")
+        }
+        switch body {
+        case .array(let items):
+            return (nil, try objects(items, at: "the page", url: url), "records: the page itself is an array of \(items.count) records")
+        case .object:
+            var arrays: [(path: [String], objects: [JSONObject])] = []
+            collectArrays(body, path: [], into: &arrays)
+            guard let best = arrays.max(by: { $0.objects.count < $1.objects.count || ($0.objects.count == $1.objects.count && $0.path.count > $1.path.count) }) else {
+                throw PipelineError(.data, "no array of records in \(url): the page is an object with no array of objects in it (give --records PATH)")
+            }
+            let others = arrays.filter { $0.path != best.path }.map { $0.path.joined(separator: ".") }
+            let also = others.isEmpty ? "the only array of objects in the page" : "the largest array of objects in the page (others: \(others.joined(separator: ", ")))"
+            return (best.path, best.objects, "records: \(best.path.joined(separator: ".")), \(also), \(best.objects.count) records")
+        default:
+            throw PipelineError(.data, "no array of records in \(url): the page is \(body.kindDescription)")
+        }
+    }
+
+    /// The records as objects, refusing other elements and an empty array.
+    private static func objects(_ items: [JSONValue], at place: String, url: String) throws(PipelineError) -> [JSONObject] {
+        var objects: [JSONObject] = []
+        for (index, item) in items.enumerated() {
+            guard case .object(let object) = item else {
+                throw PipelineError(.data, "the records at \(place) in \(url) are not objects: element \(index) is \(item.kindDescription)")
+            }
+            objects.append(object)
+        }
+        guard !objects.isEmpty else { throw PipelineError(.data, "no records to infer from at \(place) in \(url): the array is empty") }
+        return objects
+    }
+
+    /// Non-empty arrays of objects in the page's top-level object and the objects in it (two levels:
+    /// `items`, `data.items`).
+    private static func collectArrays(_ value: JSONValue, path: [String], into arrays: inout [(path: [String], objects: [JSONObject])]) {
+        guard case .object(let object) = value, path.count < 2 else { return }
+        for (key, member) in object.members where !key.isEmpty && !key.contains(".") {
+            switch member {
+            case .array(let items) where !items.isEmpty:
+                let objects = items.compactMap { if case .object(let object) = $0 { object } else { nil } }
+                if objects.count == items.count { arrays.append((path + [key], objects)) }
+            case .object:
+                collectArrays(member, path: path + [key], into: &arrays)
+            default:
+                break
+            }
+        }
+    }
+}

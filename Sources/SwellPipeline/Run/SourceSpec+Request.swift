@@ -1,0 +1,14 @@
+import SwellHTTP
+
+extension HTTPRequest {
+    /// The request a source sends for one of its pages: its headers, timeout and size
+    /// limit, refusing an HTML page where JSON was expected. Used by `PageFetcher` and by
+    /// `swell init` (`InitSample`), so both fetch the same way.
+    init(source: SourceSpec, url: String) {
+        self.init(url: url)
+        headers = source.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
+        timeout = source.timeout
+        maxBytes = source.maxBytes
+        rejectsHTML = true
+    }
+}
