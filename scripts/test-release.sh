@@ -9,6 +9,7 @@
 #   - install.sh from the unpacked tarball installs binary, completions and man page
 #     under a prefix, and the installed binary runs the pipeline with the flags the
 #     systemd unit and the cron line of examples/systemd use (--wait, --report);
+#   - from the clone, scripts/install.sh builds the release and installs it;
 #   - the unit files of examples/systemd pass systemd-analyze verify against it.
 # Where the machine refuses mount namespaces, it says so and skips (exit 0).
 #
@@ -65,6 +66,9 @@ check "the installed bash completion loads and completes subcommands" bash -c "s
 check "with the toolchain hidden, the installed binary runs as the systemd unit and cron line do" hidden "cd job && rm -rf out .swell \
     && '$prefix/bin/swell' run pipelines/surf-journal.yml --wait --report out/surf-journal.report.json 2>&1 | cat \
     && [ \"\${PIPESTATUS[0]}\" = 0 ] && [ -s out/surf-journal.csv.gz ]"
+check "from a clone, scripts/install.sh builds the release and installs it" bash -c "bash scripts/install.sh '$work/from-clone' >/dev/null \
+    && [ \"\$('$work/from-clone/bin/swell' --version)\" = '$version' ] && [ -s '$work/from-clone/share/man/man1/swell.1' ] \
+    && ! ldd '$work/from-clone/bin/swell' | grep -qi swift"
 if command -v systemd-analyze >/dev/null; then
     mkdir -p "$work/units"
     sed "s#/usr/local/bin/swell#$prefix/bin/swell#; s#^EnvironmentFile=.*#EnvironmentFile=-/dev/null#" examples/systemd/swell-sync.service > "$work/units/swell-sync.service"
