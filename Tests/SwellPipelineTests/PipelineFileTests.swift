@@ -212,6 +212,29 @@ import SwellStore
                 "\(String(describing: columns))")
     }
 
+    /// Names follow the model's one rule (issue 13): what the store would refuse to open is
+    /// refused by the file already, at the name's line, for entities, attributes and relationships.
+    @Test(arguments: [
+        ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer, sqlite_x: string } }\n", "attribute name 'sqlite_x'"),
+        ("version: 1\nname: demo\nentities:\n  sqlite_items: { key: [id], attributes: { id: integer } }\n", "entity name 'sqlite_items'"),
+        ("version: 2\nname: demo\nentities:\n  Item:\n    key: [id]\n    attributes: { id: integer }\n    relationships: { sqlite_owner: { to: Item } }\n",
+         "relationship name 'sqlite_owner'"),
+    ] as [(String, String)])
+    func namesTheStoreReservesAreRefusedByTheFile(text: String, message: String) {
+        let error = failure(text)
+        #expect(error?.message.contains(message) == true, "\(String(describing: error))")
+        #expect(error?.message.contains("not start with '_', 'swell_' or 'sqlite_'") == true)
+    }
+
+    @Test func aReservedAttributeNameExits64AtValidate() throws {
+        let workspace = try Workspace()
+        try workspace.write("items.yml", "version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer, sqlite_x: string } }\n")
+        let validate = try workspace.run("validate", "items.yml")
+        #expect(validate.status == 64, "\(validate.stderr)")
+        #expect(validate.stderr.contains("items.yml:4:"), "\(validate.stderr)")
+        #expect(validate.stderr.contains("sqlite_x"))
+    }
+
     @Test func yamlSyntaxErrorsGiveLineAndColumn() {
         let error = failure("version: 1\nname: demo\nentities:\n  Item: [unclosed\n")
         #expect(error != nil)

@@ -39,7 +39,17 @@ public struct PipelineFileLoader {
         }
         guard let root else { throw PipelineFileError(path: path, line: 1, column: 1, message: "the file is empty") }
         var reader = PipelineFileReader(path: path, environment: environment)
-        return try reader.read(root)
+        let pipeline = try reader.read(root)
+        // The store opens a model only when the model's own validation passes: the same check
+        // here, so a file that validates never fails at open for its model (the rules live in
+        // `ManagedObjectModel`; the reader asks them too, with the line of the name).
+        do {
+            try pipeline.model.validate()
+        } catch {
+            let mark = root.mapping?["entities"]?.mark
+            throw PipelineFileError(path: path, line: mark?.line ?? 1, column: mark?.column ?? 1, message: "the model cannot be opened: \(error)")
+        }
+        return pipeline
     }
 
     private static func error(from error: YamlError, path: String) -> PipelineFileError {

@@ -16,8 +16,8 @@ extension PipelineFileReader {
         var relationships: [RelationshipDescription] = []
         for (keyNode, value) in mapping {
             let name = try string(keyNode, "a relationship name")
-            guard Self.isIdentifier(name), !name.hasPrefix("_"), !name.lowercased().hasPrefix("swell_") else {
-                throw error(keyNode, "relationship name '\(name)' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_' or 'swell_'")
+            guard ManagedObjectModel.isValidName(name) else {
+                throw error(keyNode, "relationship name '\(name)' \(ManagedObjectModel.nameRule)")
             }
             guard !entity.attributes.contains(where: { $0.name.lowercased() == name.lowercased() }),
                   !relationships.contains(where: { $0.name.lowercased() == name.lowercased() }) else {

@@ -186,8 +186,8 @@ struct PipelineFileReader {
         var relationshipNodes: [(entity: Int, node: Node)] = []
         for (keyNode, value) in mapping {
             let name = try string(keyNode, "an entity name")
-            guard Self.isIdentifier(name), !name.hasPrefix("_"), !name.lowercased().hasPrefix("swell_"), !name.lowercased().hasPrefix("sqlite_") else {
-                throw error(keyNode, "entity name '\(name)' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_', 'swell_' or 'sqlite_'")
+            guard ManagedObjectModel.isValidName(name) else {
+                throw error(keyNode, "entity name '\(name)' \(ManagedObjectModel.nameRule)")
             }
             guard !entities.contains(where: { $0.name.lowercased() == name.lowercased() }) else { throw error(keyNode, "entity '\(name)' is defined twice") }
             let fields = try keyedMapping(value, "entity \(name)", allowed: ["key", "attributes", "relationships"], required: ["key", "attributes"])
@@ -201,8 +201,8 @@ struct PipelineFileReader {
             var attributes: [AttributeDescription] = []
             for (attributeKey, typeNode) in attributeNodes {
                 let attribute = try string(attributeKey, "an attribute name")
-                guard Self.isIdentifier(attribute), !attribute.hasPrefix("_"), !attribute.lowercased().hasPrefix("swell_") else {
-                    throw error(attributeKey, "attribute name '\(attribute)' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_' or 'swell_'")
+                guard ManagedObjectModel.isValidName(attribute) else {
+                    throw error(attributeKey, "attribute name '\(attribute)' \(ManagedObjectModel.nameRule)")
                 }
                 guard !attributes.contains(where: { $0.name.lowercased() == attribute.lowercased() }) else {
                     throw error(attributeKey, "attribute '\(name).\(attribute)' is defined twice")

@@ -161,6 +161,15 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
     }
 
     /// Names that start with `swell_` or `_` belong to Swell's own tables and columns.
+    /// Whether `name` may name an entity, attribute or relationship: the one rule every
+    /// reader of names (pipeline files included) asks, so what validates also opens.
+    public static func isValidName(_ name: String) -> Bool {
+        isIdentifier(name) && !isReserved(name)
+    }
+
+    /// The naming rule, as messages state it.
+    public static let nameRule = "must match [A-Za-z_][A-Za-z0-9_]* and not start with '_', 'swell_' or 'sqlite_'"
+
     static func isReserved(_ name: String) -> Bool {
         name.hasPrefix("_") || name.lowercased().hasPrefix("swell_") || name.lowercased().hasPrefix("sqlite_")
     }
