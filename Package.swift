@@ -76,6 +76,7 @@ let package = Package(
             dependencies: [
                 "SwellPipeline",
                 "SwellPostgres",
+                "SwellStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -87,7 +88,7 @@ let package = Package(
         .executableTarget(
             name: "SurfJournalExample",
             dependencies: ["SwellStore"],
-            path: "Examples/SurfJournal"
+            path: "examples/surf-journal-app"
         ),
         .testTarget(
             name: "SwellStoreTests",
