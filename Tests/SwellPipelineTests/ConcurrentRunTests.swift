@@ -17,7 +17,8 @@ import Testing
         let release = DispatchSemaphore(value: 0)
         let server = try LoopbackHTTPServer { request in
             if request.path == "/p2" {
-                // Hold the import mid-run until the test has exported.
+                // Hold the import mid-run until the test has exported (released at the latest after
+                // 30 s, so a failing test still ends; the export's exact rows then fail it).
                 _ = release.wait(timeout: .now() + 30)
                 return .json(EndToEndTests.page(4...5))
             }
@@ -27,12 +28,21 @@ import Testing
         let workspace = try Workspace()
         try workspace.write("items.yml", EndToEndTests.pipeline(url: "\(server.baseURL)/p1", sourceExtra: "    paginate: { next: next }\n    timeout: 60"))
         let importer = try RunningSwell(["import", "items.yml", "--log-level", "debug", "--batch-size", "1"], in: workspace.url)
-        importer.waitForStderr("page fetched")
-        // The import holds the lock and waits for page 2: an export still runs, on committed state.
+        #expect(importer.waitForStderr("page fetched"))
+        // Page 1's three records reach the disk while the import waits for page 2 (each poll a
+        // real look at the store, bounded).
+        let deadline = Date().addingTimeInterval(30)
+        var committed = false
+        while !committed && Date() < deadline {
+            committed = try workspace.run("status", "items.yml").stdout.contains("entity Item: 3 rows")
+        }
+        #expect(committed, "page 1 never reached the disk")
+        // The import holds the lock and waits for page 2: an export still runs, on exactly the committed state.
         let export = try workspace.run("export", "items.yml")
         #expect(export.status == 0, "\(export.stderr)")
-        let lines = try workspace.read("out/items.csv").split(separator: "\n").count
-        #expect((1...4).contains(lines))
+        let rows = try workspace.read("out/items.csv").split(separator: "\n").map(String.init)
+        #expect(rows.count == 4, "\(rows)")
+        #expect(rows.dropFirst().map { $0.split(separator: ",").first.map(String.init) } == ["1", "2", "3"])
         let writer = try workspace.run("import", "items.yml")
         #expect(writer.status == 75)
         release.signal()

@@ -80,7 +80,10 @@ import Testing
         #expect(report["status"] as? String == "failed")
         let source = (report["sources"] as? [[String: Any]])?.first ?? [:]
         let inserted = source["inserted"] as? Int ?? -1
-        #expect(inserted >= 0 && Int64(inserted) <= rows - 100, "report says \(inserted) inserted, the store has \(rows - 100) new rows")
+        #expect(Int64(inserted) == rows - 100, "report says \(inserted) inserted, the store has \(rows - 100) new rows")
+        // Batches of the big import reached the disk before it filled (about 4,950 rows: how many
+        // depends on where the tmpfs ran out), and the report counts exactly those.
+        #expect(inserted > 0)
     }
 
     @Test func aFullExportFolderExits73AndKeepsTheEarlierFile() throws {

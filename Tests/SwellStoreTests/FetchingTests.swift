@@ -81,18 +81,24 @@ import Testing
         let store = try #require(container.persistentStoreCoordinator.sqliteStore)
         let inTransaction = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
+        // Whether the writer's hold ended by the test's release (not by its 20 s bound).
+        let released = LockedValue(false)
         store.commitObserverInterval = 1_000_000
         store.commitObserver = { written in
             guard written == 0 else { return }
             inTransaction.signal()
-            _ = release.wait(timeout: .now() + 20)
+            let result = release.wait(timeout: .now() + 20)
+            released.withLock { $0 = result == .success }
         }
         let view = container.viewContext
         try await view.perform {
             insertEntry(view, id: 200)
             try view.save()
         }
-        enqueue(writer) { try? writer.save() }
+        let saveError = LockedValue<(any Error)?>(nil)
+        enqueue(writer) {
+            do { try writer.save() } catch { saveError.withLock { $0 = error } }
+        }
         #expect(inTransaction.wait(timeout: .now() + 10) == .success)
         // The writer is inside its transaction and waits: readers go on, and see the in-flight change.
         let worker = container.newBackgroundContext()
@@ -104,21 +110,26 @@ import Testing
         #expect(seen == 31)
         #expect(onDisk == 30)
         _ = await writer.perform(schedule: .enqueued) { true }
+        #expect(released.withLock { $0 })
+        #expect(saveError.withLock { $0 } == nil)
         #expect(try count(observer) == 31)
     }
 
     /// Holds the next store read open (a disk that does not answer) until `release` is
-    /// signalled; `inRead` is signalled once that read is inside its snapshot.
-    private func holdNextStoreRead(_ store: SQLiteStore) -> (inRead: DispatchSemaphore, release: DispatchSemaphore) {
+    /// signalled; `inRead` is signalled once that read is inside its snapshot; `released`
+    /// tells, once the read went on, whether the release ended the hold (not its 30 s bound).
+    private func holdNextStoreRead(_ store: SQLiteStore) -> (inRead: DispatchSemaphore, release: DispatchSemaphore, released: LockedValue<Bool>) {
         let inRead = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
+        let released = LockedValue(false)
         let armed = Atomic<Bool>(true)
         store.readObserver = {
             guard armed.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged else { return }
             inRead.signal()
-            _ = release.wait(timeout: .now() + 30)
+            let result = release.wait(timeout: .now() + 30)
+            released.withLock { $0 = result == .success }
         }
-        return (inRead, release)
+        return (inRead, release, released)
     }
 
     @Test(.sqliteStoreOnly) func aViewContextFetchReturnsWhileAWorkersSaveWaitsForTheStore() async throws {
@@ -126,7 +137,7 @@ import Testing
         try await seed(container)
         container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
         let store = try #require(container.persistentStoreCoordinator.sqliteStore)
-        let (inRead, release) = holdNextStoreRead(store)
+        let (inRead, release, released) = holdNextStoreRead(store)
         defer { store.readObserver = nil }
         let worker = container.newBackgroundContext()
         let saved = DispatchSemaphore(value: 0)
@@ -153,6 +164,7 @@ import Testing
         #expect(fetchReturned == .success)
         #expect(seen.withLock { $0 } == 30)
         #expect(saved.wait(timeout: .now() + 10) == .success)
+        #expect(released.withLock { $0 })
         #expect(saveError.withLock { $0 } == nil)
         let after = try await view.perform { () throws -> (count: Int, rating: Int?) in
             let request = FetchRequest(entityName: "JournalEntry")
@@ -184,7 +196,7 @@ import Testing
         }
         // A second worker's save reads the store (key 7 absent); while it is inside
         // that read, the writer commits key 7 and its in-flight level goes.
-        let (inRead, release) = holdNextStoreRead(store)
+        let (inRead, release, released) = holdNextStoreRead(store)
         defer { store.readObserver = nil }
         let second = container.newBackgroundContext()
         let saved = DispatchSemaphore(value: 0)
@@ -199,6 +211,7 @@ import Testing
         #expect(try storedRowCount(container.storeURL) == 1)
         release.signal()
         #expect(saved.wait(timeout: .now() + 10) == .success)
+        #expect(released.withLock { $0 })
         // The save saw the committed key 7 (read again after the commit): a merge, not an insert.
         let result = try #require(outcome.withLock { $0 })
         #expect(result.changes.merged[result.incoming] == firstID)
