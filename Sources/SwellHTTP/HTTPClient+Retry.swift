@@ -7,9 +7,12 @@ extension HTTPClient {
     /// Only retryable ``HTTPError``s are retried (connection failures, timeouts, 429, 5xx);
     /// errors thrown by `onBody` are rethrown unchanged at once.
     ///
+    /// - Parameter wait: how a wait between attempts is spent: blocking this thread by default;
+    ///   a caller that schedules differently (or a test that records the waits) gives its own.
     /// - Returns: the final response and how many retries it took (0: the first attempt succeeded).
     /// - Throws: the last attempt's ``HTTPError``, or `onBody`'s error.
     public func fetch(_ request: HTTPRequest, policy: RetryPolicy, onAttempt: (Int) -> Void = { _ in },
+                      wait: (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) },
                       onBody: (UnsafeRawBufferPointer) throws -> Void) throws -> (response: HTTPResponse, retries: Int) {
         var random = SystemRandomNumberGenerator()
         var attempt = 1
@@ -23,8 +26,8 @@ extension HTTPClient {
                     throw bodyError
                 case .http(let httpError):
                     guard httpError.isRetryable, attempt <= policy.retries else { throw httpError }
-                    let wait = policy.delay(beforeRetry: attempt, retryAfter: httpError.retryAfter, random: &random)
-                    if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+                    let delay = policy.delay(beforeRetry: attempt, retryAfter: httpError.retryAfter, random: &random)
+                    if delay > 0 { wait(delay) }
                     attempt += 1
                 }
             }

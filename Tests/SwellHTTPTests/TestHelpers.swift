@@ -21,14 +21,16 @@ func get(_ request: HTTPRequest, with client: HTTPClient? = nil) throws -> (HTTP
 }
 
 /// Fetches `request` with retries, starting the body afresh on each attempt.
-func fetch(_ request: HTTPRequest, policy: RetryPolicy) throws -> (response: HTTPResponse, retries: Int, body: Received, attempts: [Int]) {
+/// `wait` spends the waits between attempts (blocking, by default).
+func fetch(_ request: HTTPRequest, policy: RetryPolicy, wait: (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) })
+    throws -> (response: HTTPResponse, retries: Int, body: Received, attempts: [Int]) {
     let client = try HTTPClient()
     var received = Received()
     var attempts: [Int] = []
     let (response, retries) = try client.fetch(request, policy: policy, onAttempt: { attempt in
         attempts.append(attempt)
         received = Received()
-    }, onBody: { chunk in
+    }, wait: wait, onBody: { chunk in
         received.bytes += chunk
         received.chunks += 1
     })

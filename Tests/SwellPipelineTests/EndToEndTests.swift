@@ -546,6 +546,19 @@ enum RFC4180 {
         #expect(!quiet.stderr.contains("records ("))
     }
 
+    @Test func requestsNameSwellAndItsVersion() throws {
+        let agents = LockedAgents()
+        let server = try LoopbackHTTPServer { request in
+            agents.append(request.headers["user-agent"] ?? "none")
+            return .json(EndToEndTests.page(1...2))
+        }
+        defer { server.stop() }
+        let workspace = try Workspace()
+        try workspace.write("items.yml", EndToEndTests.pipeline(url: "\(server.baseURL)/p1"))
+        #expect(try workspace.run("import", "items.yml").status == 0)
+        #expect(agents.all == ["swell/\(SwellVersion.current)"])
+    }
+
     @Test func aChangedRecordCountsAsUpdated() throws {
         let workspace = try Workspace()
         #expect(try workspace.run("import", "pipelines/surf-journal.yml").status == 0)
@@ -559,4 +572,13 @@ enum RFC4180 {
         #expect(source?["unchanged"] as? Int == 18)
         #expect(source?["inserted"] as? Int == 0)
     }
+}
+
+/// User agents a test server saw, from its connection threads.
+private final class LockedAgents: @unchecked Sendable {
+    /// `@unchecked Sendable`: `agents` is only touched under `lock`.
+    private let lock = NSLock()
+    private var agents: [String] = []
+    func append(_ agent: String) { lock.withLock { agents.append(agent) } }
+    var all: [String] { lock.withLock { agents } }
 }

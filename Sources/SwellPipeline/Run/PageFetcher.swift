@@ -45,7 +45,7 @@ struct PageFetcher {
     init(source: SourceSpec, capturePaths: [[String]], container: PersistentContainer, logger: Logger, redactor: Redactor,
          progress: SourceProgress) throws(PipelineError) {
         do {
-            client = try HTTPClient()
+            client = try HTTPClient(userAgent: "swell/\(SwellVersion.current)")
         } catch {
             throw PipelineError(.other, "cannot set up libcurl: \(error)")
         }
