@@ -60,9 +60,11 @@ import Testing
     @Test func aProcessKilledMidSaveLeavesNoPartialTransaction() async throws {
         let directory = TemporaryDirectory()
         let url = directory.file("killed.sqlite")
-        setenv("SWELL_TEST_KILL_STORE", url.path, 1)
-        await #expect(processExitsWith: .signal(SIGKILL)) {
-            let url = URL(fileURLWithPath: ProcessInfo.processInfo.environment["SWELL_TEST_KILL_STORE"]!)
+        // The store's path goes to the child process in the exit test's capture list (not through
+        // setenv, which would change the environment under the other tests running meanwhile).
+        let path = url.path
+        await #expect(processExitsWith: .signal(SIGKILL)) { [path = path as String] in
+            let url = URL(fileURLWithPath: path)
             let container = PersistentContainer(name: "killed", managedObjectModel: journalModel, storeURL: url)
             try container.loadPersistentStores()
             let writer = container.writerContext
