@@ -81,9 +81,8 @@ import Testing
         let source = (report["sources"] as? [[String: Any]])?.first ?? [:]
         let inserted = source["inserted"] as? Int ?? -1
         #expect(Int64(inserted) == rows - 100, "report says \(inserted) inserted, the store has \(rows - 100) new rows")
-        // Batches of the big import reached the disk before it filled (about 4,950 rows: how many
-        // depends on where the tmpfs ran out), and the report counts exactly those.
-        #expect(inserted > 0)
+        // How many of the big import's rows reached the disk before it filled depends on timing
+        // (0 to about 4,950 measured); the report counts exactly those.
     }
 
     @Test func aFullExportFolderExits73AndKeepsTheEarlierFile() throws {

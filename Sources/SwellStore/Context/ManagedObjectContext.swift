@@ -77,7 +77,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         self.concurrencyType = concurrencyType
         let label = "swell.context.\(ContextCounter.next())"
         self.queue = ContextQueue(isMain: concurrencyType == .mainQueue, label: label)
-        self.debugChecks = ProcessInfo.processInfo.environment["SWELL_CONCURRENCY_DEBUG"] == "1"
+        self.debugChecks = Self.checksConfinement
     }
 
     // MARK: Configuration
@@ -209,7 +209,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         case enqueued
     }
 
-    /// Stops the program when `SWELL_CONCURRENCY_DEBUG=1` and the caller is off this context's queue.
+    /// Whether contexts check that they are used on their queue: when `SWELL_CONCURRENCY_DEBUG=1`
+    /// was in the environment (store.md 3, as Core Data's `ConcurrencyDebug`). Read once, at the
+    /// first context made, not per context.
+    static let checksConfinement = ProcessInfo.processInfo.environment["SWELL_CONCURRENCY_DEBUG"] == "1"
+
+    /// Stops the program when confinement is checked (`checksConfinement`) and the caller is off this context's queue.
     func assertOnQueue(_ action: @autoclosure () -> String) {
         guard debugChecks, !queue.isCurrent else { return }
         let message = "SwellStore concurrency violation: tried to \(action()) on context \(displayName) off its queue"
