@@ -1,14 +1,14 @@
 import CZlib
 
-/// Decompresses gzip (for tests and for reading exports back).
-public enum Gzip {
+/// Decompresses gzip: the package's tests read exports back with it (`package`, not public API).
+package enum Gzip {
     /// The `path` that errors from in-memory decompression carry.
     static let memoryPath = "(gzip data)"
 
     /// Decompresses one gzip file's bytes; concatenated members (as `cat a.gz b.gz` makes) are joined.
     ///
     /// - Throws: `CSVError` when the data is not gzip, is corrupt (CRC or length mismatch) or is truncated.
-    public static func decompress(_ data: [UInt8]) throws(CSVError) -> [UInt8] {
+    package static func decompress(_ data: [UInt8]) throws(CSVError) -> [UInt8] {
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         defer {

@@ -137,10 +137,23 @@ public struct PipelineRunner: Sendable {
         entry.status = failure == nil ? "succeeded" : "failed"
         entry.error = failure.map { redactor($0.message) }
         let writer = container.writerContext
+        let logger = self.logger, hide = self.redactor
         writer.performAndWait {
-            let history = RunHistory.appending(entry, to: try? writer.storeMetadata(forKey: RunHistory.key))
-            writer.setStoreMetadata(history, forKey: RunHistory.key)
-            try? writer.save()
+            // The history is a convenience for `swell status`: a run whose history cannot be kept
+            // keeps its result and exit code, and says so in the log.
+            var previous: String?
+            do {
+                previous = try writer.storeMetadata(forKey: RunHistory.key)
+            } catch {
+                logger.warning("the store's run history could not be read; it starts again with this run",
+                               metadata: ["error": "\(hide("\(error)"))"])
+            }
+            writer.setStoreMetadata(RunHistory.appending(entry, to: previous), forKey: RunHistory.key)
+            do {
+                try writer.save()
+            } catch {
+                logger.warning("this run could not be kept in the store's run history", metadata: ["error": "\(hide("\(error)"))"])
+            }
         }
     }
 
