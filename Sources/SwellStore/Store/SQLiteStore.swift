@@ -9,9 +9,12 @@ import Synchronization
 /// (a small pool), each in a read transaction, so they see a consistent
 /// snapshot and never wait for a commit in progress.
 ///
-/// `@unchecked Sendable`: every connection is used only while holding the
-/// lock that guards it (`writerLock` for the writer, `poolLock` for handing out
-/// readers, which are then owned by one caller until returned).
+/// `@unchecked Sendable`, field by field: `writer` is used only under `writerLock`;
+/// `readers` is handed out under `poolLock`, each reader then owned by one caller until
+/// returned; `identifier` and `model` are set once by `load`, under `writerLock`, and
+/// published to readers by `isLoaded` (release/acquire) before any read or commit uses
+/// them; `_commitObserver`, `_commitObserverInterval` and `_readObserver` are touched only
+/// under `observerLock`; `url` and `path` are constants.
 final class SQLiteStore: PersistentStore, @unchecked Sendable {
     let url: URL
     private(set) var identifier: String = ""
@@ -29,7 +32,11 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
     /// For tests that act at a known moment inside a save.
     private let observerLock = NSLock()
     private var _commitObserver: (@Sendable (Int) -> Void)?
-    var commitObserverInterval = 1000
+    private var _commitObserverInterval = 1000
+    var commitObserverInterval: Int {
+        get { observerLock.withLock { _commitObserverInterval } }
+        set { observerLock.withLock { _commitObserverInterval = newValue } }
+    }
     var commitObserver: (@Sendable (Int) -> Void)? {
         get { observerLock.withLock { _commitObserver } }
         set { observerLock.withLock { _commitObserver = newValue } }
