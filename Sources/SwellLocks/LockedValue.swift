@@ -18,6 +18,9 @@ import Darwin
 /// allocation as the value), is initialised once and destroyed with the
 /// allocation. It is not recursive: calling `withLock` on the same lock from
 /// inside its body deadlocks.
+///
+/// `@unchecked Sendable`: its one field, `storage`, holds the value and the mutex; the value
+/// is read or written only inside `withLock`, with the mutex held, and goes in and out as `sending`.
 public struct LockedValue<Value>: @unchecked Sendable {
     private let storage: LockStorage<Value>
 
