@@ -34,11 +34,16 @@ public struct PipelineFile: Sendable {
 /// An entity of a pipeline: attributes with types, relationships (version 2),
 /// and the key upserts match on.
 public struct PipelineEntity: Sendable {
+    /// The entity's name (`[A-Za-z_][A-Za-z0-9_]*`): its table's name in the store.
     public var name: String
+    /// The key attributes (`key`): the uniqueness constraint upserts match on.
     public var key: [String]
+    /// The attributes with their types, each a column of the same name.
     public var attributes: [AttributeDescription]
+    /// The relationships (version 2; empty in version 1).
     public var relationships: [RelationshipDescription] = []
 
+    /// An entity named `name` with these key, attributes and relationships.
     public init(name: String, key: [String], attributes: [AttributeDescription], relationships: [RelationshipDescription] = []) {
         self.name = name
         self.key = key
@@ -102,40 +107,63 @@ public enum Pagination: Sendable, Equatable {
 
 /// What a source does with records whose key exists already, and with keys not seen.
 public enum SyncMode: String, Sendable {
+    /// `upsert` (default): insert new keys, update existing ones; `append`: insert only, a key
+    /// stored already is a bad record; `replace`: upsert, then, only if every page arrived,
+    /// delete the rows whose key was not seen.
     case upsert, append, replace
 }
 
 /// What a bad record does to the run.
 public enum ErrorPolicy: String, Sendable {
+    /// `fail` (default): a bad record fails the run (exit 65); `skip`: it goes to the rejects
+    /// file and the run goes on.
     case fail, skip
 }
 
 /// Incremental sync: the largest value of `cursor` seen is kept and sent as `parameter`.
 public struct IncrementalSpec: Sendable, Equatable {
+    /// The attribute whose largest value a successful run keeps in the store (`cursor`).
     public var cursor: String
+    /// The query parameter that carries the kept value on the next run (`param`).
     public var parameter: String
 }
 
 /// One source: where to fetch, how to read pages, how to map records.
 public struct SourceSpec: Sendable {
+    /// The source's name, unique in the file (for a `for_each` expansion, this expansion's).
     public var name: String
+    /// The entity its records are upserted into.
     public var entity: String
+    /// Where pages come from: `http://`, `https://`, `file://` or a plain path (after `${VAR}` interpolation).
     public var url: String
+    /// Whether pages are NDJSON (`format: ndjson`) rather than JSON.
     public var isNDJSON: Bool
+    /// Dot path to the records array in a page; nil: the page itself is the array (JSON)
+    /// or each line is a record (NDJSON).
     public var records: [String]?
+    /// Request headers, in file order (values after `${VAR}` interpolation).
     public var headers: [(name: String, value: String)]
+    /// How the next page is found (`paginate`); nil: the first page is the only one.
     public var pagination: Pagination?
     /// Attribute name → where it comes from (every attribute has one; default: its own name).
     public var fields: [String: FieldSpec]
     /// Relationships mapped from nested objects and arrays (version 2).
     public var nested: [NestedMapping] = []
+    /// The source's date format (`dates`; default `.iso8601`); a field's own format wins.
     public var dates: DateFormat
+    /// What happens to stored keys and to keys not seen (`mode`; default `.upsert`).
     public var mode: SyncMode
+    /// What a bad record does (`on_error`; default `.fail`).
     public var onError: ErrorPolicy
+    /// Where skipped records go (`rejects`; default `rejects/<pipeline>-<source>.ndjson`).
     public var rejects: String
+    /// Seconds allowed for one request (`timeout`; default 30).
     public var timeout: Double
+    /// Further attempts after a connection error, a timeout, 429 or 5xx (`retries`; default 3).
     public var retries: Int
+    /// The largest response accepted, in bytes (`max_bytes`); nil: no limit.
     public var maxBytes: Int64?
+    /// Incremental sync (`incremental`); nil: every run fetches from the start.
     public var incremental: IncrementalSpec?
     /// For a source expanded from `for_each`: the name written in the file (`--only` may
     /// name it to pick every expansion) and this expansion's item.
@@ -147,9 +175,11 @@ public struct SourceSpec: Sendable {
 
 /// One CSV column of an export.
 public struct ExportColumn: Sendable, Equatable {
+    /// The column's name in the header row (default: the attribute's name).
     public var name: String
     /// An attribute, or (version 2) a key path through relationships (`author.login`, `labels.name`).
     public var attribute: String
+    /// A date pattern (LDML) for a date column (`format`); nil: ISO-8601 UTC.
     public var format: String?
     /// For a key path through a to-many: the separator its values are joined with.
     public var join: String?
@@ -157,15 +187,23 @@ public struct ExportColumn: Sendable, Equatable {
 
 /// One export: which rows of which entity, in what order, into which file.
 public struct ExportSpec: Sendable {
+    /// The export's name, unique in the file.
     public var name: String
+    /// The entity whose rows are exported.
     public var entity: String
+    /// The file written (`path`): gzipped when it ends with `.gz`, else plain CSV.
     public var path: String
+    /// The CSV columns, in order.
     public var columns: [ExportColumn]
+    /// The `where` predicate rows must match; nil: every row.
     public var predicate: String?
     /// Attribute and direction; the entity's key is appended as the last tie-breaker.
     public var sort: [(attribute: String, ascending: Bool)]
+    /// Whether the first line holds the column names (`header`; default true).
     public var header: Bool
+    /// The gzip level, 1...9 (`gzip_level`; default 6); used only for a `.gz` path.
     public var gzipLevel: Int
+    /// Whether a text cell starting with `=`, `+`, `-` or `@` gets a leading `'` (`escape_formulas`; default false).
     public var escapeFormulas: Bool
 
     /// Whether the file is gzipped (its path ends with `.gz`).

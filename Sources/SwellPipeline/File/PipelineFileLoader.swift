@@ -12,6 +12,7 @@ public struct PipelineFileLoader {
     /// The environment `${VAR}` reads from.
     public var environment: [String: String]
 
+    /// A loader reading `${VAR}` from `environment` (default: the process's).
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.environment = environment
     }

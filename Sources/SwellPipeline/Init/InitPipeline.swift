@@ -34,9 +34,12 @@ public struct InitPipeline: Sendable, Equatable {
 
 /// A request header as the user typed it.
 public struct InitHeader: Sendable, Equatable {
+    /// The header's name, such as `Authorization`.
     public var name: String
+    /// The value as typed (`${VAR}` kept, never its value).
     public var value: String
 
+    /// A header named `name` with `value` as typed.
     public init(name: String, value: String) {
         self.name = name
         self.value = value
@@ -46,12 +49,15 @@ public struct InitHeader: Sendable, Equatable {
 /// An entity inferred from a set of JSON objects (the records, or the objects
 /// nested at one path of them).
 public struct InferredEntity: Sendable, Equatable {
+    /// A valid entity name, from the records' path, the pipeline's name or the nested JSON key.
     public var name: String
     /// The key attributes (one, or every required scalar attribute when no field is unique).
     public var key: [String]
     /// Why this key.
     public var keyReason: String
+    /// The attributes, each with its type and why.
     public var attributes: [InferredAttribute]
+    /// The relationships to entities inferred from nested objects (empty when there are none).
     public var relationships: [InferredRelationship]
     /// JSON keys left out (a dot or an empty name: no dot path can address them), with why.
     public var skipped: [String]
@@ -68,7 +74,9 @@ public struct InferredAttribute: Sendable, Equatable {
     public var name: String
     /// The JSON key it comes from.
     public var field: String
+    /// The inferred type, without the optional mark (see `isOptional`).
     public var type: AttributeType
+    /// Whether it is optional (`string?`): the key was null or missing in some object.
     public var isOptional: Bool
     /// Why this type (and why optional, when it is).
     public var reason: String
@@ -86,6 +94,7 @@ public struct InferredRelationship: Sendable, Equatable {
     public var field: String
     /// The destination entity's name.
     public var destination: String
+    /// Whether it is to-many (from an array of objects) rather than to-one (from an object).
     public var isToMany: Bool
     /// Why a relationship of this kind.
     public var reason: String
@@ -93,7 +102,10 @@ public struct InferredRelationship: Sendable, Equatable {
 
 /// The export `swell init` writes: the main entity's key and scalar attributes as CSV columns.
 public struct InitExport: Sendable, Equatable {
+    /// The export's name: `<pipeline>-csv`.
     public var name: String
+    /// The CSV file it writes: `out/<pipeline>.csv`.
     public var path: String
+    /// The columns: the main entity's key attributes, then its scalar attributes.
     public var columns: [String]
 }

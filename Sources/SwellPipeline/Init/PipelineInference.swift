@@ -17,6 +17,7 @@ public struct InitOptions: Sendable {
     /// The response's `Link` header, if any.
     public var linkHeader: String?
 
+    /// Options for the sample read from `url`; `pageURL` nil: `url` itself.
     public init(name: String? = nil, url: String, pageURL: String? = nil, headers: [InitHeader] = [], records: [String]? = nil,
                 linkHeader: String? = nil) {
         self.name = name

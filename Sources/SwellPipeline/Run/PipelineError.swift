@@ -18,9 +18,12 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
         case other
     }
 
+    /// What kind of failure: it decides the exit code.
     public var kind: Kind
+    /// What went wrong, naming what the user needs to find it.
     public var message: String
 
+    /// A failure of `kind` saying `message`.
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
@@ -39,5 +42,6 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The message.
     public var description: String { message }
 }

@@ -8,16 +8,24 @@ import SwellStore
 /// off the main queue (`run` blocks); the main queue stays free for the view
 /// context, which the run's saves pass through.
 public struct PipelineRunner: Sendable {
+    /// The pipeline to run.
     public var pipeline: PipelineFile
+    /// The store to use: `--store`, else the file's `store` (never print it; see `store`).
     public var storePath: String
+    /// How the upsert stage is sized (`--workers`, `--batch-size`).
     public var options: RunOptions
+    /// `--only`: the sources (or `for_each` sources) and exports to take, by name (empty: all).
     public var only: Set<String>
     /// `--shard I/N`: only the sources at these positions (nil: all).
     public var shard: Shard?
+    /// `--wait`: wait for the run that holds the store instead of throwing `.locked`.
     public var wait: Bool
+    /// Where the run logs (stderr in `swell`).
     public var logger: Logger
+    /// The counts the progress lines on stderr are read from.
     public var progress: ProgressCounter
 
+    /// A runner of `pipeline`; `storePath` nil: the file's `store`.
     public init(pipeline: PipelineFile, storePath: String? = nil, options: RunOptions = RunOptions(), only: Set<String> = [],
                 shard: Shard? = nil, wait: Bool = false, logger: Logger, progress: ProgressCounter = ProgressCounter()) {
         self.pipeline = pipeline

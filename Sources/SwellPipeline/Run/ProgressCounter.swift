@@ -7,6 +7,7 @@ import Synchronization
 public final class ProgressCounter: Sendable {
     private let sources = LockedValue<[SourceProgress]>([])
 
+    /// A counter with no source started yet.
     public init() {}
 
     /// The counter of the source named `name` (made on first use; sources keep the order they started in).

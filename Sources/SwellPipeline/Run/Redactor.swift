@@ -8,6 +8,7 @@ public struct Redactor: Sendable {
     /// The values to hide, longest first (so a secret containing another is hidden whole).
     private let secrets: [String]
 
+    /// A redactor hiding `secrets` (values shorter than 3 characters are not hidden).
     public init(secrets: some Sequence<String>) {
         self.secrets = Set(secrets).filter { $0.count >= 3 }.sorted { $0.count > $1.count }
     }

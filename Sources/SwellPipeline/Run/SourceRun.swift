@@ -9,6 +9,7 @@ public struct RunOptions: Sendable {
     /// Records a worker context saves (and resets) at once.
     public var batchSize: Int
 
+    /// `workers` (default: the number of cores) and `batchSize` (default 5000), each at least 1.
     public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, batchSize: Int = 5000) {
         self.workers = max(1, workers)
         self.batchSize = max(1, batchSize)

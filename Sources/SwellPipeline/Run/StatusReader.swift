@@ -4,9 +4,12 @@ import SwellStore
 /// What `swell status` prints: entities with row counts, incremental state,
 /// and the last runs, read from the last committed state (no lock).
 public struct StatusReader {
+    /// The pipeline whose store is read.
     public var pipeline: PipelineFile
+    /// The store to read: a SQLite path or a `postgres://` URL (never print it; see `StoreLocation`).
     public var storePath: String
 
+    /// A reader of `pipeline`'s store at `storePath`.
     public init(pipeline: PipelineFile, storePath: String) {
         self.pipeline = pipeline
         self.storePath = storePath
@@ -73,6 +76,11 @@ enum RunHistory {
 
 /// `swell seed`: installs a seed store under the store's lock.
 public enum Seeding {
+    /// Copies the SQLite file `seed` (with its -wal and -shm files) to `store`, under the store's lock.
+    /// Returns false, copying nothing, when a store is there already and `force` is false.
+    ///
+    /// - Throws: `PipelineError` `.usage` for a PostgreSQL store, `.locked` when another run
+    ///   holds it (without `wait`), `.io` when the copy fails.
     public static func install(seed: String, store: StoreLocation, redactor: Redactor, force: Bool, wait: Bool) throws(PipelineError) -> Bool {
         if store.isPostgres {
             throw PipelineError(.usage, "swell seed installs a SQLite file; the store \(store) is a PostgreSQL database")

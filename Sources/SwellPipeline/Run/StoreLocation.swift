@@ -14,11 +14,13 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
     /// What messages, logs, the report and `status` show.
     public let shown: String
 
+    /// The location `rawValue`, shown through `redactor`.
     public init(_ rawValue: String, redactor: Redactor) {
         self.rawValue = rawValue
         self.shown = redactor(rawValue)
     }
 
+    /// The shown form (`shown`), never the raw value.
     public var description: String { shown }
 
     /// Whether it names a PostgreSQL database (`postgres://` or `postgresql://`).

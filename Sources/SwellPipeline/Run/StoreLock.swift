@@ -4,6 +4,7 @@ import Foundation
 /// holds the holder's process id. The kernel drops the lock when the holder
 /// dies (kill -9 included), so a stale lock file is simply taken over.
 public final class StoreLock {
+    /// The lock file: the store's path with `.lock` appended.
     public let path: String
     private let descriptor: Int32
 
