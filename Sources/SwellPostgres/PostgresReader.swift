@@ -60,13 +60,15 @@ struct PostgresReader: StoreReader, PredicateResolver {
                 let attribute = entity.attributes[sort.attribute]
                 key = PostgresSQL.value(ofColumn: "\(table(entity)).\(PostgresSQL.quote(attribute.name))", type: attribute.storedType)
                 if attribute.storedType == .string || attribute.storedType == .json { key += " COLLATE \"C\"" }
-                required = !attribute.isOptional
+                // A key attribute: required, and checked at every save (a migration that added
+                // a plain required attribute may have left NULLs in older rows; a key cannot).
+                required = !attribute.isOptional && entity.keyIndices.contains(sort.attribute)
                 sorted.insert(sort.attribute)
             } else {
                 key = try keyPaths.expression(KeyPathColumn(path: query.sortKeyPaths[sort.attribute - count], separator: nil), from: entity)
             }
-            // SQLite's order: nil first ascending, last descending. A required attribute has no
-            // nil: PostgreSQL's own default then (as its indexes are built), so an index serves the order.
+            // SQLite's order: nil first ascending, last descending. A required key has no nil:
+            // PostgreSQL's own default then (as its unique index is built), so the index serves the order.
             order.append(key + (sort.ascending ? (required ? " ASC" : " ASC NULLS FIRST") : (required ? " DESC" : " DESC NULLS LAST")))
         }
         // Ties: none once every attribute of a required key is sorted (the order is total, and the
