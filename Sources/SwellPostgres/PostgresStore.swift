@@ -20,7 +20,7 @@ import SwellStore
 ///
 /// `@unchecked Sendable`: `writer` is used only under `writerLock`, reader
 /// connections only by the caller that checked one out of `readers` (under
-/// `poolLock`); `model` and `identifier` are set once by `load`, under `writerLock`,
+/// `poolLock`, which also guards `closed`); `model` and `identifier` are set once by `load`, under `writerLock`,
 /// before any read or commit.
 public final class PostgresStore: PersistentStore, @unchecked Sendable {
     package let url: URL
@@ -40,6 +40,8 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
     private var writer: PostgresConnection?
     private let poolLock = NSLock()
     private var readers: [PostgresConnection] = []
+    /// Set by `close()` (under `poolLock`): no reader is handed out or kept any more.
+    private var closed = false
     private let nextID = LockedValue<Int64>(0)
     private var idLimit: Int64 = 0
 
@@ -116,6 +118,23 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
     deinit {
         writer?.close()
         for reader in readers { reader.close() }
+    }
+
+    /// Closes the writer's and the idle readers' sessions (a reader in use is closed when it
+    /// comes back); later reads and commits throw `StoreError.noPersistentStore`.
+    package func close() throws(StoreError) {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        let idle = poolLock.withLock { () -> [PostgresConnection] in
+            defer {
+                readers = []
+                closed = true
+            }
+            return readers
+        }
+        for connection in idle { connection.close() }
+        writer?.close()
+        writer = nil
     }
 
     private func connect() throws(StoreError) -> PostgresConnection {
@@ -198,14 +217,16 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
     }
 
     private func checkOutReader() throws(StoreError) -> PostgresConnection {
-        if let connection = poolLock.withLock({ readers.popLast() }) { return connection }
+        let (connection, isClosed) = poolLock.withLock { (readers.popLast(), closed) }
+        guard !isClosed else { throw .noPersistentStore }
+        if let connection { return connection }
         return try connect()
     }
 
     private func checkIn(_ connection: PostgresConnection, healthy: Bool) {
         guard healthy, connection.isOpen else { connection.close(); return }
         let kept = poolLock.withLock { () -> Bool in
-            guard readers.count < 4 else { return false }
+            guard !closed, readers.count < 4 else { return false }
             readers.append(connection)
             return true
         }

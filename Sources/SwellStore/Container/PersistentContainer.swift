@@ -86,6 +86,12 @@ public final class PersistentContainer: Sendable {
         try await writer.perform(schedule: .enqueued) { try writer.save() }
     }
 
+    /// Closes the store on purpose (see `PersistentStoreCoordinator.close()`). Save first:
+    /// unsaved changes of the contexts stay in memory and can no longer reach the store.
+    public func close() throws(StoreError) {
+        try persistentStoreCoordinator.close()
+    }
+
     /// Installs a seed store when none exists yet (a first launch): copies the
     /// seed file with its `-wal` and `-shm` files. Call before `loadPersistentStores()`.
     ///

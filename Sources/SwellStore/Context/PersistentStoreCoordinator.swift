@@ -70,6 +70,19 @@ public final class PersistentStoreCoordinator: Sendable {
         state.withLock { $0.store = store }
     }
 
+    /// Closes the store on purpose (its connections; the last one to a SQLite file
+    /// checkpoints it) and removes it from the coordinator: later fetches and saves throw
+    /// `StoreError.noPersistentStore`. Closing a coordinator without a store does nothing.
+    ///
+    /// - Throws: `StoreError` when a connection cannot be closed (naming the statements it had open).
+    public func close() throws(StoreError) {
+        let store = state.withLock { state -> (any PersistentStore)? in
+            defer { state.store = nil }
+            return state.store
+        }
+        try store?.close()
+    }
+
     /// The store, or `StoreError.noPersistentStore`.
     var store: any PersistentStore {
         get throws(StoreError) {

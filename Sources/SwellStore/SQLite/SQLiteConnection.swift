@@ -43,7 +43,35 @@ final class SQLiteConnection {
         try registerPredicateFunctions()
     }
 
+    /// Whether `close()` closed it.
+    private(set) var isClosed = false
+
+    /// Closes the connection on purpose: finalizes its cached statements, then the handle
+    /// (the last connection to a WAL database checkpoints it and removes the `-wal` file).
+    /// Closing twice does nothing.
+    ///
+    /// - Throws: `SQLiteError` naming the statements still open elsewhere (SQLITE_BUSY); the
+    ///   connection then stays open, and is closed when released.
+    func close() throws(SQLiteError) {
+        guard !isClosed else { return }
+        statements.removeAll()
+        let code = sqlite3_close(handle)
+        guard code == SQLITE_OK else {
+            var open: [String] = []
+            var statement = sqlite3_next_stmt(handle, nil)
+            while let current = statement {
+                open.append(sqlite3_sql(current).map { String(cString: $0) } ?? "?")
+                statement = sqlite3_next_stmt(handle, current)
+            }
+            throw SQLiteError(code: code, message: "cannot close \(path): statements left open: \(open.joined(separator: "; "))")
+        }
+        isClosed = true
+    }
+
+    /// A connection nobody closed (a failed open half-way, an owner that threw) is closed
+    /// here, deferred by SQLite until its last statement is finalized.
     deinit {
+        guard !isClosed else { return }
         statements.removeAll()
         sqlite3_close_v2(handle)
     }

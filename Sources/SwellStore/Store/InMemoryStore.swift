@@ -46,6 +46,9 @@ final class InMemoryStore: PersistentStore, @unchecked Sendable {
     /// Hands out object IDs above every ID and key held when a coordinator added the store.
     private let ids = ObjectIDAllocator()
 
+    /// Nothing to release: the data lives while a coordinator holds the store.
+    func close() throws(StoreError) {}
+
     func allocateIDs(for entity: String, count: Int64) -> Range<Int64> {
         ids.allocate(for: entity, count: count)
     }

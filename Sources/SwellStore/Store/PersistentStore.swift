@@ -25,6 +25,9 @@ package protocol PersistentStore: AnyObject, Sendable {
     func read<T>(_ body: (any StoreReader) throws -> T) throws -> T
     /// Commits one root save as one transaction: all of it or none of it.
     func commit(_ changes: StoreChangeSet) throws(StoreError) -> StoreCommitResult
+    /// Closes the store's connections on purpose; later reads and commits throw
+    /// `StoreError.noPersistentStore`. Closing twice does nothing.
+    func close() throws(StoreError)
 }
 
 /// Reads from one snapshot of a store.

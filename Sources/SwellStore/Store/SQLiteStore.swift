@@ -203,8 +203,32 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
 
     private func checkIn(_ connection: SQLiteConnection) {
         poolLock.withLock {
-            if readers.count < 4 { readers.append(connection) }
+            // After `close()`, a reader that comes back is dropped (and closed when released).
+            if isLoaded.load(ordering: .acquiring) && readers.count < 4 { readers.append(connection) }
         }
+    }
+
+    /// Closes the writer and the idle readers (a reader in use is closed when it comes back).
+    ///
+    /// - Throws: the first connection's failure to close, naming the statements it had open.
+    func close() throws(StoreError) {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        isLoaded.store(false, ordering: .releasing)
+        let idle = poolLock.withLock { () -> [SQLiteConnection] in
+            defer { readers = [] }
+            return readers
+        }
+        var failure: SQLiteError?
+        for connection in idle + (writer.map { [$0] } ?? []) {
+            do {
+                try connection.close()
+            } catch {
+                if failure == nil { failure = error }
+            }
+        }
+        writer = nil
+        if let failure { throw StoreError(failure, path: path) }
     }
 
     // MARK: Committing
