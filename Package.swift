@@ -79,6 +79,7 @@ let package = Package(
                 "SwellPipeline",
                 "SwellPostgres",
                 "SwellStore",
+                "SwellHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,3 +1,4 @@
+import SwellHTTP
 import ArgumentParser
 import Foundation
 import SwellPipeline
@@ -97,12 +98,12 @@ struct InitCommand: AsyncParsableCommand {
     }
 
     /// "Name: value" split at the first colon; nil when the name is empty or not a token.
-    static func header(_ text: String) -> InitHeader? {
+    static func header(_ text: String) -> HTTPHeader? {
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let name = text[..<colon].trimmingCharacters(in: .whitespaces)
         let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         guard !name.isEmpty, name.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else { return nil }
-        return InitHeader(name: name, value: value)
+        return HTTPHeader(name: name, value: value)
     }
 
     /// "data.items" → ["data", "items"]; nil when a part is empty.

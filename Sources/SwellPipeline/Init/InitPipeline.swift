@@ -1,3 +1,4 @@
+import SwellHTTP
 import SwellStore
 
 /// A pipeline as `swell init` guessed it from one sample page: the entities
@@ -12,7 +13,7 @@ public struct InitPipeline: Sendable, Equatable {
     /// Where the sample came from, as written in the file (`${VAR}` kept as typed).
     public var url: String
     /// Request headers as typed (`${VAR}` kept, never their values).
-    public var headers: [InitHeader]
+    public var headers: [HTTPHeader]
     /// Dot path to the records array; nil when the page itself is the array.
     public var records: [String]?
     /// Why these are the records.
@@ -30,20 +31,6 @@ public struct InitPipeline: Sendable, Equatable {
 
     /// The main entity: the one the records are upserted into.
     public var mainEntity: InferredEntity { entities[0] }
-}
-
-/// A request header as the user typed it.
-public struct InitHeader: Sendable, Equatable {
-    /// The header's name, such as `Authorization`.
-    public var name: String
-    /// The value as typed (`${VAR}` kept, never its value).
-    public var value: String
-
-    /// A header named `name` with `value` as typed.
-    public init(name: String, value: String) {
-        self.name = name
-        self.value = value
-    }
 }
 
 /// An entity inferred from a set of JSON objects (the records, or the objects

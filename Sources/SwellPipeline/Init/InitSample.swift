@@ -25,7 +25,7 @@ public struct InitSample: Sendable {
     /// - Throws: `PipelineError`: `.usage` for a missing variable or a bad header, `.unavailable`
     ///   when the page cannot be had, `.data` when it is not JSON (naming the URL, line and column).
     ///   Messages show environment values as `***`.
-    public static func fetch(url: String, headers: [InitHeader], environment: [String: String]) throws(PipelineError) -> InitSample {
+    public static func fetch(url: String, headers: [HTTPHeader], environment: [String: String]) throws(PipelineError) -> InitSample {
         var reader = PipelineFileReader(path: "swell init", environment: environment)
         let pageURL: String
         var interpolated: [(name: String, value: String)] = []

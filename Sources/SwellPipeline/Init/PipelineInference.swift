@@ -1,3 +1,4 @@
+import SwellHTTP
 import SwellJSON
 import SwellStore
 
@@ -11,14 +12,14 @@ public struct InitOptions: Sendable {
     /// The URL after `${VAR}` interpolation, for resolving relative links (never written).
     public var pageURL: String
     /// Request headers as typed (`${VAR}` kept).
-    public var headers: [InitHeader]
+    public var headers: [HTTPHeader]
     /// `--records`: the dot path to the records; nil: found in the page.
     public var records: [String]?
     /// The response's `Link` header, if any.
     public var linkHeader: String?
 
     /// Options for the sample read from `url`; `pageURL` nil: `url` itself.
-    public init(name: String? = nil, url: String, pageURL: String? = nil, headers: [InitHeader] = [], records: [String]? = nil,
+    public init(name: String? = nil, url: String, pageURL: String? = nil, headers: [HTTPHeader] = [], records: [String]? = nil,
                 linkHeader: String? = nil) {
         self.name = name
         self.url = url
