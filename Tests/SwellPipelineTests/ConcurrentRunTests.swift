@@ -29,13 +29,8 @@ import Testing
         try workspace.write("items.yml", EndToEndTests.pipeline(url: "\(server.baseURL)/p1", sourceExtra: "    paginate: { next: next }\n    timeout: 60"))
         let importer = try RunningSwell(["import", "items.yml", "--log-level", "debug", "--batch-size", "1"], in: workspace.url)
         #expect(importer.waitForStderr("page fetched"))
-        // Page 1's three records reach the disk while the import waits for page 2 (each poll a
-        // real look at the store, bounded).
-        let deadline = Date().addingTimeInterval(30)
-        var committed = false
-        while !committed && Date() < deadline {
-            committed = try workspace.run("status", "items.yml").stdout.contains("entity Item: 3 rows")
-        }
+        // Page 1's three records reach the disk while the import waits for page 2.
+        let committed = try eventually(within: 30) { try workspace.run("status", "items.yml").stdout.contains("entity Item: 3 rows") }
         #expect(committed, "page 1 never reached the disk")
         // The import holds the lock and waits for page 2: an export still runs, on exactly the committed state.
         let export = try workspace.run("export", "items.yml")

@@ -55,29 +55,24 @@ import Testing
                 == [[.integer(4), .text("changed")]])
     }
 
-    /// The pid of a session waiting on a lock `blocker` holds, polled for up to 30 s (each poll a real look).
+    /// The pid of a session waiting on a lock `blocker` holds, within 30 s.
     private static func sessionWaiting(on blocker: StoreValue, _ server: PostgresServer) throws -> StoreValue? {
         let watcher = try PostgresConnection(server.url())
         defer { watcher.close() }
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if let pid = try watcher.query("SELECT pid FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [blocker]).first?.first {
-                return pid
-            }
-            _ = try watcher.query("SELECT pg_sleep(0.02)")
+        var pid: StoreValue?
+        _ = try eventually(within: 30) {
+            pid = try watcher.query("SELECT pid FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [blocker]).first?.first
+            return pid != nil
         }
-        return nil
+        return pid
     }
 
     /// Whether the session `pid` is gone within 30 s.
     private static func sessionEnds(_ pid: StoreValue, _ server: PostgresServer) throws -> Bool {
         let watcher = try PostgresConnection(server.url())
         defer { watcher.close() }
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if try watcher.query("SELECT count(*) FROM pg_stat_activity WHERE pid = $1::int", [pid]).first?.first == .integer(0) { return true }
-            _ = try watcher.query("SELECT pg_sleep(0.02)")
+        return try eventually(within: 30) {
+            try watcher.query("SELECT count(*) FROM pg_stat_activity WHERE pid = $1::int", [pid]).first?.first == .integer(0)
         }
-        return false
     }
 }

@@ -182,12 +182,3 @@ private func advisoryLocks(_ database: PostgresConnection) throws -> Int64 {
     return count
 }
 
-/// Checks `condition` every 50 ms until it holds or `seconds` pass; whether it held.
-private func eventually(within seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while true {
-        if try condition() { return true }
-        if Date() > deadline { return false }
-        Thread.sleep(forTimeInterval: 0.05)
-    }
-}

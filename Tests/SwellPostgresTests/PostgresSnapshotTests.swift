@@ -103,17 +103,12 @@ import Testing
         #expect(Self.titlesWithin10Seconds(other.newBackgroundContext()) == ["new 1", "old 2", "old 3"])
     }
 
-    /// Whether, within 10 s, a session waits on a lock `blocker` holds (the held-up commit):
-    /// polled with `pg_blocking_pids`, each poll a real look.
+    /// Whether, within 10 s, a session waits on a lock `blocker` holds (the held-up commit).
     private static func untilACommitWaitsOnALock(_ server: PostgresServer, heldBy blocker: StoreValue) throws -> Bool {
         let watcher = try PostgresConnection(server.url())
         defer { watcher.close() }
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            let rows = try watcher.query("SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [blocker])
-            if rows.first?.first != .integer(0) { return true }
-            _ = try watcher.query("SELECT pg_sleep(0.02)")
+        return try eventually(within: 10) {
+            try watcher.query("SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [blocker]).first?.first != .integer(0)
         }
-        return false
     }
 }
