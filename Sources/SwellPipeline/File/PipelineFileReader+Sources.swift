@@ -1,0 +1,186 @@
+import Foundation
+import SwellStore
+import Yams
+
+/// A source: its entity, URL, records, pagination, fields, modes and limits; a `for_each`
+/// expansion into one source per item; the rule that `replace` owns its entity.
+extension PipelineFileReader {
+    /// A source of the file: one, or one per item of its `for_each`.
+    mutating func readSources(_ node: Node, pipeline: String, entities: [PipelineEntity]) throws(PipelineFileError) -> [SourceSpec] {
+        let source = try readSource(node, pipeline: pipeline, entities: entities)
+        guard case .mapping(let mapping) = node, let forEachNode = mapping["for_each"] else { return [source] }
+        let items = try forEachItems(forEachNode, source: source.name)
+        if source.mode == .replace {
+            throw error(forEachNode, "source \(source.name) has mode replace and for_each: replace deletes the rows of \(source.entity) a source did not bring, so each item would delete the others' rows")
+        }
+        let placeholder = "${item}"
+        return items.map { item in
+            var expanded = source
+            func fill(_ text: String) -> String { text.replacingOccurrences(of: placeholder, with: item) }
+            expanded.name = source.name.contains(placeholder) ? fill(source.name) : "\(source.name)[\(item)]"
+            expanded.url = fill(source.url)
+            expanded.headers = source.headers.map { ($0.name, fill($0.value)) }
+            expanded.rejects = source.rejects.contains(placeholder) ? fill(source.rejects) : "rejects/\(pipeline)-\(expanded.name).ndjson"
+            expanded.forEach = (source.name, item)
+            return expanded
+        }
+    }
+
+    /// `for_each: [a, b]` or `for_each: { file: items.txt }` (an item per line; blank lines and
+    /// lines starting with `#` skipped; the path relative to the current folder, as `url` paths are).
+    private func forEachItems(_ node: Node, source: String) throws(PipelineFileError) -> [String] {
+        var items: [String] = []
+        var itemNodes: [Node] = []
+        switch node {
+        case .sequence(let sequence):
+            for element in sequence {
+                guard case .scalar(let scalar) = element else { throw error(element, "for_each of source \(source): each item must be a string or number, not \(written(element))") }
+                items.append(scalar.string)
+                itemNodes.append(element)
+            }
+        case .mapping:
+            let keys = try keyedMapping(node, "for_each of source \(source)", allowed: ["file"], required: ["file"])
+            let file = try string(keys["file"]!, "for_each.file of source \(source)")
+            let text: String
+            do {
+                text = try String(contentsOfFile: file, encoding: .utf8)
+            } catch {
+                throw self.error(keys["file"], "for_each.file of source \(source): cannot read '\(file)': \((error as NSError).localizedDescription)")
+            }
+            for line in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
+                let item = line.trimmingCharacters(in: .whitespaces)
+                if item.isEmpty || item.hasPrefix("#") { continue }
+                items.append(item)
+                itemNodes.append(keys["file"]!)
+            }
+        default:
+            throw error(node, "for_each of source \(source) must be a list of items or { file: PATH } (an item per line), not \(written(node))")
+        }
+        guard !items.isEmpty else { throw error(node, "for_each of source \(source) has no items") }
+        var seen: Set<String> = []
+        for (index, item) in items.enumerated() {
+            guard !item.isEmpty else { throw error(itemNodes[index], "for_each of source \(source): item \(index) is empty") }
+            guard seen.insert(item).inserted else { throw error(itemNodes[index], "for_each of source \(source): item '\(item)' appears twice") }
+        }
+        return items
+    }
+
+    /// A `replace` source deletes the rows of its entity it did not bring: no other source
+    /// of the file may write that entity.
+    func checkReplaceOwnsItsEntity(_ sources: [SourceSpec], nodes: [Node]) throws(PipelineFileError) {
+        func written(_ source: SourceSpec) -> Set<String> {
+            var entities: Set<String> = [source.entity]
+            var pending = source.nested
+            while let mapping = pending.popLast() {
+                entities.insert(mapping.destination)
+                pending += mapping.nested
+            }
+            return entities
+        }
+        for source in sources where source.mode == .replace {
+            for other in sources where other.name != source.name && written(other).contains(source.entity) {
+                let node = nodes.first { node in
+                    guard case .mapping(let mapping) = node, let name = mapping["name"], case .scalar(let scalar) = name else { return false }
+                    return scalar.string == source.name
+                }
+                throw error(node, "source \(source.name) has mode replace, but source \(other.name) also writes \(source.entity): replace would delete its rows")
+            }
+        }
+    }
+
+    func sequenceNodes(_ node: Node?) -> [Node] {
+        guard case .sequence(let sequence)? = node else { return [] }
+        return Array(sequence)
+    }
+
+    private mutating func readSource(_ node: Node, pipeline: String, entities: [PipelineEntity]) throws(PipelineFileError) -> SourceSpec {
+        let keys = try keyedMapping(node, "a source", allowed: ["name", "entity", "url", "format", "records", "headers", "paginate", "fields", "dates",
+                                                             "mode", "on_error", "rejects", "timeout", "retries", "max_bytes", "incremental",
+                                                             "for_each"],
+                               required: ["name", "entity", "url"])
+        let keeping: Set<String> = keys["for_each"] == nil ? [] : ["item"]
+        let name = try string(keys["name"]!, "a source's name")
+        guard !name.isEmpty else { throw error(keys["name"], "a source's name must not be empty") }
+        let entityName = try string(keys["entity"]!, "entity of source \(name)")
+        guard let entity = entities.first(where: { $0.name == entityName }) else {
+            throw error(keys["entity"], "source \(name) names entity '\(entityName)', which is not defined")
+        }
+        let url = try interpolate(keys["url"]!, "url of source \(name)", keeping: keeping)
+        guard !url.isEmpty else { throw error(keys["url"], "url of source \(name) is empty") }
+        var isNDJSON = false
+        if let format = keys["format"] {
+            switch try string(format, "format") {
+            case "json": isNDJSON = false
+            case "ndjson": isNDJSON = true
+            case let other: throw error(format, "format \"\(other)\" of source \(name) must be json or ndjson")
+            }
+        }
+        let records = try keys["records"].map { node throws(PipelineFileError) in try dotPath(node, "records of source \(name)") }
+        var headers: [(name: String, value: String)] = []
+        if let node = keys["headers"] {
+            guard case .mapping(let mapping) = node else { throw error(node, "headers of source \(name) must be a mapping, not \(written(node))") }
+            for (headerKey, headerValue) in mapping {
+                let header = try string(headerKey, "a header name")
+                guard !header.isEmpty, header.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != ":" }) else {
+                    throw error(headerKey, "'\(header)' is not a header name")
+                }
+                headers.append((header, try interpolate(headerValue, "header \(header) of source \(name)", keeping: keeping)))
+            }
+        }
+        let pagination = try keys["paginate"].map { node throws(PipelineFileError) in try readPagination(node, source: name) }
+        let dates = try keys["dates"].map { node throws(PipelineFileError) in try dateFormat(node, "dates of source \(name)") } ?? .iso8601
+        let (fields, nested) = try readFields(keys["fields"], of: entity, entities: entities, source: name)
+        var mode = SyncMode.upsert
+        if let node = keys["mode"] {
+            guard let value = SyncMode(rawValue: try string(node, "mode")) else { throw error(node, "mode \(written(node)) of source \(name) must be upsert, append or replace") }
+            mode = value
+        }
+        var onError = ErrorPolicy.fail
+        if let node = keys["on_error"] {
+            guard let value = ErrorPolicy(rawValue: try string(node, "on_error")) else { throw error(node, "on_error \(written(node)) of source \(name) must be fail or skip") }
+            onError = value
+        }
+        let rejects = try keys["rejects"].map { node throws(PipelineFileError) in try string(node, "rejects") } ?? "rejects/\(pipeline)-\(name).ndjson"
+        let timeout = try keys["timeout"].map { node throws(PipelineFileError) in try number(node, "timeout of source \(name)") } ?? 30
+        let retries = try keys["retries"].map { node throws(PipelineFileError) in try integer(node, "retries of source \(name)", in: 0...100) } ?? 3
+        let maxBytes = try keys["max_bytes"].map { node throws(PipelineFileError) in Int64(try integer(node, "max_bytes of source \(name)", in: 1...Int.max)) }
+        var incremental: IncrementalSpec?
+        if let node = keys["incremental"] {
+            let spec = try keyedMapping(node, "incremental of source \(name)", allowed: ["cursor", "param"], required: ["cursor", "param"])
+            let cursor = try string(spec["cursor"]!, "incremental cursor")
+            guard entity.attributes.contains(where: { $0.name == cursor }) else {
+                throw error(spec["cursor"], "incremental cursor '\(cursor)' is not an attribute of \(entity.name)")
+            }
+            let parameter = try string(spec["param"]!, "incremental param")
+            guard !parameter.isEmpty else { throw error(spec["param"], "incremental param must not be empty") }
+            incremental = IncrementalSpec(cursor: cursor, parameter: parameter)
+        }
+        return SourceSpec(name: name, entity: entity.name, url: url, isNDJSON: isNDJSON, records: records, headers: headers,
+                          pagination: pagination, fields: fields, nested: nested, dates: dates, mode: mode, onError: onError, rejects: rejects,
+                          timeout: timeout, retries: retries, maxBytes: maxBytes, incremental: incremental)
+    }
+
+    private func readPagination(_ node: Node, source: String) throws(PipelineFileError) -> Pagination {
+        let keys = try keyedMapping(node, "paginate of source \(source)", allowed: ["next", "link_header", "param", "start", "cursor"])
+        if let next = keys["next"] {
+            guard keys.count == 1 else { throw error(node, "paginate of source \(source): 'next' stands alone") }
+            return .next(path: try dotPath(next, "paginate.next"))
+        }
+        if let link = keys["link_header"] {
+            guard keys.count == 1 else { throw error(node, "paginate of source \(source): 'link_header' stands alone") }
+            guard try boolean(link, "paginate.link_header") else { throw error(link, "paginate.link_header must be true when given, not \(written(link))") }
+            return .linkHeader
+        }
+        if let cursor = keys["cursor"] {
+            guard let param = keys["param"], keys["start"] == nil else {
+                throw error(node, "paginate of source \(source): 'cursor' needs 'param' (the query parameter that carries it) and no 'start'")
+            }
+            return .cursor(path: try dotPath(cursor, "paginate.cursor"), parameter: try string(param, "paginate.param"))
+        }
+        if let param = keys["param"] {
+            let start = try keys["start"].map { node throws(PipelineFileError) in try integer(node, "paginate.start") } ?? 1
+            return .page(parameter: try string(param, "paginate.param"), start: start)
+        }
+        throw error(node, "paginate of source \(source) needs one of: next, link_header, param (with start), cursor (with param)")
+    }
+}
