@@ -59,7 +59,7 @@ struct SourceRun {
         var router = RecordRouter(queues: queues, chunk: min(options.batchSize, 500), mapper: mapper)
         var validators: [String: String]?
         do {
-            validators = try fetchAll(into: &router, state: state, cursor: cursor)
+            validators = try fetchAll(into: &router, state: state, cursor: cursor, counts: counts)
         } catch let error as PipelineError {
             state.fail(error)
         } catch {
@@ -80,9 +80,10 @@ struct SourceRun {
 
     /// Fetches every page; returns the validators to keep (by metadata key)
     /// when the last page was reached, nil when the run failed first.
-    private func fetchAll(into router: inout RecordRouter, state: SourceRunState, cursor: IncrementalCursor?) throws -> [String: String]? {
+    private func fetchAll(into router: inout RecordRouter, state: SourceRunState, cursor: IncrementalCursor?,
+                          counts: SourceProgress) throws -> [String: String]? {
         let fetcher = try PageFetcher(source: source, capturePaths: Paginator.capturePaths(source.pagination), container: container,
-                                      logger: logger, redactor: redactor, progress: progress.source(source.name))
+                                      logger: logger, redactor: redactor, progress: counts)
         var sourceURL = source.url
         if let cursor {
             sourceURL = cursor.url(sourceURL, stored: try fetcher.storeMetadata(forKey: cursor.metadataKey))
