@@ -47,7 +47,10 @@ let package = Package(
         ),
         .target(
             name: "SwellStore",
-            dependencies: ["CSQLite", "SwellCalendar", "SwellLocks"]
+            dependencies: [
+                "CSQLite", "SwellCalendar", "SwellLocks",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(
             name: "SwellJSON"
@@ -95,7 +98,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellStoreTests",
-            dependencies: ["SwellStore", "SwellLocks", "SwellPostgres", "SwellTestSupport"]
+            dependencies: ["SwellStore", "SwellLocks", "SwellPostgres", "SwellTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "SwellPostgresTests",

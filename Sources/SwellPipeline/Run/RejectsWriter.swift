@@ -40,11 +40,18 @@ final class RejectsWriter: @unchecked Sendable {
         }
     }
 
-    func close() {
-        lock.withLock {
-            try? handle?.synchronize()
-            try? handle?.close()
-            handle = nil
+    /// Flushes the file to disk and closes it; a failure (the disk filled up at the last
+    /// write-back) is a `.cannotCreate` error naming the file, as a failed write is.
+    func close() throws(PipelineError) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let open = handle else { return }
+        handle = nil
+        do {
+            try open.synchronize()
+            try open.close()
+        } catch {
+            throw PipelineError(.cannotCreate, "cannot write the rejects file \(path): \(error.localizedDescription)")
         }
     }
 

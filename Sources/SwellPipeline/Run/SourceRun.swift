@@ -69,7 +69,7 @@ struct SourceRun {
         router.flush()
         router.close()
         group.wait()
-        rejects.close()
+        do { try rejects.close() } catch { state.fail(error) }
         finish(validators: state.failure == nil ? validators : nil, state: state, scheduler: scheduler, sweeper: sweeper, cursor: cursor)
         var report = state.report
         report.durationS = Self.rounded(Date().timeIntervalSince(started))

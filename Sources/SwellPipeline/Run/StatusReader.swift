@@ -61,6 +61,9 @@ enum RunHistory {
         var error: String?
     }
 
+    /// The runs in a stored history; a history that does not decode (written by a foreign
+    /// hand) reads as none, and the next run starts it again: it is a convenience for
+    /// `swell status`, never the data itself.
     static func decode(_ text: String) -> [Entry] {
         (try? JSONDecoder().decode([Entry].self, from: Data(text.utf8))) ?? []
     }
@@ -69,6 +72,7 @@ enum RunHistory {
         var runs = text.map(decode) ?? []
         runs.append(Entry(startedAt: report.startedAt, status: report.status, records: report.sources.reduce(0) { $0 + $1.records },
                           durationS: report.durationS, error: report.error))
+        // Strings, integers and doubles always encode.
         let data = (try? JSONEncoder().encode(Array(runs.suffix(20)))) ?? Data("[]".utf8)
         return String(decoding: data, as: UTF8.self)
     }

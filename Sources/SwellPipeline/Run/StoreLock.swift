@@ -13,6 +13,7 @@ public final class StoreLock {
     public init(store: StoreLocation, wait: Bool, onWait: (Int32?) -> Void = { _ in }) throws(PipelineError) {
         path = store.rawValue + ".lock"
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        // A directory that cannot be made shows as the open's failure just below, with errno's words.
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// The kind of a change a fetched results controller reports.
 public enum FetchedResultsChangeType: Sendable, Equatable {
@@ -28,6 +29,10 @@ public protocol FetchedResultsControllerDelegate: AnyObject {
                     for type: FetchedResultsChangeType, newIndexPath: IndexPath?)
     /// After the changes of one save were reported.
     func controllerDidChangeContent(_ controller: FetchedResultsController)
+    /// A save reached the context but the results could not be fetched again: they are left
+    /// as they were, and no changes are reported for that save. The context's `logger` has
+    /// it too. (Not in Core Data, whose controller has no way to say so.)
+    func controller(_ controller: FetchedResultsController, didFailToUpdateWith error: any Error)
 }
 
 extension FetchedResultsControllerDelegate {
@@ -35,6 +40,7 @@ extension FetchedResultsControllerDelegate {
     public func controller(_ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: IndexPath?,
                            for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {}
     public func controllerDidChangeContent(_ controller: FetchedResultsController) {}
+    public func controller(_ controller: FetchedResultsController, didFailToUpdateWith error: any Error) {}
 }
 
 /// Keeps a fetch request's results, grouped into sections, up to date with
@@ -118,7 +124,17 @@ public final class FetchedResultsController: ContextChangeObserver {
     }
 
     func contextDidChange(_ changes: ContextDidSaveChanges) {
-        guard fetchedObjects != nil, let objects = try? managedObjectContext.fetch(fetchRequest) else { return }
+        guard fetchedObjects != nil else { return }
+        let objects: [ManagedObject]
+        do {
+            objects = try managedObjectContext.fetch(fetchRequest)
+        } catch {
+            managedObjectContext.logger.error("a fetched results controller could not fetch its results again", metadata: [
+                "context": "\(managedObjectContext.displayName)", "entity": "\(fetchRequest.entityName)", "error": "\(error)",
+            ])
+            delegate?.controller(self, didFailToUpdateWith: error)
+            return
+        }
         let before = indexPaths()
         apply(objects)
         let after = indexPaths()

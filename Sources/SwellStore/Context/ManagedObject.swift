@@ -120,6 +120,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     func loadedSnapshot() -> [StoreValue] {
         if let loader = faultLoader, snapshot.isEmpty {
             loader.load(self)
+            // A batch that could not be read (the context logged why) leaves the object a fault.
+            if snapshot.isEmpty { return Array(repeating: .null, count: entity.attributes.count) }
         }
         return snapshot
     }

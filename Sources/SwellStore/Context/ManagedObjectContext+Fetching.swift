@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// A fetch request checked against the model.
 struct FetchPlan {
@@ -375,9 +376,20 @@ final class BatchFaultLoader {
         for member in members {
             composed[member.objectID.primaryKey] = ComposedRow.compose(member.objectID.primaryKey, layers, attributeCount: entity.attributes.count)
         }
-        let bases = (try? context.storeOrThrow().read { reader in
-            try reader.rows(primaryKeys: members.map(\.objectID.primaryKey), entity: entity)
-        }) ?? [:]
+        let bases: [Int64: [StoreValue]]
+        do {
+            bases = try context.storeOrThrow().read { reader in
+                try reader.rows(primaryKeys: members.map(\.objectID.primaryKey), entity: entity)
+            }
+        } catch {
+            // Reading values cannot throw: the batch stays faults (read as nil, tried again on
+            // the next access) and the failure is reported with what it was about.
+            context.logger.error("cannot read a batch of faults", metadata: [
+                "context": "\(context.displayName)", "entity": "\(entity.name)",
+                "objects": "\(members.count)", "error": "\(error)",
+            ])
+            return
+        }
         let empty = Array(repeating: StoreValue.null, count: entity.attributes.count)
         for member in members {
             let key = member.objectID.primaryKey

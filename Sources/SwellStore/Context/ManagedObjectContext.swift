@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 import SwellLocks
 import Synchronization
 
@@ -55,6 +56,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         var name: String?
         var mergePolicy: MergePolicy = .error
         var automaticallyMergesChangesFromParent = false
+        var logger = Logger(label: "swell.store")
     }
 
     // Confined to the queue.
@@ -107,6 +109,14 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public var automaticallyMergesChangesFromParent: Bool {
         get { settings.withLock { $0.automaticallyMergesChangesFromParent } }
         set { settings.withLock { $0.automaticallyMergesChangesFromParent = newValue } }
+    }
+
+    /// Where the context reports what it cannot throw: a batch of faults that could not be
+    /// read, a fetched results controller's refetch that failed. Default: a swift-log
+    /// `Logger` labelled `swell.store` (the process's logging system decides where it goes).
+    public var logger: Logger {
+        get { settings.withLock { $0.logger } }
+        set { settings.withLock { $0.logger = newValue } }
     }
 
     /// The coordinator of a root context; nil for a child. Setting it makes this a root context.
