@@ -30,11 +30,11 @@ final class AtomicFile {
     /// Creates the target's missing directories and an empty temporary file beside the target.
     init(path: String, observer: ((UnsafeRawBufferPointer) -> Void)? = nil) throws(CSVError) {
         guard !path.isEmpty else {
-            throw CSVError(path: path, message: "the path is empty")
+            throw CSVError(.invalidPath, path: path, message: "the path is empty")
         }
         let (directory, name) = AtomicFile.split(path)
         guard !name.isEmpty, name != ".", name != ".." else {
-            throw CSVError(path: path, message: "the path does not name a file")
+            throw CSVError(.invalidPath, path: path, message: "the path does not name a file")
         }
         try AtomicFile.makeDirectories(directory, for: path)
         let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
@@ -112,9 +112,9 @@ final class AtomicFile {
         case .open:
             return
         case .committed:
-            throw CSVError(path: targetPath, message: "the file is already finished")
+            throw CSVError(.finished, path: targetPath, message: "the file is already finished")
         case .discarded:
-            throw CSVError(path: targetPath, message: "the file was abandoned after an earlier error or abort()")
+            throw CSVError(.finished, path: targetPath, message: "the file was abandoned after an earlier error or abort()")
         }
     }
 }
@@ -134,7 +134,7 @@ extension AtomicFile {
                 throw CSVError.system(path: path, "cannot write '\(fileName)'", errno: code)
             }
             if written == 0 {
-                throw CSVError(path: path, message: "cannot write '\(fileName)': write(2) accepted no bytes")
+                throw CSVError(.system(errno: EIO), path: path, message: "cannot write '\(fileName)': write(2) accepted no bytes")
             }
             next += written
             remaining -= written

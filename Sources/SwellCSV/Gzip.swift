@@ -18,7 +18,7 @@ package enum Gzip {
         // windowBits 15 + 16: gzip wrapper only.
         let status = swell_inflate_init2(stream, 15 + 16)
         guard status == Z_OK else {
-            throw CSVError(path: memoryPath, message: "cannot start gzip decompression (zlib status \(status))")
+            throw CSVError(.compression, path: memoryPath, message: "cannot start gzip decompression (zlib status \(status))")
         }
         defer { inflateEnd(stream) }
 
@@ -59,11 +59,11 @@ package enum Gzip {
                 continue
             case Z_BUF_ERROR:
                 guard produced > 0 else {
-                    throw CSVError(path: memoryPath, message: "gzip data is truncated")
+                    throw CSVError(.invalidGzip, path: memoryPath, message: "gzip data is truncated")
                 }
             default:
                 let reason = stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)"
-                throw CSVError(path: memoryPath, message: "not valid gzip data: \(reason)")
+                throw CSVError(.invalidGzip, path: memoryPath, message: "not valid gzip data: \(reason)")
             }
         }
         return result

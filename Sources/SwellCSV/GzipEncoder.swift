@@ -46,10 +46,10 @@ final class GzipEncoder {
     ///   or zlib cannot start.
     init(level: Int, threads: Int, path: String) throws(CSVError) {
         guard (1...9).contains(level) else {
-            throw CSVError(path: path, message: "gzip level must be 1...9, not \(level)")
+            throw CSVError(.invalidSetting, path: path, message: "gzip level must be 1...9, not \(level)")
         }
         guard threads >= 1 else {
-            throw CSVError(path: path, message: "gzip needs at least 1 compression thread, not \(threads)")
+            throw CSVError(.invalidSetting, path: path, message: "gzip needs at least 1 compression thread, not \(threads)")
         }
         workers = try GzipWorkers(threads: threads, level: level, path: path)
         self.path = path
@@ -127,7 +127,7 @@ final class GzipEncoder {
     private func writeOldestBlock(into file: AtomicFile) throws(CSVError) {
         let block = inFlight.removeFirst()
         if let status = workers.wait(for: block) {
-            throw CSVError(path: path, message: "gzip compression failed (zlib status \(status))")
+            throw CSVError(.compression, path: path, message: "gzip compression failed (zlib status \(status))")
         }
         if !headerWritten {
             // ID1 ID2, CM 8 (deflate), FLG 0 (no name, comment or extra), MTIME 0, XFL, OS 3 (Unix).

@@ -28,7 +28,7 @@ final class GzipWorkers: @unchecked Sendable {
                 stream.deinitialize(count: 1)
                 stream.deallocate()
                 GzipWorkers.release(streams)
-                throw CSVError(path: path, message: "cannot start gzip compression (zlib status \(status))")
+                throw CSVError(.compression, path: path, message: "cannot start gzip compression (zlib status \(status))")
             }
             streams.append(stream)
         }

@@ -138,10 +138,10 @@ final class HeaderList {
         for field in fields {
             let badName = field.name.isEmpty || field.name.contains(where: { $0 == ":" || $0.isWhitespace || $0.isNewline })
             guard !badName else {
-                throw HTTPError(kind: .invalidURL, url: request.url, message: "a request header name is empty or holds a colon, space or line break")
+                throw HTTPError(kind: .invalidHeader, url: request.url, message: "a request header name is empty or holds a colon, space or line break")
             }
             guard !field.value.contains(where: { $0.isNewline || $0 == "\0" }) else {
-                throw HTTPError(kind: .invalidURL, url: request.url, message: "the value of request header \(field.name) holds a line break")
+                throw HTTPError(kind: .invalidHeader, url: request.url, message: "the value of request header \(field.name) holds a line break")
             }
             // curl sends "Name;" as a header with an empty value ("Name:" would remove it).
             let line = field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)"

@@ -23,8 +23,11 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case redirectLoop
         /// A file source could not be read (missing, unreadable).
         case file
-        /// The URL (or a request header) is not one SwellHTTP can send.
+        /// The URL is not one SwellHTTP can send (empty, or a scheme other than http, https or file).
         case invalidURL
+        /// A request header cannot be sent: its name is empty or holds a colon, space or line
+        /// break, or its value holds a line break. The message names the header, never its value.
+        case invalidHeader
     }
 
     /// What went wrong.
@@ -58,7 +61,7 @@ extension HTTPError.Kind {
         switch self {
         case .connection, .timeout, .htmlPage: true
         case .status(let code): code == 429 || (500...599).contains(code)
-        case .dns, .tls, .tooLarge, .redirectLoop, .file, .invalidURL: false
+        case .dns, .tls, .tooLarge, .redirectLoop, .file, .invalidURL, .invalidHeader: false
         }
     }
 }

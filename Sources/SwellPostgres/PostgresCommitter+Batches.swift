@@ -26,10 +26,7 @@ extension PostgresCommitter {
             data.append(contentsOf: String(operation.primaryKey).utf8)
             for index in stored {
                 let value = operation.row.values[index]
-                if case .text(let text) = value, text.utf8.contains(0) {
-                    throw PostgresError.statementFailed(sqlState: "22021", message: "a text value contains a NUL character, which PostgreSQL cannot store",
-                                                        sql: "COPY \(entity.name)")
-                }
+                if case .text(let text) = value, text.utf8.contains(0) { throw PostgresConnection.nulInText(sql: "COPY \(entity.name) (\(entity.attributes[index].name))") }
                 data.append(UInt8(ascii: "\t"))
                 PostgresConnection.appendCopyField(value, to: &data)
             }
@@ -112,10 +109,7 @@ extension PostgresCommitter {
                     bits |= 1 << Int64(bit)
                     union.insert(index)
                     let value = operation.row.values[index]
-                    if case .text(let text) = value, text.utf8.contains(0) {
-                        throw PostgresError.statementFailed(sqlState: "22021", message: "a text value contains a NUL character, which PostgreSQL cannot store",
-                                                            sql: "COPY \(entity.name)")
-                    }
+                    if case .text(let text) = value, text.utf8.contains(0) { throw PostgresConnection.nulInText(sql: "COPY \(entity.name) (\(entity.attributes[index].name))") }
                     PostgresConnection.appendCopyField(value, to: &data)
                 } else {
                     PostgresConnection.appendCopyField(.null, to: &data)

@@ -82,6 +82,12 @@ public final class PostgresConnection {
 
     /// Runs `sql` with `$1…` parameters (sent as text); returns the rows, each value typed
     /// by its column: integers, doubles, booleans (0/1) as the store keeps them, the rest as text.
+    /// PostgreSQL's text cannot hold NUL: the error the server gives for one (SQLSTATE 22021,
+    /// character_not_in_repertoire), raised before a value is sent or copied.
+    static func nulInText(sql: String) -> PostgresError {
+        .statementFailed(sqlState: "22021", message: "a text value contains a NUL character, which PostgreSQL cannot store", sql: sql)
+    }
+
     /// With `binaryResults`, the server sends values in their binary form (no number or date
     /// text to parse): every column must then be of a type `PostgresBinaryCopyDecoder` reads
     /// (a `timestamptz` becomes Unix seconds), or the call throws.
@@ -89,8 +95,8 @@ public final class PostgresConnection {
     public func query(_ sql: String, _ parameters: [StoreValue] = [], binaryResults: Bool = false) throws(PostgresError) -> [[StoreValue]] {
         guard let handle else { throw .connectionLost(endpoint, reason: "the connection was closed") }
         for case .text(let text) in parameters where text.utf8.contains(0) {
-            // libpq passes parameters as C strings and PostgreSQL's text cannot hold NUL: refused, never cut short.
-            throw .statementFailed(sqlState: "22021", message: "a text value contains a NUL character, which PostgreSQL cannot store", sql: sql)
+            // libpq passes parameters as C strings: refused, never cut short.
+            throw Self.nulInText(sql: sql)
         }
         let texts: [String?] = parameters.map(Self.text)
         let result: OpaquePointer? = Self.withCStrings(texts) { pointers in

@@ -164,7 +164,7 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
             }
             let identifier = try PostgresSchema(connection: connection, schema: schemaName).migrate(to: model)
             guard case .integer(let runner)? = try connection.query("SELECT nextval('swell_runner_ids')").first?.first else {
-                throw PostgresError.statementFailed(sqlState: "XX000", message: "no runner number", sql: "nextval")
+                throw StoreError.serverFailed(.unexpectedAnswer, reason: "PostgreSQL at \(connection.endpoint) gave no runner number (SELECT nextval('swell_runner_ids'))")
             }
             self.identifier = identifier
             self.model = model
@@ -173,12 +173,9 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
             let start = runner << Self.idRangeBits
             nextID.withLock { $0 = start + 1 }
             idLimit = start + (1 << Self.idRangeBits)
-        } catch let error as PostgresError {
-            connection.close()
-            throw StoreError(error)
         } catch {
             connection.close()
-            throw StoreError.serverFailed(reason: "\(error)")
+            throw StoreError(converting: error)
         }
     }
 
@@ -274,17 +271,11 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
             }
             try writer.query("COMMIT")
             return committer.result
-        } catch let error as StoreError {
+        } catch {
             // Each path reports the commit's own error; a failed ROLLBACK means a dead
             // connection, which PostgreSQL rolls back itself and the next use reports.
             _ = try? writer.query("ROLLBACK")
-            throw error
-        } catch let error as PostgresError {
-            _ = try? writer.query("ROLLBACK")
-            throw StoreError(error)
-        } catch {
-            _ = try? writer.query("ROLLBACK")
-            throw StoreError.unsupported(store: "PostgreSQL", what: "\(error)")
+            throw StoreError(converting: error)
         }
     }
 }
@@ -292,6 +283,21 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
 extension StoreError {
     /// A libpq failure as a store error: its message names host, port, database and user, never a password.
     init(_ error: PostgresError) {
-        self = .serverFailed(reason: error.description)
+        let failure: ServerFailure = switch error {
+        case .connectionFailed: .unreachable
+        case .connectionLost: .connectionLost
+        case .statementFailed(let sqlState, _, _): .statementRefused(sqlState: sqlState)
+        }
+        self = .serverFailed(failure, reason: error.description)
+    }
+
+    /// `error` as a store error: a store error as it is, a libpq failure by its kind,
+    /// anything else as `.underlying`.
+    init(converting error: any Error) {
+        switch error {
+        case let error as StoreError: self = error
+        case let error as PostgresError: self.init(error)
+        default: self = .underlying(error)
+        }
     }
 }

@@ -23,7 +23,7 @@ enum CommandSupport {
             return try PipelineFileLoader().load(path: path)
         } catch {
             printError(error.description)
-            throw ExitCode(64)
+            throw ExitCode(ExitStatus.usage)
         }
     }
 

@@ -79,7 +79,7 @@ struct InitCommand: AsyncParsableCommand {
         case .success(let value): pipeline = value
         case .failure(let error):
             CommandSupport.printError(error.message)
-            throw ExitCode(error.exitCode)
+            throw ExitCode(error)
         }
         guard let output else {
             print(pipeline.yaml, terminator: "")
@@ -91,7 +91,7 @@ struct InitCommand: AsyncParsableCommand {
             try Data(pipeline.yaml.utf8).write(to: file, options: .atomic)
         } catch {
             CommandSupport.printError("cannot write \(output): \(error.localizedDescription)")
-            throw ExitCode(73)
+            throw ExitCode(ExitStatus.cannotCreate)
         }
         let main = pipeline.mainEntity
         print("wrote \(output): \(pipeline.entities.count) entities (\(main.name): \(main.attributes.count) attributes, key \(main.key.joined(separator: ", "))) from \(pipeline.recordCount) records; check the comments, then: swell validate \(output)")

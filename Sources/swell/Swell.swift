@@ -130,7 +130,7 @@ extension RunFlags {
         }
         if let exitFailure {
             CommandSupport.printError(exitFailure.message)
-            throw ExitCode(exitFailure.exitCode)
+            throw ExitCode(exitFailure)
         }
     }
 }
@@ -191,7 +191,7 @@ struct StatusCommand: AsyncParsableCommand {
         case .success(let lines): lines.forEach { print($0) }
         case .failure(let error):
             CommandSupport.printError(error.message)
-            throw ExitCode(error.exitCode)
+            throw ExitCode(error)
         }
     }
 }
@@ -220,7 +220,7 @@ struct SeedCommand: AsyncParsableCommand {
         case .success(false): print("a store exists at \(location); nothing done (use --force to replace it)")
         case .failure(let error):
             CommandSupport.printError(error.message)
-            throw ExitCode(error.exitCode)
+            throw ExitCode(error)
         }
     }
 }

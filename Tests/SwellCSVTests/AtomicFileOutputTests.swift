@@ -87,6 +87,7 @@ private func write(_ text: String, to output: any CSVOutput) throws {
         for make in [{ _ = try AtomicFileOutput(path: path) }, { _ = try GzipFileOutput(path: path) }] as [() throws -> Void] {
             let error = #expect(throws: CSVError.self) { try make() }
             #expect(error?.path == path)
+            #expect(error?.kind == .noSuchDirectory)
             #expect(error?.description.contains(path) == true)
             #expect(error?.message.contains("plain-file") == true)
         }
@@ -98,8 +99,8 @@ private func write(_ text: String, to output: any CSVOutput) throws {
     try withTemporaryDirectory { directory in
         let output = try AtomicFileOutput(path: directory + "/out.csv")
         try output.finish()
-        #expect(throws: CSVError.self) { try write("late\n", to: output) }
-        #expect(throws: CSVError.self) { try output.finish() }
+        #expect((#expect(throws: CSVError.self) { try write("late\n", to: output) })?.kind == .finished)
+        #expect((#expect(throws: CSVError.self) { try output.finish() })?.kind == .finished)
     }
 }
 
@@ -114,6 +115,7 @@ private func write(_ text: String, to output: any CSVOutput) throws {
         }
     }
     #expect(error?.path == "out/export.csv")
+    #expect(error?.kind == .diskFull)
     #expect(error?.message.contains("errno \(ENOSPC)") == true)
     #expect(error?.message.contains(".export.csv.tmp-1-x") == true)
 }

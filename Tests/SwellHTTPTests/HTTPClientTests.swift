@@ -178,6 +178,18 @@ private let greeting = #"{"greeting":"hello, gzip","pad":""# + String(repeating:
     #expect(error?.kind == .invalidURL)
 }
 
+@Test func aHeaderThatCannotBeSentFailsAsInvalidHeaderWithoutItsValue() throws {
+    for header in [HTTPHeader(name: "X Bad", value: "v"), HTTPHeader(name: "", value: "v"),
+                   HTTPHeader(name: "Authorization", value: "Bearer SECRET\r\nX-Injected: 1")] {
+        var request = HTTPRequest(url: "http://127.0.0.1:9/x.json")
+        request.headers = [header]
+        let error = #expect(throws: HTTPError.self) { try get(request) }
+        #expect(error?.kind == .invalidHeader, "\(header.name)")
+        #expect(error?.isRetryable == false)
+        #expect(error?.description.contains("SECRET") == false)
+    }
+}
+
 @Test func oneClientServesSeveralRequestsInTurn() throws {
     let server = try LoopbackHTTPServer { request in .json("\"\(request.path)\"") }
     let client = try HTTPClient()

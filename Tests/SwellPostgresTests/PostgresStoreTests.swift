@@ -166,13 +166,17 @@ import Testing
     @Test func aTextWithANulCharacterIsRefusedNotCutShortAndNothingIsSaved() async throws {
         let (url, schema, server) = try storeURL()
         let stack = try container(url)
-        await #expect(throws: StoreError.self) {
+        let error = await #expect(throws: StoreError.self) {
             try await save(stack) { context in
                 let first = context.insertNewObject(forEntityName: "Entry")
                 first["id"] = 1
                 let tag = context.insertNewObject(forEntityName: "Tag")
                 tag["label"] = "nul\u{0}here"
             }
+        }
+        guard case .serverFailed(.statementRefused(sqlState: "22021"), _)? = error else {
+            Issue.record("expected a refused statement (22021), got \(String(describing: error))")
+            return
         }
         #expect(try psql(server, "SELECT count(*) FROM \"\(schema)\".\"Entry\"") == [[.integer(0)]])
     }
@@ -186,6 +190,7 @@ import Testing
             try container.loadPersistentStores()
             Issue.record("connected to a closed port")
         } catch {
+            if case .serverFailed(.unreachable, _)? = error as? StoreError {} else { Issue.record("expected unreachable, got \(error)") }
             let text = "\(error)"
             #expect(text.contains("app@127.0.0.1:\(port)/warehouse"), "\(text)")
             #expect(!text.contains("hunter2"), "\(text)")

@@ -90,16 +90,42 @@ import Testing
         #expect(stderr.contains("concurrency violation"))
     }
 
-    @Test func withoutDebugModeOffQueueUseIsNotChecked() async throws {
-        await #expect(processExitsWith: .success) {
+    /// Issue 13, item 4: a debug build checks without the variable, and warns (once per
+    /// context, naming it) instead of stopping; a release build does not check.
+    @Test func withoutTheVariableADebugBuildWarnsOncePerContextAndGoesOn() async throws {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             unsetenv("SWELL_CONCURRENCY_DEBUG")
             let directory = TemporaryDirectory()
             let coordinator = PersistentStoreCoordinator(managedObjectModel: journalModel)
             try coordinator.addPersistentStore(at: directory.file("nodebug.sqlite"))
             let context = ManagedObjectContext(concurrencyType: .privateQueue)
+            context.name = "warned-context"
+            context.persistentStoreCoordinator = coordinator
+            _ = context.insertNewObject(forEntityName: "JournalEntry")
+            _ = context.insertNewObject(forEntityName: "JournalEntry")
+            _ = context.hasChanges
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #if DEBUG
+        #expect(stderr.components(separatedBy: "SwellStore concurrency warning").count == 2, "\(stderr)")
+        #expect(stderr.contains("on context 'warned-context' (private queue) off its queue"))
+        #else
+        #expect(!stderr.contains("SwellStore concurrency"))
+        #endif
+    }
+
+    @Test func theVariableAtZeroTurnsTheCheckOff() async throws {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            setenv("SWELL_CONCURRENCY_DEBUG", "0", 1)
+            let directory = TemporaryDirectory()
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: journalModel)
+            try coordinator.addPersistentStore(at: directory.file("off.sqlite"))
+            let context = ManagedObjectContext(concurrencyType: .privateQueue)
             context.persistentStoreCoordinator = coordinator
             _ = context.insertNewObject(forEntityName: "JournalEntry")
         }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(!stderr.contains("SwellStore concurrency"), "\(stderr)")
     }
 
     @Test func usingAContextOnItsQueueInDebugModeIsFine() async throws {

@@ -136,4 +136,19 @@ import Testing
             try PersistentStoreCoordinator(managedObjectModel: badKey).addPersistentStore(at: directory.file("bad2.sqlite"))
         }
     }
+
+    /// The row limit is the model's rule (validate), counted over the stored columns: 255
+    /// attributes and one to-one relationship fit, a 257th column does not.
+    @Test func anEntityWiderThanAStoreRowIsAModelError() throws {
+        func model(attributes: Int) -> ManagedObjectModel {
+            var wide = EntityDescription(name: "Wide", attributes: (1...attributes).map { AttributeDescription(name: "a\($0)", type: .integer, isOptional: true) })
+            wide.relationships = [RelationshipDescription(name: "owner", destination: "Owner", isOptional: true)]
+            return ManagedObjectModel(entities: [wide, EntityDescription(name: "Owner", attributes: [AttributeDescription(name: "id", type: .integer)])])
+        }
+        try model(attributes: 255).validate()
+        #expect(throws: ModelError.tooManyAttributes(entity: "Wide", count: 257, limit: 256)) { try model(attributes: 256).validate() }
+        #expect(throws: ModelError.tooManyAttributes(entity: "Wide", count: 257, limit: 256)) {
+            try PersistentStoreCoordinator(managedObjectModel: model(attributes: 256)).addPersistentStore(at: directory.storeURL("wide"))
+        }
+    }
 }

@@ -33,7 +33,7 @@ struct ExportRun {
                 ? try GzipFileOutput(path: export.path, level: export.gzipLevel, onFileBytes: digest.update)
                 : try AtomicFileOutput(path: export.path, onFileBytes: digest.update)
         } catch {
-            throw PipelineError(.cannotCreate, "export \(export.name): \(error)")
+            throw PipelineError(.cannotCreate, "export \(export.name): \(error)", underlying: error)
         }
         let writer = CSVWriter(output: output, escapeFormulas: export.escapeFormulas)
         do {
@@ -47,10 +47,10 @@ struct ExportRun {
             try writer.finish()
         } catch let error as CSVError {
             output.abort()
-            throw PipelineError(.cannotCreate, "export \(export.name): \(error)")
+            throw PipelineError(.cannotCreate, "export \(export.name): \(error)", underlying: error)
         } catch {
             output.abort()
-            throw PipelineError(.io, "export \(export.name): reading the store failed: \(error)")
+            throw PipelineError(.io, "export \(export.name): reading the store failed: \(error)", underlying: error)
         }
         return RunReport.Export(name: export.name, path: export.path, rows: writer.rowsWritten, bytes: output.bytesWritten,
                                 sha256: digest.hex, durationS: SourceRun.rounded(Date().timeIntervalSince(started)))

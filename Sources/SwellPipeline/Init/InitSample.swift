@@ -45,7 +45,7 @@ public struct InitSample: Sendable {
         do {
             client = try HTTPClient(userAgent: "swell/\(SwellVersion.current)")
         } catch {
-            throw PipelineError(.other, "cannot set up libcurl: \(error)")
+            throw PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
         }
         var body: [UInt8] = []
         let response: HTTPResponse
@@ -54,15 +54,15 @@ public struct InitSample: Sendable {
                                              onAttempt: { _ in body.removeAll(keepingCapacity: true) },
                                              onBody: { bytes in body.append(contentsOf: bytes) })
         } catch let error as HTTPError {
-            throw PipelineError(.unavailable, redactor("\(error)"))
+            throw PipelineError(.unavailable, redactor("\(error)"), underlying: error)
         } catch {
-            throw PipelineError(.other, redactor("\(redactor(pageURL)): \(error)"))
+            throw PipelineError(.other, redactor("\(redactor(pageURL)): \(error)"), underlying: error)
         }
         do {
             let value = try JSONValue.parse(body)
             return InitSample(body: value, linkHeader: response.header("link"), pageURL: pageURL, redactor: redactor)
         } catch {
-            throw PipelineError(.data, redactor("page \(pageURL) is not valid JSON: \(error)"))
+            throw PipelineError(.data, redactor("page \(pageURL) is not valid JSON: \(error)"), underlying: error)
         }
     }
 

@@ -47,7 +47,7 @@ struct PageFetcher {
         do {
             client = try HTTPClient(userAgent: "swell/\(SwellVersion.current)")
         } catch {
-            throw PipelineError(.other, "cannot set up libcurl: \(error)")
+            throw PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
         }
         self.source = source
         self.capturePaths = capturePaths
@@ -65,7 +65,7 @@ struct PageFetcher {
         do {
             return try reader.performAndWait { try reader.storeMetadata(forKey: key) }
         } catch {
-            throw PipelineError(.io, "cannot read the store: \(error)")
+            throw PipelineError(.io, "cannot read the store: \(error)", underlying: error)
         }
     }
 
@@ -149,9 +149,9 @@ struct PageFetcher {
             captured = try reader.finish(onRecord: emit)
         } catch let error as JSONError {
             router.flush()
-            throw PipelineError(.data, redactor("source \(source.name): page \(url) is not valid \(source.isNDJSON ? "NDJSON" : "JSON"): \(error)"))
+            throw PipelineError(.data, redactor("source \(source.name): page \(url) is not valid \(source.isNDJSON ? "NDJSON" : "JSON"): \(error)"), underlying: error)
         } catch let error as HTTPError {
-            throw PipelineError(.unavailable, redactor("source \(source.name): \(error)"))
+            throw PipelineError(.unavailable, redactor("source \(source.name): \(error)"), underlying: error)
         }
         send()
         router.flush()

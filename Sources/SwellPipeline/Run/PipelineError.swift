@@ -1,45 +1,37 @@
-/// Why a run failed, by the exit code `swell` gives it (sysexits).
+/// Why a run failed: the kind of failure (which `swell` turns into its exit code), a
+/// message naming what the user needs to find it, and the error underneath, if any.
 public struct PipelineError: Error, Sendable, CustomStringConvertible {
-    /// What kind of failure, which decides the exit code.
-    public enum Kind: Sendable, Equatable {
-        /// 64: bad arguments or a pipeline file that does not validate.
+    /// What kind of failure. `swell` exits with a sysexits code for each (listed per case).
+    public enum Kind: Sendable, Equatable, CaseIterable {
+        /// Bad arguments or a pipeline file that does not validate (`swell`: 64).
         case usage
-        /// 65: a bad record with `on_error: fail`, or a page that is not valid JSON / NDJSON.
+        /// A bad record with `on_error: fail`, or a page that is not valid JSON / NDJSON (65).
         case data
-        /// 69: a source could not be had (connection, DNS, TLS, HTTP status after the retries).
+        /// A source could not be had: connection, DNS, TLS, HTTP status after the retries (69).
         case unavailable
-        /// 73: an export or rejects file could not be written.
+        /// An export or rejects file could not be written (73).
         case cannotCreate
-        /// 74: the store could not be opened, read or written.
+        /// The store could not be opened, read or written (74).
         case io
-        /// 75: another writing run holds the store.
+        /// Another writing run holds the store, or a source (75).
         case locked
-        /// 1: anything else.
+        /// Anything else (1).
         case other
     }
 
-    /// What kind of failure: it decides the exit code.
+    /// What kind of failure.
     public var kind: Kind
-    /// What went wrong, naming what the user needs to find it.
+    /// What went wrong, naming what the user needs to find it (secrets redacted).
     public var message: String
+    /// The error that caused this one, as thrown (a `StoreError`, `HTTPError`, `CSVError`,
+    /// `JSONError`, …), for callers that switch on it. Unlike `message`, it is not redacted.
+    public var underlying: (any Error)?
 
-    /// A failure of `kind` saying `message`.
-    public init(_ kind: Kind, _ message: String) {
+    /// A failure of `kind` saying `message`, caused by `underlying`.
+    public init(_ kind: Kind, _ message: String, underlying: (any Error)? = nil) {
         self.kind = kind
         self.message = message
-    }
-
-    /// The process exit code for this failure.
-    public var exitCode: Int32 {
-        switch kind {
-        case .usage: 64
-        case .data: 65
-        case .unavailable: 69
-        case .cannotCreate: 73
-        case .io: 74
-        case .locked: 75
-        case .other: 1
-        }
+        self.underlying = underlying
     }
 
     /// The message.

@@ -104,9 +104,9 @@ public struct PipelineRunner: Sendable {
                 }
             }
         } catch let error as PipelineError {
-            failure = PipelineError(error.kind, redactor(error.message))
+            failure = PipelineError(error.kind, redactor(error.message), underlying: error.underlying)
         } catch {
-            failure = PipelineError(.other, redactor("\(error)"))
+            failure = PipelineError(.other, redactor("\(error)"), underlying: error)
         }
         if runSources, let opened {
             recordRun(in: opened, started: started, failure: failure, sources: report.sources)
@@ -131,9 +131,9 @@ public struct PipelineRunner: Sendable {
                               metadata: ["source": "\(source)", "host": "\(holder.host)", "pid": "\(holder.pid)"])
             }
         } catch let error as SourceHeldError {
-            throw PipelineError(.locked, "\(error.description) on the store \(store); use --wait to queue behind it")
+            throw PipelineError(.locked, "\(error.description) on the store \(store); use --wait to queue behind it", underlying: error)
         } catch {
-            throw PipelineError(.io, redactor("cannot hold source \(source) on the store \(store): \(error)"))
+            throw PipelineError(.io, redactor("cannot hold source \(source) on the store \(store): \(error)"), underlying: error)
         }
     }
 
@@ -183,7 +183,7 @@ public struct PipelineRunner: Sendable {
         do {
             try container.loadPersistentStores()
         } catch {
-            throw PipelineError(.io, redactor("cannot open the store \(store): \(error)"))
+            throw PipelineError(.io, redactor("cannot open the store \(store): \(error)"), underlying: error)
         }
         return container
     }

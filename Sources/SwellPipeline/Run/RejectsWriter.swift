@@ -36,7 +36,7 @@ final class RejectsWriter: @unchecked Sendable {
         } catch let error as PipelineError {
             throw error
         } catch {
-            throw PipelineError(.cannotCreate, "cannot write the rejects file \(path): \(error.localizedDescription)")
+            throw PipelineError(.cannotCreate, "cannot write the rejects file \(path): \(error.localizedDescription)", underlying: error)
         }
     }
 
@@ -51,7 +51,7 @@ final class RejectsWriter: @unchecked Sendable {
             try open.synchronize()
             try open.close()
         } catch {
-            throw PipelineError(.cannotCreate, "cannot write the rejects file \(path): \(error.localizedDescription)")
+            throw PipelineError(.cannotCreate, "cannot write the rejects file \(path): \(error.localizedDescription)", underlying: error)
         }
     }
 

@@ -76,7 +76,7 @@ final class SaveScheduler: Sendable {
             do {
                 try moveViewChangesToWriter()
             } catch {
-                state.fail(PipelineError(.io, redactor("source \(sourceName): saving into the writer failed: \(error)")))
+                state.fail(PipelineError(.io, redactor("source \(sourceName): saving into the writer failed: \(error)"), underlying: error))
                 return
             }
             let writer = container.writerContext
@@ -86,7 +86,7 @@ final class SaveScheduler: Sendable {
                     try writer.save()
                     state.count(committed: backlog.committed(upTo: moved))
                 } catch {
-                    state.fail(PipelineError(.io, redactor("source \(sourceName): writing the store failed: \(error)")))
+                    state.fail(PipelineError(.io, redactor("source \(sourceName): writing the store failed: \(error)"), underlying: error))
                     backlog.committed(upTo: moved, written: false)
                 }
             }

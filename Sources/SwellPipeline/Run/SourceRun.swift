@@ -63,7 +63,7 @@ struct SourceRun {
         } catch let error as PipelineError {
             state.fail(error)
         } catch {
-            state.fail(PipelineError(.other, redactor("source \(source.name): \(error)")))
+            state.fail(PipelineError(.other, redactor("source \(source.name): \(error)"), underlying: error))
         }
         // Also after a failure the workers drain what was fetched: earlier pages stay saved.
         router.flush()
@@ -128,7 +128,7 @@ struct SourceRun {
         } catch let error as PipelineError {
             state.fail(error)
         } catch {
-            state.fail(PipelineError(.io, redactor("source \(source.name): writing the store failed: \(error)")))
+            state.fail(PipelineError(.io, redactor("source \(source.name): writing the store failed: \(error)"), underlying: error))
         }
     }
 }

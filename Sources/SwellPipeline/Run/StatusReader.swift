@@ -44,7 +44,7 @@ public struct StatusReader {
                 return lines
             }
         } catch {
-            throw PipelineError(.io, runner.redactor("cannot read the store \(runner.store): \(error)"))
+            throw PipelineError(.io, runner.redactor("cannot read the store \(runner.store): \(error)"), underlying: error)
         }
     }
 }
@@ -94,7 +94,7 @@ public enum Seeding {
         do {
             return try StoreSeeder.install(seed: URL(fileURLWithPath: seed), at: URL(fileURLWithPath: store.rawValue), replacing: force)
         } catch {
-            throw PipelineError(.io, redactor("\(error)"))
+            throw PipelineError(.io, redactor("\(error)"), underlying: error)
         }
     }
 }

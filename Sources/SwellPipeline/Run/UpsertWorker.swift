@@ -61,7 +61,7 @@ struct UpsertWorker: Sendable {
                     return NestedUpsert(root: root, plans: plans)
                 }
             } catch {
-                state.fail(error as? PipelineError ?? PipelineError(.other, "source \(source.name): \(error)"))
+                state.fail(error as? PipelineError ?? PipelineError(.other, "source \(source.name): \(error)", underlying: error))
                 while queue.take() != nil {}
                 return
             }
@@ -105,7 +105,7 @@ struct UpsertWorker: Sendable {
     }
 
     private func savingFailed(_ error: any Error) -> PipelineError {
-        PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)"))
+        PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)"), underlying: error)
     }
 
     /// Maps and inserts a chunk of records into the worker's context (not saved yet);

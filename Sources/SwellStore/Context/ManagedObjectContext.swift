@@ -13,7 +13,8 @@ import Synchronization
 /// `perform`, `performAndWait`, `await perform`, or, for a main-queue context,
 /// on the main queue. Only object IDs, value snapshots and did-save changes
 /// cross queues. With `SWELL_CONCURRENCY_DEBUG=1` in the environment, use off
-/// the queue stops the program with a message naming the context.
+/// the queue stops the program with a message naming the context; a debug build
+/// without it warns once per context on stderr.
 ///
 /// `@unchecked Sendable`: the context's own state is confined to its queue; what
 /// other queues read (its unsaved changes, for children's fetches and saves,
@@ -30,7 +31,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// The context's queue kind.
     public let concurrencyType: ConcurrencyType
     let queue: ContextQueue
-    let debugChecks: Bool
+    let confinement: ConfinementCheck
+    /// Whether a debug build's warning for this context was written (once per context).
+    private let confinementWarned = Atomic<Bool>(false)
 
     /// The did-save notification, posted on `NotificationCenter.default` with the
     /// saving context as object, on its queue, after every save that moved changes.
@@ -79,7 +82,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         self.concurrencyType = concurrencyType
         let label = "swell.context.\(ContextCounter.next())"
         self.queue = ContextQueue(isMain: concurrencyType == .mainQueue, label: label)
-        self.debugChecks = Self.checksConfinement
+        self.confinement = ConfinementCheck.current
     }
 
     // MARK: Configuration
@@ -219,18 +222,26 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         case enqueued
     }
 
-    /// Whether contexts check that they are used on their queue: when `SWELL_CONCURRENCY_DEBUG=1`
-    /// was in the environment (store.md 3, as Core Data's `ConcurrencyDebug`). Read once, at the
-    /// first context made, not per context.
-    static let checksConfinement = ProcessInfo.processInfo.environment["SWELL_CONCURRENCY_DEBUG"] == "1"
-
-    /// Stops the program when confinement is checked (`checksConfinement`) and the caller is off this context's queue.
+    /// Checks that the caller is on this context's queue (a thread compare: cheap enough
+    /// for every access). Off it: with `SWELL_CONCURRENCY_DEBUG=1` the program stops naming
+    /// the context (store.md 3); in a debug build without the variable a warning naming the
+    /// context is written to stderr once per context and the program goes on.
     func assertOnQueue(_ action: @autoclosure () -> String) {
-        guard debugChecks, !queue.isCurrent else { return }
-        let message = "SwellStore concurrency violation: tried to \(action()) on context \(displayName) off its queue"
-        FileHandle.standardError.write(Data((message + "\n").utf8))
-        // A confinement violation is a programming error; the debug mode exists to stop at it.
-        fatalError(message)
+        guard confinement != .off, !queue.isCurrent else { return }
+        switch confinement {
+        case .off:
+            return
+        case .warn:
+            guard confinementWarned.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+            let message = "SwellStore concurrency warning: tried to \(action()) on context \(displayName) off its queue "
+                + "(later ones on this context are not reported; SWELL_CONCURRENCY_DEBUG=1 stops at the first)"
+            FileHandle.standardError.write(Data((message + "\n").utf8))
+        case .stop:
+            let message = "SwellStore concurrency violation: tried to \(action()) on context \(displayName) off its queue"
+            FileHandle.standardError.write(Data((message + "\n").utf8))
+            // A confinement violation is a programming error; the debug mode exists to stop at it.
+            fatalError(message)
+        }
     }
 
     // MARK: Registered objects

@@ -61,10 +61,6 @@ public final class PersistentStoreCoordinator: Sendable {
     ///   `.diskFull` or `.sqlite` when the file cannot be used.
     public func addPersistentStore(at url: URL) throws {
         try managedObjectModel.validate()
-        for entity in storageModel.entities where entity.attributes.count > AttributeMask.capacity {
-            throw StoreError.migrationFailed(entity: entity.name, attribute: nil,
-                                             reason: "more than \(AttributeMask.capacity) attributes")
-        }
         let store = try PersistentStoreTypes.store(for: url)
         try store.load(model: storageModel)
         state.withLock { $0.store = store }

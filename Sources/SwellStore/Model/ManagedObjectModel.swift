@@ -121,6 +121,9 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
                 }
             }
         }
+        for entity in storageModel.entities where entity.attributes.count > AttributeMask.capacity {
+            throw .tooManyAttributes(entity: entity.name, count: entity.attributes.count, limit: AttributeMask.capacity)
+        }
     }
 
     /// Checks one relationship: its name, destination, inverse and shape.
@@ -189,6 +192,9 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownKeyAttribute(entity: String, attribute: String)
     /// A relationship (`Entity.name`) cannot be used, and why.
     case invalidRelationship(String, String)
+    /// An entity has more columns (attributes, plus one per to-one relationship and per
+    /// join table it owns) than a store row holds.
+    case tooManyAttributes(entity: String, count: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -202,6 +208,8 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownKeyAttribute(let entity, let attribute):
             "the uniqueness constraint of '\(entity)' names '\(attribute)', which is not an attribute of it (or is named twice)"
         case .invalidRelationship(let relationship, let reason): "relationship '\(relationship)' is not usable: \(reason)"
+        case .tooManyAttributes(let entity, let count, let limit):
+            "entity '\(entity)' has \(count) attributes and relationships; a store row holds at most \(limit)"
         }
     }
 }

@@ -27,7 +27,10 @@ struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// The primary result code (the low byte of the extended one).
     var primaryCode: Int32 { code & 0xff }
 
-    var isConstraintViolation: Bool { primaryCode == SQLITE_CONSTRAINT }
+    /// A unique index or primary key refused a row (not NOT NULL, CHECK, a foreign key or a trigger).
+    var isUniqueViolation: Bool {
+        code == SQLiteResultCode.constraintUnique.rawValue || code == SQLiteResultCode.constraintPrimaryKey.rawValue
+    }
     var isDiskFull: Bool { primaryCode == SQLITE_FULL }
     var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
     /// The file is not a database, is corrupt, or could not be opened.

@@ -166,7 +166,7 @@ struct SQLiteCommitter {
                 result.inserted.insert(incoming)
                 try writeLinks(operation.row, entity, owner: operation.primaryKey, replace: false)
             }
-        } catch let error as SQLiteError where error.isConstraintViolation && keyed {
+        } catch let error as SQLiteError where error.isUniqueViolation && keyed {
             statement.reset()
             throw try conflictError(entity, values: operation.row.values, incoming: incoming)
         }
@@ -185,7 +185,7 @@ struct SQLiteCommitter {
             inserted = true
         } catch {
             statement.reset()
-            guard error.isConstraintViolation else { throw error }
+            guard error.isUniqueViolation else { throw error }
             inserted = false
         }
         if inserted {
@@ -286,7 +286,7 @@ struct SQLiteCommitter {
                 noteUpdate(id, attributes: Set(indices.map { entity.attributes[$0].name }))
             }
         } catch {
-            guard error.isConstraintViolation, !entity.uniquenessConstraint.isEmpty else { throw error }
+            guard error.isUniqueViolation, !entity.uniquenessConstraint.isEmpty else { throw error }
             try resolveKeyChange(operation, entity, layout, indices: indices)
         }
     }

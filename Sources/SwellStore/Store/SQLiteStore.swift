@@ -269,9 +269,7 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
                 return committer.result
             } catch {
                 try? writer.execute("ROLLBACK")
-                if let error = error as? StoreError { throw error }
-                if let error = error as? SQLiteError { throw StoreError(error, path: path) }
-                throw StoreError.sqlite(code: 1, message: "\(error)", sql: nil)
+                throw StoreError(converting: error, path: path)
             }
         }
     }

@@ -2,8 +2,9 @@ import Foundation
 
 /// Why a store operation failed, with what a user needs to act on it.
 public enum StoreError: Error, Sendable, CustomStringConvertible {
-    /// SQLite refused a statement: its extended result code, message and SQL (arguments are never included).
-    case sqlite(code: Int32, message: String, sql: String?)
+    /// SQLite refused a statement: its result code (compare with `SQLiteResultCode`'s named
+    /// codes), SQLite's message and the SQL (arguments are never included).
+    case sqlite(SQLiteResultCode, message: String, sql: String?)
     /// The file at `path` is not a Swell store (not SQLite, corrupt, a directory, unreadable).
     case notAStore(path: String, reason: String)
     /// The store could not be written because the disk is full.
@@ -40,17 +41,33 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// No store type is registered for the URL's scheme (a PostgreSQL URL needs
     /// `import SwellPostgres` and `PostgresStore.register()` first).
     case unknownStoreType(scheme: String)
-    /// A database server store failed: unreachable, refused the login, lost the connection,
-    /// or refused a statement (the message names host, port, database and user, never a password).
-    case serverFailed(reason: String)
-    /// The store cannot do what was asked (the in-memory store runs no SQL expressions).
+    /// A database server store failed, for the reason `failure` names (unreachable, connection
+    /// lost, a statement refused with its SQLSTATE); `reason` is the whole message (it names
+    /// host, port, database and user, never a password).
+    case serverFailed(ServerFailure, reason: String)
+    /// The store cannot do what was asked (the in-memory store runs no SQL expressions,
+    /// PostgreSQL keeps no NUL character in text).
     case unsupported(store: String, what: String)
+    /// An error from beneath the store that none of the other cases describes, kept as thrown.
+    case underlying(any Error)
+
+    /// Why a database server store failed, to switch on.
+    public enum ServerFailure: Sendable, Equatable {
+        /// The server could not be reached, or refused the login.
+        case unreachable
+        /// The connection was lost (or closed) before or during a statement.
+        case connectionLost
+        /// The server refused a statement; `sqlState` is its SQLSTATE (`23505`, `40001`, …).
+        case statementRefused(sqlState: String)
+        /// The server answered something the store cannot use (a query returned no row where one was due).
+        case unexpectedAnswer
+    }
 
     public var description: String {
         switch self {
         case .sqlite(let code, let message, let sql):
-            if let sql { return "SQLite error \(code): \(message) (in: \(sql))" }
-            return "SQLite error \(code): \(message)"
+            if let sql { return "SQLite error \(code.rawValue): \(message) (in: \(sql))" }
+            return "SQLite error \(code.rawValue): \(message)"
         case .notAStore(let path, let reason): return "\(path) is not a usable Swell store: \(reason)"
         case .diskFull(let path): return "the disk holding \(path) is full; the save was rolled back"
         case .migrationFailed(let entity, let attribute?, let reason):
@@ -79,9 +96,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .unknownStoreType(let scheme):
             let hint = ["postgres", "postgresql"].contains(scheme) ? " (a PostgreSQL store needs `import SwellPostgres` and `PostgresStore.register()` first)" : ""
             return "no store type is registered for \(scheme):// URLs\(hint); a file path or file: URL is a SQLite store, memory:// an in-memory one"
-        case .serverFailed(let reason): return reason
+        case .serverFailed(_, let reason): return reason
         case .unsupported(let store, let what):
             return "the \(store) store does not support \(what)"
+        case .underlying(let error): return "\(error)"
         }
     }
 
@@ -91,7 +109,17 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         } else if error.isNotAStore {
             self = .notAStore(path: path, reason: error.message)
         } else {
-            self = .sqlite(code: error.code, message: error.message, sql: error.sql)
+            self = .sqlite(SQLiteResultCode(rawValue: error.code), message: error.message, sql: error.sql)
+        }
+    }
+
+    /// `error` as a store error: a store error as it is, a SQLite error by its code (disk
+    /// full and not-a-store by name), anything else as `.underlying`.
+    init(converting error: any Error, path: String) {
+        switch error {
+        case let error as StoreError: self = error
+        case let error as SQLiteError: self.init(error, path: path)
+        default: self = .underlying(error)
         }
     }
 }

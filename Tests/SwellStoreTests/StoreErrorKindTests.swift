@@ -1,0 +1,58 @@
+import CSQLite
+import Foundation
+import Testing
+@testable import SwellStore
+
+/// Store errors callers can switch on (issue 13, item 2): SQLite's refusals carry a
+/// `SQLiteResultCode` (named codes, primary code), never a bare number; errors from beneath
+/// that no case describes are kept as they were thrown.
+@Suite struct StoreErrorKindTests {
+    let directory = TemporaryDirectory()
+
+    /// A trigger another program put on the table refuses the insert: the save fails with
+    /// SQLite's own code (SQLITE_CONSTRAINT_TRIGGER), which the caller can compare by kind —
+    /// not as a uniqueness conflict, which only a unique index or primary key is.
+    @Test(.sqliteStoreOnly) func aStatementSQLiteRefusesCarriesItsResultCode() async throws {
+        let container = try makeContainer(directory)
+        let other = try SQLiteConnection(path: directory.storeURL("journal").path)
+        try other.execute("CREATE TRIGGER refuse BEFORE INSERT ON \"JournalEntry\" BEGIN SELECT RAISE(ABORT, 'closed for the season'); END")
+        try other.close()
+        let worker = container.newBackgroundContext()
+        try worker.performAndWait {
+            insertEntry(worker, id: 1)
+            try worker.save()
+        }
+        let error = await #expect(throws: StoreError.self) { try await container.saveToDisk() }
+        guard case .sqlite(let code, let message, _)? = error else {
+            Issue.record("expected a SQLite error, got \(String(describing: error))")
+            return
+        }
+        #expect(code == .constraintTrigger)
+        #expect(code.primary == .constraint)
+        #expect(code != .constraintUnique)
+        #expect(message == "closed for the season")
+        #expect(try storedRowCount(directory.storeURL("journal")) == 0)
+    }
+
+    @Test func namedCodesAreSQLitesNumbers() {
+        #expect(SQLiteResultCode.constraintUnique.rawValue == 2067)
+        #expect(SQLiteResultCode.constraintNotNull.rawValue == 1299)
+        #expect(SQLiteResultCode.constraintPrimaryKey.rawValue == 1555)
+        #expect(SQLiteResultCode.constraintTrigger.rawValue == 1811)
+        #expect(SQLiteResultCode.constraintUnique.primary == .constraint)
+        #expect(SQLiteResultCode(rawValue: 5 | (1 << 8)).primary == .busy)   // SQLITE_BUSY_RECOVERY
+        #expect(SQLiteResultCode.full.description.contains("database or disk is full"))
+    }
+
+    @Test func sqliteErrorsMapToTheirCasesAndOthersAreKeptAsThrown() {
+        let full = StoreError(SQLiteError(code: SQLITE_FULL, message: "database or disk is full"), path: "/data/s.sqlite")
+        if case .diskFull(let path) = full { #expect(path == "/data/s.sqlite") } else { Issue.record("\(full)") }
+        let notADatabase = StoreError(SQLiteError(code: SQLITE_NOTADB, message: "file is not a database"), path: "/x")
+        if case .notAStore = notADatabase {} else { Issue.record("\(notADatabase)") }
+        struct Elsewhere: Error {}
+        let converted = StoreError(converting: Elsewhere(), path: "/x")
+        if case .underlying(let error) = converted { #expect(error is Elsewhere) } else { Issue.record("\(converted)") }
+        let kept = StoreError(converting: StoreError.noPersistentStore, path: "/x")
+        if case .noPersistentStore = kept {} else { Issue.record("\(kept)") }
+    }
+}
