@@ -13,9 +13,36 @@ import Testing
             guard case StoreError.unknownStoreType(let scheme) = error else { return false }
             return scheme == "nosuch" && !"\(error)".contains("pw")
         }
-        // Before `PostgresStore.register()` (other tests of this process may have called it),
-        // a PostgreSQL URL says how to register its store.
-        #expect(StoreError.unknownStoreType(scheme: "postgres").description.contains("import SwellPostgres"))
+        // In a program without SwellPostgres, a PostgreSQL URL says what it needs.
+        #expect(StoreError.unknownStoreType(scheme: "postgres").description.contains("SwellPostgres module linked"))
+    }
+
+    /// postgres-store.md, "Choosing the store": a `postgres://` URL given to
+    /// `addPersistentStore(at:)` selects the PostgreSQL store in a program that links
+    /// SwellPostgres, also when nobody called `PostgresStore.register()` (a fresh process:
+    /// other tests of this one register it). A closed port shows the PostgreSQL store tried.
+    @Test func aPostgresURLSelectsThePostgresStoreWithoutRegisteringIt() async throws {
+        await #expect(processExitsWith: .success) {
+            let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+            }
+            let port = UInt16(bigEndian: address.sin_port)
+            close(socket)   // bound, then closed: nothing listens there
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: journalModel)
+            do {
+                try coordinator.addPersistentStore(at: URL(string: "postgres://swell@127.0.0.1:\(port)/swell?connect_timeout=5")!)
+                exit(3)
+            } catch StoreError.serverFailed(.unreachable, _) {
+                exit(0)
+            } catch {
+                exit(4)
+            }
+        }
     }
 
     @Test func aRegisteredSchemeGetsItsStoreType() throws {

@@ -38,8 +38,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// A relationship was set to something it cannot hold (another entity's object, an
     /// object of another context, or not an object or collection of objects).
     case invalidRelationshipValue(entity: String, relationship: String, reason: String)
-    /// No store type is registered for the URL's scheme (a PostgreSQL URL needs
-    /// `import SwellPostgres` and `PostgresStore.register()` first).
+    /// No store type is registered for the URL's scheme (a PostgreSQL URL needs the
+    /// `SwellPostgres` module linked into the program).
     case unknownStoreType(scheme: String)
     /// A database server store failed, for the reason `failure` names (unreachable, connection
     /// lost, a statement refused with its SQLSTATE); `reason` is the whole message (it names
@@ -94,7 +94,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .invalidRelationshipValue(let entity, let relationship, let reason):
             return "cannot set \(entity).\(relationship): \(reason)"
         case .unknownStoreType(let scheme):
-            let hint = ["postgres", "postgresql"].contains(scheme) ? " (a PostgreSQL store needs `import SwellPostgres` and `PostgresStore.register()` first)" : ""
+            let hint = ["postgres", "postgresql"].contains(scheme) ? " (a PostgreSQL store needs the SwellPostgres module linked into the program)" : ""
             return "no store type is registered for \(scheme):// URLs\(hint); a file path or file: URL is a SQLite store, memory:// an in-memory one"
         case .serverFailed(_, let reason): return reason
         case .unsupported(let store, let what):
