@@ -14,20 +14,31 @@ extension PipelineFileReader {
         for attribute in entity.attributes { fields[attribute.name] = FieldSpec(path: [attribute.name], dateFormat: nil) }
         guard let node else { return (fields, nested) }
         guard case .mapping(let mapping) = node else { throw error(node, "fields of source \(source) must be a mapping of attribute: path, not \(written(node))") }
+        let kinds = version >= 2 ? "an attribute or relationship" : "an attribute"
+        try readFieldMapping(mapping, of: entity, entities: entities, into: &fields, nested: &nested,
+                             what: { "field \($0) of source \(source)" }, attributeWhat: { "field \($0)" }, element: false,
+                             unknown: { "fields of source \(source) names '\($0)', which is not \(kinds) of \(entity.name)" })
+        return (fields, nested)
+    }
+
+    /// Reads each `attribute: path` (or `relationship: { path, fields }`) of a fields
+    /// mapping of `entity`: the one rule for a source's fields and a nested mapping's.
+    private func readFieldMapping(_ mapping: Node.Mapping, of entity: PipelineEntity, entities: [PipelineEntity],
+                                  into fields: inout [String: FieldSpec], nested: inout [NestedMapping],
+                                  what: (String) -> String, attributeWhat: (String) -> String, element: Bool,
+                                  unknown: (String) -> String) throws(PipelineFileError) {
         for (fieldKey, value) in mapping {
             let name = try string(fieldKey, "a field name")
             if let relationship = entity.relationships.first(where: { $0.name == name }) {
-                nested.append(try readNested(value, relationship: relationship, entities: entities, what: "field \(name) of source \(source)"))
+                nested.append(try readNested(value, relationship: relationship, entities: entities, what: what(name)))
                 continue
             }
-            try refuseNestedFields(value, name: name, key: fieldKey, of: entity, what: "field \(name) of source \(source)")
+            try refuseNestedFields(value, name: name, key: fieldKey, of: entity, what: what(name))
             guard let attribute = entity.attributes.first(where: { $0.name == name }) else {
-                let kinds = version >= 2 ? "an attribute or relationship" : "an attribute"
-                throw error(fieldKey, "fields of source \(source) names '\(name)', which is not \(kinds) of \(entity.name)")
+                throw error(fieldKey, unknown(name))
             }
-            fields[name] = try readField(value, attribute: attribute, what: "field \(name)", element: false)
+            fields[name] = try readField(value, attribute: attribute, what: attributeWhat(name), element: element)
         }
-        return (fields, nested)
     }
 
     /// A nested mapping `{ path, fields }` of `relationship` (to any depth): every
@@ -46,18 +57,9 @@ extension PipelineFileReader {
         guard case .mapping(let mapping) = keys["fields"]! else { throw error(keys["fields"], "fields of \(what) must be a mapping of attribute: path, not \(written(keys["fields"]))") }
         var fields: [String: FieldSpec] = [:]
         var nested: [NestedMapping] = []
-        for (fieldKey, value) in mapping {
-            let name = try string(fieldKey, "a field name")
-            if let inner = destination.relationships.first(where: { $0.name == name }) {
-                nested.append(try readNested(value, relationship: inner, entities: entities, what: "field \(name) of \(what)"))
-                continue
-            }
-            try refuseNestedFields(value, name: name, key: fieldKey, of: destination, what: "field \(name) of \(what)")
-            guard let attribute = destination.attributes.first(where: { $0.name == name }) else {
-                throw error(fieldKey, "fields of \(what) name '\(name)', which is not an attribute or relationship of \(destination.name)")
-            }
-            fields[name] = try readField(value, attribute: attribute, what: "field \(name) of \(what)", element: true)
-        }
+        try readFieldMapping(mapping, of: destination, entities: entities, into: &fields, nested: &nested,
+                             what: { "field \($0) of \(what)" }, attributeWhat: { "field \($0) of \(what)" }, element: true,
+                             unknown: { "fields of \(what) name '\($0)', which is not an attribute or relationship of \(destination.name)" })
         for key in destination.key where fields[key] == nil {
             throw error(keys["fields"], "\(what) does not map \(destination.name)'s key '\(key)': each nested \(destination.name) is upserted by its key")
         }
