@@ -242,24 +242,22 @@ struct PostgresCommitter {
     /// After the operations: rows that name a new object that became an existing one, in a
     /// to-one column or a join table, name the survivor instead (store.md 32).
     func redirectReferences() throws {
-        let moved = result.merged.filter { $0.key != $0.value }
-        guard !moved.isEmpty else { return }
-        for entity in model.entities {
-            for attribute in entity.attributes {
-                if let join = attribute.join {
-                    let table = q(join.table), member = q(join.relationship), owner = q(join.owner)
-                    for (incoming, survivor) in moved where incoming.entityName == join.destination {
-                        try connection.query("""
-                            UPDATE \(table) AS j SET \(member) = $1::bigint WHERE \(member) = $2::bigint
-                            AND NOT EXISTS (SELECT 1 FROM \(table) AS k WHERE k.\(owner) = j.\(owner) AND k.\(member) = $1::bigint)
-                            """, [.integer(survivor.primaryKey), .integer(incoming.primaryKey)])
-                        try connection.query("DELETE FROM \(table) WHERE \(member) = $1::bigint", [.integer(incoming.primaryKey)])
-                    }
+        for redirect in result.referenceRedirects(in: model) {
+            let attribute = redirect.attribute
+            if let join = attribute.join {
+                // A link to the merged object moves to the survivor (once: it may have had one).
+                let table = q(join.table), member = q(join.relationship), owner = q(join.owner)
+                for move in redirect.moves {
+                    try connection.query("""
+                        UPDATE \(table) AS j SET \(member) = $1::bigint WHERE \(member) = $2::bigint
+                        AND NOT EXISTS (SELECT 1 FROM \(table) AS k WHERE k.\(owner) = j.\(owner) AND k.\(member) = $1::bigint)
+                        """, [.integer(move.to), .integer(move.from)])
+                    try connection.query("DELETE FROM \(table) WHERE \(member) = $1::bigint", [.integer(move.from)])
                 }
-                guard let destination = attribute.destination else { continue }
-                for (incoming, survivor) in moved where incoming.entityName == destination {
-                    try connection.query("UPDATE \(q(entity.name)) SET \(q(attribute.name)) = $1::bigint WHERE \(q(attribute.name)) = $2::bigint",
-                                         [.integer(survivor.primaryKey), .integer(incoming.primaryKey)])
+            } else {
+                for move in redirect.moves {
+                    try connection.query("UPDATE \(q(redirect.entity.name)) SET \(q(attribute.name)) = $1::bigint WHERE \(q(attribute.name)) = $2::bigint",
+                                         [.integer(move.to), .integer(move.from)])
                 }
             }
         }

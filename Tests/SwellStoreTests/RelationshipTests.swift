@@ -501,6 +501,51 @@ struct RelationshipMergeTests {
             #expect(try query(url, "SELECT count(*) FROM Entry e JOIN Spot s ON e.spot = s._pk") == [[.integer(3)]])
         }
     }
+    /// The store meets the key at commit (a root save looks nothing up): rows written before the
+    /// merge, here a `Check` (ordered before `Beach`) and its join-table links, name the survivor.
+    @Test("a key another coordinator committed merges in the store; a to-one and a to-many written before it follow the survivor")
+    func storeLevelMergeRedirects() async throws {
+        let model = ManagedObjectModel(entities: [
+            EntityDescription(name: "Check", attributes: [AttributeDescription(name: "id", type: .integer)], relationships: [
+                RelationshipDescription(name: "beach", destination: "Beach"),
+                RelationshipDescription(name: "nearby", destination: "Beach", toMany: true),
+            ], uniquenessConstraint: ["id"]),
+            EntityDescription(name: "Beach", attributes: [AttributeDescription(name: "name", type: .string)], uniquenessConstraint: ["name"]),
+        ])
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory, name: "checks", model: model)
+        // A second coordinator (another process) commits beach Mavericks; this stack never reads it.
+        let other = try makeRootContext(at: directory.storeURL("checks"), model: model)
+        let survivor = try other.performAndWait { () throws -> ObjectID in
+            let beach = other.insertNewObject(forEntityName: "Beach")
+            beach["name"] = "Mavericks"
+            try other.save()
+            return beach.objectID
+        }
+        let writer = container.writerContext
+        writer.mergePolicy = .mergeByPropertyObjectTrump
+        try writer.performAndWait {
+            let mavericks = writer.insertNewObject(forEntityName: "Beach")
+            mavericks["name"] = "Mavericks"
+            let pillar = writer.insertNewObject(forEntityName: "Beach")
+            pillar["name"] = "Pillar Point"
+            let check = writer.insertNewObject(forEntityName: "Check")
+            check["id"] = 1
+            check.setValue(mavericks, forKey: "beach")
+            check.setValue(Set([mavericks, pillar]), forKey: "nearby")
+            try writer.save()
+        }
+        let fresh = try makeRootContext(at: directory.storeURL("checks"), model: model)
+        try fresh.performAndWait {
+            let beaches = try objects(fresh, "Beach", where: "name == %@", "Mavericks")
+            #expect(beaches.map(\.objectID) == [survivor])
+            let check = try #require(try objects(fresh, "Check").first)
+            #expect((check.value(forKey: "beach") as? ManagedObject)?.objectID == survivor)
+            #expect(members(check, "nearby") == ["Mavericks", "Pillar Point"])
+            let nearby = (check.value(forKey: "nearby") as? Set<ManagedObject>) ?? []
+            #expect(nearby.map(\.objectID).contains(survivor))
+        }
+    }
 }
 
 @Suite("Relationships: on disk (store.md 35)")

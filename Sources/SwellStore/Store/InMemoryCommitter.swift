@@ -160,25 +160,20 @@ struct InMemoryCommitter {
     /// After the operations: rows that name a new object that became an existing one (a key met
     /// a stored row), in a to-one or a join-table to-many, name the survivor instead (store.md 32).
     mutating func redirectReferences() {
-        let moved = result.merged.filter { $0.key != $0.value }
-        guard !moved.isEmpty else { return }
-        for entity in model.entities {
-            for (index, attribute) in entity.attributes.enumerated() {
-                guard let destination = attribute.join?.destination ?? attribute.destination else { continue }
-                let map = Dictionary(moved.filter { $0.key.entityName == destination }.map { ($0.key.primaryKey, $0.value.primaryKey) },
-                                     uniquingKeysWith: { first, _ in first })
-                guard !map.isEmpty, let rows = state.tables[entity.name]?.rows else { continue }
-                for (primaryKey, values) in rows {
-                    let renamed: StoreValue
-                    if let join = attribute.join {
-                        renamed = JoinTable.renaming(values[index], map, ordered: join.isOrdered)
-                    } else if case .integer(let target) = values[index], let survivor = map[target] {
-                        renamed = .integer(survivor)
-                    } else {
-                        continue
-                    }
-                    if renamed != values[index] { state.tables[entity.name]?.rows[primaryKey]?[index] = renamed }
+        for redirect in result.referenceRedirects(in: model) {
+            let index = redirect.attributeIndex, name = redirect.entity.name
+            let map = Dictionary(redirect.moves, uniquingKeysWith: { first, _ in first })
+            guard let rows = state.tables[name]?.rows else { continue }
+            for (primaryKey, values) in rows {
+                let renamed: StoreValue
+                if let join = redirect.attribute.join {
+                    renamed = JoinTable.renaming(values[index], map, ordered: join.isOrdered)
+                } else if case .integer(let target) = values[index], let survivor = map[target] {
+                    renamed = .integer(survivor)
+                } else {
+                    continue
                 }
+                if renamed != values[index] { state.tables[name]?.rows[primaryKey]?[index] = renamed }
             }
         }
     }

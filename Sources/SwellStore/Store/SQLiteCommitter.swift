@@ -36,23 +36,19 @@ struct SQLiteCommitter {
     /// After the operations: rows that name, in a to-one column or a join table, a new object that became an
     /// existing one (a key met a stored row) name the survivor instead (store.md 32).
     func redirectReferences() throws {
-        let moved = result.merged.filter { $0.key != $0.value }
-        guard !moved.isEmpty else { return }
-        for entity in model.entities {
-            for attribute in entity.attributes {
-                if let join = attribute.join {
-                    // A link to the merged object moves to the survivor (once: it may have had one).
-                    let table = quoteIdentifier(join.table), member = quoteIdentifier(join.relationship)
-                    for (incoming, survivor) in moved where incoming.entityName == join.destination {
-                        try connection.run("UPDATE OR IGNORE \(table) SET \(member) = ? WHERE \(member) = ?",
-                                           [.integer(survivor.primaryKey), .integer(incoming.primaryKey)])
-                        try connection.run("DELETE FROM \(table) WHERE \(member) = ?", [.integer(incoming.primaryKey)])
-                    }
+        for redirect in result.referenceRedirects(in: model) {
+            let attribute = redirect.attribute
+            if let join = attribute.join {
+                // A link to the merged object moves to the survivor (once: it may have had one).
+                let table = quoteIdentifier(join.table), member = quoteIdentifier(join.relationship)
+                for move in redirect.moves {
+                    try connection.run("UPDATE OR IGNORE \(table) SET \(member) = ? WHERE \(member) = ?", [.integer(move.to), .integer(move.from)])
+                    try connection.run("DELETE FROM \(table) WHERE \(member) = ?", [.integer(move.from)])
                 }
-                guard let destination = attribute.destination else { continue }
-                for (incoming, survivor) in moved where incoming.entityName == destination {
-                    try connection.run("UPDATE \(quoteIdentifier(entity.name)) SET \(quoteIdentifier(attribute.name)) = ? WHERE \(quoteIdentifier(attribute.name)) = ?",
-                                       [.integer(survivor.primaryKey), .integer(incoming.primaryKey)])
+            } else {
+                let table = quoteIdentifier(redirect.entity.name), column = quoteIdentifier(attribute.name)
+                for move in redirect.moves {
+                    try connection.run("UPDATE \(table) SET \(column) = ? WHERE \(column) = ?", [.integer(move.to), .integer(move.from)])
                 }
             }
         }
