@@ -264,10 +264,6 @@ struct PostgresCommitter {
     }
 
     private func conflict(_ entity: EntityDescription, values: [StoreValue], incoming: ObjectID, existing: Int64) -> StoreError {
-        var keyText: [String: String] = [:]
-        for (offset, name) in entity.uniquenessConstraint.enumerated() {
-            keyText[name] = describe(values[entity.keyIndices[offset]])
-        }
-        return .constraintConflict(entity: entity.name, key: keyText, objects: [incoming, objectID(entity.name, existing)])
+        return .constraintConflict(entity: entity.name, key: entity.keyDescription(of: values), objects: [incoming, objectID(entity.name, existing)])
     }
 }

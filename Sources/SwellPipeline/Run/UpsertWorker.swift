@@ -263,7 +263,7 @@ struct UpsertWorker: Sendable {
         for (item, values) in accepted {
             let key = keyIndices.map { values[$0] }
             if existing.contains(key) || !seen.insert(key).inserted {
-                let shown = zip(entity.key, key).map { "\($0)=\(Self.describe($1))" }.joined(separator: ", ")
+                let shown = zip(entity.key, key).map { "\($0)=\(describe($1))" }.joined(separator: ", ")
                 try reject(item, message: "\(entity.key.first ?? "key"): \(shown) exists already (mode: append)", attribute: entity.key.first,
                            firstBad: &firstBad, rejected: &rejected)
             } else {
@@ -271,15 +271,5 @@ struct UpsertWorker: Sendable {
             }
         }
         return kept
-    }
-
-    /// A key value as the append message shows it.
-    private static func describe(_ value: StoreValue) -> String {
-        switch value {
-        case .null: "nil"
-        case .integer(let int): String(int)
-        case .real(let double): String(double)
-        case .text(let text): "\"\(text)\""
-        }
     }
 }

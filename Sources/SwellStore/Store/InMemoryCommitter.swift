@@ -179,14 +179,10 @@ struct InMemoryCommitter {
     }
 
     private func conflict(_ entity: EntityDescription, values: [StoreValue], incoming: ObjectID) -> StoreError {
-        var keyText: [String: String] = [:]
-        for (offset, name) in entity.uniquenessConstraint.enumerated() {
-            keyText[name] = describe(values[entity.keyIndices[offset]])
-        }
         var objects = [incoming]
         if let key = entity.key(of: values), let existing = owner(ofKey: key, entity), existing != incoming.primaryKey {
             objects.append(objectID(entity.name, existing))
         }
-        return .constraintConflict(entity: entity.name, key: keyText, objects: objects)
+        return .constraintConflict(entity: entity.name, key: entity.keyDescription(of: values), objects: objects)
     }
 }

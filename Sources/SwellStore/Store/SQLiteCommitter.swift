@@ -340,28 +340,12 @@ struct SQLiteCommitter {
     }
 
     private func conflictError(_ entity: EntityDescription, values: [StoreValue], incoming: ObjectID) throws -> StoreError {
-        var keyText: [String: String] = [:]
-        var key: [StoreValue] = []
-        for name in entity.uniquenessConstraint {
-            guard let index = entity.attributes.firstIndex(where: { $0.name == name }) else { continue }
-            key.append(values[index])
-            keyText[name] = describe(values[index])
-        }
+        let key = entity.keyIndices.map { values[$0] }
         var objects = [incoming]
         // An ID taken from the key may be the existing object's too: it is named once.
         if let existing = try existingPrimaryKey(entity, key: key), existing != incoming.primaryKey {
             objects.append(objectID(entity.name, existing))
         }
-        return .constraintConflict(entity: entity.name, key: keyText, objects: objects)
-    }
-}
-
-/// A short text for a value in an error message.
-package func describe(_ value: StoreValue) -> String {
-    switch value {
-    case .null: "nil"
-    case .integer(let int): String(int)
-    case .real(let double): String(double)
-    case .text(let string): "\"\(string)\""
+        return .constraintConflict(entity: entity.name, key: entity.keyDescription(of: values), objects: objects)
     }
 }
