@@ -334,14 +334,7 @@ extension ManagedObjectContext {
     /// updated and deleted ones return to their last saved values.
     public func rollback() {
         assertOnQueue("roll back")
-        let discarded = level.withLock { level -> ChangeLayer in
-            let pending = level.pending
-            level.pending = ChangeLayer()
-            level.invalidValues.removeAll()
-            level.metadata.removeAll()
-            level.hasObjectEdits = false
-            return pending
-        }
+        let discarded = discardPendingChanges()
         for (entity, changes) in discarded.entities {
             for (key, row) in changes.rows where row.kind == .inserted {
                 let id = objectID(entity, key)
@@ -358,12 +351,7 @@ extension ManagedObjectContext {
     /// handed out before are detached (their context becomes nil).
     public func reset() {
         assertOnQueue("reset")
-        level.withLock { level in
-            level.pending = ChangeLayer()
-            level.invalidValues.removeAll()
-            level.metadata.removeAll()
-            level.hasObjectEdits = false
-        }
+        discardPendingChanges()
         for weak in registry.values {
             weak.object?.managedObjectContext = nil
             weak.object?.prefetchedObjects = []
@@ -371,5 +359,18 @@ extension ManagedObjectContext {
         registry.removeAll()
         strongRegistry.removeAll()
         retained.removeAll()
+    }
+
+    /// Empties this level's unsaved changes (rows, invalid values, metadata) and returns the rows.
+    @discardableResult
+    private func discardPendingChanges() -> ChangeLayer {
+        level.withLock { level -> ChangeLayer in
+            let pending = level.pending
+            level.pending = ChangeLayer()
+            level.invalidValues.removeAll()
+            level.metadata.removeAll()
+            level.hasObjectEdits = false
+            return pending
+        }
     }
 }
