@@ -50,6 +50,12 @@ package struct AttributeMask: Hashable, Sendable {
         (0..<count).filter { contains($0) }
     }
 
+    /// Copies `source`'s values at the masked positions onto `target` (a change over the
+    /// values beneath it): the one overlay every level, the store prefetch and the objects use.
+    package func overlay(_ source: [StoreValue], onto target: inout [StoreValue]) {
+        for index in 0..<min(target.count, source.count) where contains(index) { target[index] = source[index] }
+    }
+
     package static func == (lhs: AttributeMask, rhs: AttributeMask) -> Bool {
         lhs.words == rhs.words
     }
@@ -193,7 +199,7 @@ extension ChangeLayer {
                     case (_, .deleted): older = row
                     case (.deleted, _): older = row
                     default:
-                        for index in row.mask.indices(below: row.values.count) { older.values[index] = row.values[index] }
+                        row.mask.overlay(row.values, onto: &older.values)
                         older.mask.formUnion(row.mask)
                     }
                     merged.rows[key] = older

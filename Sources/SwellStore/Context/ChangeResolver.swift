@@ -185,7 +185,7 @@ struct ChangeResolver {
             case .deleted:
                 return
             case .inserted, .updated:
-                for index in row.mask.indices(below: count) { current.values[index] = row.values[index] }
+                row.mask.overlay(row.values, onto: &current.values)
                 if row.kind == .inserted { current.values = row.values }
                 current.mask.formUnion(row.mask)
                 entityChanges.rows[primaryKey] = current
@@ -247,7 +247,7 @@ struct ChangeResolver {
             }
         }
         if var current = entityChanges.rows[existing], current.kind != .deleted {
-            for index in mask.indices(below: count) { current.values[index] = values[index] }
+            mask.overlay(values, onto: &current.values)
             current.mask.formUnion(mask)
             entityChanges.rows[existing] = current
         } else if !mask.isEmpty {
@@ -290,7 +290,7 @@ struct ChangeResolver {
             values = composed.flatMap { $0.values(base: base) } ?? base ?? Array(repeating: .null, count: count)
         }
         if let row {
-            for index in row.mask.indices(below: count) { values[index] = row.values[index] }
+            row.mask.overlay(row.values, onto: &values)
         }
         return values
     }

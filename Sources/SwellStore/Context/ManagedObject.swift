@@ -110,7 +110,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         if let pending = managedObjectContext?.pendingRow(for: objectID) {
             switch pending.kind {
             case .inserted: values = pending.values
-            case .updated: for index in pending.mask.indices(below: values.count) { values[index] = pending.values[index] }
+            case .updated: pending.mask.overlay(pending.values, onto: &values)
             case .deleted: break
             }
         }

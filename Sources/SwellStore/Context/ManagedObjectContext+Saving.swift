@@ -291,7 +291,7 @@ extension ManagedObjectContext {
                 object.snapshot = row.values
             } else {
                 var values = object.loadedSnapshot()
-                for index in row.mask.indices(below: values.count) { values[index] = row.values[index] }
+                row.mask.overlay(row.values, onto: &values)
                 object.snapshot = values
             }
         }

@@ -79,7 +79,7 @@ struct StorePrefetch: Sendable {
                         var values: [StoreValue]
                         if let stored = found[primaryKey] {
                             values = stored
-                            for index in row.mask.indices(below: values.count) { values[index] = row.values[index] }
+                            row.mask.overlay(row.values, onto: &values)
                         } else if keyIndices.allSatisfy({ row.mask.contains($0) }) {
                             values = row.values
                         } else {
