@@ -112,15 +112,7 @@ struct SQLiteStoreReader: StoreReader {
         let layout = TableLayout(entity)
         let condition = single ? layout.idEquals(parameter: 1) : layout.idIn(jsonParameter: 1)
         let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(condition)"
-        try wrap {
-            let statement = try connection.statement(sql)
-            defer { statement.reset() }
-            try statement.bind(single ? .integer(primaryKeys[0]) : keyList(primaryKeys), at: 1)
-            let count = Int32(entity.attributes.count)
-            while try statement.step() {
-                result[statement.int64(0)] = (0..<count).map { statement.column($0 + 1) }
-            }
-        }
+        try forEachRow(sql, single ? .integer(primaryKeys[0]) : keyList(primaryKeys), entity) { id, values in result[id] = values }
         return result
     }
 
@@ -167,19 +159,10 @@ struct SQLiteStoreReader: StoreReader {
         guard batched > 0 else { return result }
         let layout = TableLayout(entity)
         let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(quoteIdentifier(column)) IN (SELECT value FROM json_each(?))"
-        try wrap {
-            let statement = try connection.statement(sql)
-            defer { statement.reset() }
-            try statement.bind(.text(json), at: 1)
-            let count = Int32(entity.attributes.count)
-            while try statement.step() {
-                var values: [StoreValue] = []
-                values.reserveCapacity(Int(count))
-                for column in 0..<count { values.append(statement.column(column + 1)) }
-                var key = values[index]
-                if type == .double || type == .date, case .integer(let int) = key { key = .real(Double(int)) }
-                result[[key]] = StoreRow(primaryKey: statement.int64(0), values: values)
-            }
+        try forEachRow(sql, .text(json), entity) { id, values in
+            var key = values[index]
+            if type == .double || type == .date, case .integer(let int) = key { key = .real(Double(int)) }
+            result[[key]] = StoreRow(primaryKey: id, values: values)
         }
         return result
     }
@@ -191,16 +174,27 @@ struct SQLiteStoreReader: StoreReader {
         // Usually no ID is apart from its key: one probe of the index then answers for every ID.
         guard try wrap({ try !connection.query("SELECT 1 FROM \(layout.table) WHERE \"_pk\" IS NOT NULL LIMIT 1").isEmpty }) else { return result }
         let sql = "SELECT \"_pk\", \(entity.selectedValues) FROM \(layout.table) WHERE \"_pk\" IN (SELECT value FROM json_each(?))"
+        try forEachRow(sql, keyList(ids), entity) { id, values in result[id] = values }
+        return result
+    }
+
+    /// Runs `sql` (one parameter, `argument`), whose columns are an ID and then the entity's
+    /// values in attribute order, and hands each row to `body`: the one reading loop of the
+    /// look-ups by ID, by key and by displaced ID.
+    private func forEachRow(_ sql: String, _ argument: StoreValue, _ entity: EntityDescription,
+                            _ body: (Int64, [StoreValue]) -> Void) throws {
         try wrap {
             let statement = try connection.statement(sql)
             defer { statement.reset() }
-            try statement.bind(keyList(ids), at: 1)
+            try statement.bind(argument, at: 1)
             let count = Int32(entity.attributes.count)
             while try statement.step() {
-                result[statement.int64(0)] = (0..<count).map { statement.column($0 + 1) }
+                var values: [StoreValue] = []
+                values.reserveCapacity(Int(count))
+                for column in 0..<count { values.append(statement.column(column + 1)) }
+                body(statement.int64(0), values)
             }
         }
-        return result
     }
 
     /// A JSON string literal for `json_each`.
