@@ -134,7 +134,7 @@ extension AtomicFile {
                 throw CSVError.system(path: path, "cannot write '\(fileName)'", errno: code)
             }
             if written == 0 {
-                throw CSVError(.system(errno: EIO), path: path, message: "cannot write '\(fileName)': write(2) accepted no bytes")
+                throw CSVError(.writeStalled, path: path, message: "cannot write '\(fileName)': write(2) accepted no bytes")
             }
             next += written
             remaining -= written

@@ -24,6 +24,8 @@ public struct CSVError: Error, Sendable, CustomStringConvertible {
         case noSuchDirectory
         /// Another failed system call, with its errno (EIO, EISDIR, …).
         case system(errno: Int32)
+        /// `write(2)` accepted no bytes without reporting an error.
+        case writeStalled
         /// The path is empty or does not name a file.
         case invalidPath
         /// The output was already finished (or failed earlier): nothing more can be written.

@@ -162,6 +162,6 @@ struct PostgresBinaryCopyDecoder {
     }
 
     private static func malformed(_ what: String) -> PostgresError {
-        .statementFailed(sqlState: "08P01", message: "the server's binary COPY data could not be read: \(what)", sql: "COPY … TO STDOUT (FORMAT binary)")
+        .unreadableAnswer(message: "the server's binary COPY data could not be read: \(what)", sql: "COPY … TO STDOUT (FORMAT binary)")
     }
 }

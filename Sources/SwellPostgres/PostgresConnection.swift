@@ -21,6 +21,9 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     case statementFailed(sqlState: String, message: String, sql: String)
     /// The connection was lost (or closed) before or during a statement.
     case connectionLost(PostgresEndpoint, reason: String)
+    /// The server's answer could not be used: a result the client cannot read (malformed
+    /// binary COPY data, a column type with no binary reader), or a failure without a SQLSTATE.
+    case unreadableAnswer(message: String, sql: String)
 
     /// The SQLSTATE of a refused statement, nil for a connection failure.
     public var sqlState: String? {
@@ -33,6 +36,7 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
         case .connectionFailed(let endpoint, let reason): "cannot connect to PostgreSQL at \(endpoint): \(reason)"
         case .statementFailed(let state, let message, let sql): "PostgreSQL refused a statement (SQLSTATE \(state)): \(message) — in: \(sql)"
         case .connectionLost(let endpoint, let reason): "the connection to PostgreSQL at \(endpoint) was lost: \(reason)"
+        case .unreadableAnswer(let message, let sql): "PostgreSQL's answer could not be used: \(message) — in: \(sql)"
         }
     }
 }
@@ -80,14 +84,14 @@ public final class PostgresConnection {
         return PQstatus(handle) == CONNECTION_OK
     }
 
-    /// Runs `sql` with `$1…` parameters (sent as text); returns the rows, each value typed
-    /// by its column: integers, doubles, booleans (0/1) as the store keeps them, the rest as text.
     /// PostgreSQL's text cannot hold NUL: the error the server gives for one (SQLSTATE 22021,
     /// character_not_in_repertoire), raised before a value is sent or copied.
     static func nulInText(sql: String) -> PostgresError {
         .statementFailed(sqlState: "22021", message: "a text value contains a NUL character, which PostgreSQL cannot store", sql: sql)
     }
 
+    /// Runs `sql` with `$1…` parameters (sent as text); returns the rows, each value typed
+    /// by its column: integers, doubles, booleans (0/1) as the store keeps them, the rest as text.
     /// With `binaryResults`, the server sends values in their binary form (no number or date
     /// text to parse): every column must then be of a type `PostgresBinaryCopyDecoder` reads
     /// (a `timestamptz` becomes Unix seconds), or the call throws.
@@ -112,7 +116,7 @@ public final class PostgresConnection {
             var kinds: [PostgresBinaryCopyDecoder.ColumnKind] = []
             for column in 0..<Int32(columns) {
                 guard let kind = PostgresBinaryCopyDecoder.kind(ofType: PQftype(result, column)) else {
-                    throw .statementFailed(sqlState: "0A000", message: "a result column of type \(PQftype(result, column)) cannot be read in binary", sql: sql)
+                    throw .unreadableAnswer(message: "a result column of type \(PQftype(result, column)) cannot be read in binary", sql: sql)
                 }
                 kinds.append(kind)
             }
@@ -218,8 +222,10 @@ public final class PostgresConnection {
     /// The error a failed result stands for: the connection lost, or the statement refused.
     private func failure(_ result: OpaquePointer?, handle: OpaquePointer, sql: String) -> PostgresError {
         if PQstatus(handle) != CONNECTION_OK { return .connectionLost(endpoint, reason: Self.message(handle)) }
-        let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? "?????"
         let message = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) } ?? Self.message(handle)
+        guard let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map({ String(cString: $0) }) else {
+            return .unreadableAnswer(message: message, sql: sql)    // libpq's own failure: no SQLSTATE
+        }
         return .statementFailed(sqlState: state, message: message, sql: sql)
     }
 

@@ -10,9 +10,6 @@ import SwellStore
 /// unanswered) — an idle session is otherwise noticed only after the server's
 /// system default of hours. `application_name` names the holder's host and
 /// process id, which `pg_stat_activity` shows and the refusal quotes.
-/// Found by name when a program links this module but never called `register()`.
-extension PostgresStore: RegisteringStoreType {}
-
 extension PostgresStore: SourceHolding {
     /// Connection keywords of a hold's session.
     static func holdParameters(source: String) -> [URLQueryItem] {

@@ -22,7 +22,7 @@ import SwellStore
 /// connections only by the caller that checked one out of `readers` (under
 /// `poolLock`, which also guards `closed`); `model` and `identifier` are set once by `load`, under `writerLock`,
 /// before any read or commit.
-public final class PostgresStore: PersistentStore, @unchecked Sendable {
+public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchecked Sendable {
     package let url: URL
     package private(set) var identifier = ""
     private var model = ManagedObjectModel(entities: [])
@@ -49,6 +49,8 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
     static let idRangeBits: Int64 = 40
 
     /// Makes `postgres://` and `postgresql://` URLs open this store, for every coordinator.
+    /// (A program that links this module gets it the first time such a URL is opened, also
+    /// without this call: `SwellStore` finds the type by name, as a `RegisteringStoreType`.)
     public static func register() {
         for scheme in ["postgres", "postgresql"] {
             PersistentStoreTypes.register(scheme: scheme) { PostgresStore(url: $0) }
@@ -287,6 +289,7 @@ extension StoreError {
         case .connectionFailed: .unreachable
         case .connectionLost: .connectionLost
         case .statementFailed(let sqlState, _, _): .statementRefused(sqlState: sqlState)
+        case .unreadableAnswer: .unexpectedAnswer
         }
         self = .serverFailed(failure, reason: error.description)
     }

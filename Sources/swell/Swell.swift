@@ -119,7 +119,7 @@ extension RunFlags {
                 try runReport.write(to: path)
             } catch {
                 CommandSupport.printError("cannot write the report \(path): \(error.localizedDescription)")
-                if exitFailure == nil { exitFailure = PipelineError(.cannotCreate, "cannot write the report \(path)") }
+                if exitFailure == nil { exitFailure = PipelineError(.cannotCreate, "cannot write the report \(path)", underlying: error) }
             }
         }
         for source in runReport.sources {

@@ -56,8 +56,9 @@ import Testing
         }
         try await container.saveToDisk()
         let log = CapturedLog()
+        // Set once on the writer: the view context and its children use it too.
+        container.writerContext.logger = log.logger
         let reader = container.newBackgroundContext()
-        reader.logger = log.logger
         try reader.performAndWait {
             var request = FetchRequest(entityName: "JournalEntry")
             request.sortDescriptors = [FetchSortDescriptor(key: "id")]
@@ -69,6 +70,8 @@ import Testing
             // The batch holding entries 5 and 6 cannot be read any more: nil, still a fault, and said.
             #expect(entries[4]["location"] == nil)
             #expect(entries[4].isFault)
+            #expect(entries[5]["location"] == nil)   // the same batch: tried again, not logged again
+            #expect(entries[4].isFault && entries[5].isFault)
         }
         let entries = log.entries.withLock { $0 }
         #expect(entries.count == 1)
@@ -112,5 +115,34 @@ import Testing
         let entries = log.entries.withLock { $0 }
         #expect(entries.map(\.message) == ["a fetched results controller could not fetch its results again"])
         #expect(entries.first?.metadata["entity"] == "Note")
+    }
+
+    /// A merge that says an object was deleted checks the parent first; when the parent (the
+    /// store) cannot be read, the object and its unsaved change stay, and the log says why.
+    @Test func aMergeThatCannotReadTheParentKeepsTheObjectAndItsChanges() async throws {
+        let container = try makeContainer(directory)
+        let worker = container.newBackgroundContext()
+        try worker.performAndWait {
+            insertEntry(worker, id: 1, location: "saved")
+            try worker.save()
+        }
+        try await container.saveToDisk()
+        let log = CapturedLog()
+        let writer = container.writerContext
+        writer.logger = log.logger
+        try writer.performAndWait {
+            let entry = try writer.fetch(FetchRequest(entityName: "JournalEntry"))[0]
+            entry["location"] = "edited, not saved"
+            try container.close()
+            var changes = ContextDidSaveChanges()
+            changes.deleted = [entry.objectID]
+            writer.mergeChanges(changes)
+            #expect(entry.managedObjectContext === writer)
+            #expect(entry["location"] as? String == "edited, not saved")
+            #expect(writer.hasChanges)
+        }
+        let entries = log.entries.withLock { $0 }
+        #expect(entries.map(\.message) == ["cannot read an object's saved values"])
+        #expect(entries.first?.metadata["while"] == "merging a save")
     }
 }

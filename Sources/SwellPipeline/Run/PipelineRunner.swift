@@ -180,6 +180,7 @@ public struct PipelineRunner: Sendable {
             url = URL(fileURLWithPath: storePath)
         }
         let container = PersistentContainer(name: pipeline.name, managedObjectModel: pipeline.model, storeURL: url)
+        container.writerContext.logger = logger   // the whole stack reports through the run's log
         do {
             try container.loadPersistentStores()
         } catch {

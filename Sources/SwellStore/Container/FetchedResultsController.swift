@@ -40,6 +40,7 @@ extension FetchedResultsControllerDelegate {
     public func controller(_ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: IndexPath?,
                            for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {}
     public func controllerDidChangeContent(_ controller: FetchedResultsController) {}
+    /// Does nothing by default: the context's `logger` already has the failure.
     public func controller(_ controller: FetchedResultsController, didFailToUpdateWith error: any Error) {}
 }
 

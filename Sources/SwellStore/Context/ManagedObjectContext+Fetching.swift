@@ -301,6 +301,42 @@ extension ManagedObjectContext {
         return composed.values(base: base)
     }
 
+    /// What `parentView(of:)` found, for the callers that cannot throw.
+    enum ParentViewResult {
+        case values([StoreValue])
+        /// Deleted, or never saved where this context can see it.
+        case gone
+        /// The store could not be read; the context's `logger` has the error.
+        case unreadable
+    }
+
+    /// `parentView(of:)` for a caller that cannot throw: a failed read is logged with what
+    /// the context was doing (`action`), and reported as `.unreadable`, never as `.gone`.
+    func parentViewReporting(of id: ObjectID, while action: String) -> ParentViewResult {
+        do {
+            return try parentView(of: id).map(ParentViewResult.values) ?? .gone
+        } catch {
+            reportUnreadable(id, while: action, error)
+            return .unreadable
+        }
+    }
+
+    /// `materialize(_:)` for a caller that cannot throw: a failed read is logged and gives nil.
+    func materializeReporting(_ id: ObjectID, while action: String) -> ManagedObject? {
+        do {
+            return try materialize(id)
+        } catch {
+            reportUnreadable(id, while: action, error)
+            return nil
+        }
+    }
+
+    private func reportUnreadable(_ id: ObjectID, while action: String, _ error: any Error) {
+        logger.error("cannot read an object's saved values", metadata: [
+            "context": "\(displayName)", "object": "\(id)", "while": "\(action)", "error": "\(error)",
+        ])
+    }
+
     /// Creates and registers the object for an ID from the parent's view and this context's changes.
     func materialize(_ id: ObjectID) throws -> ManagedObject? {
         guard let coordinator, let entity = coordinator.entitiesByName[id.entityName] else { return nil }
@@ -328,7 +364,7 @@ extension ManagedObjectContext {
     public func object(with id: ObjectID) -> ManagedObject {
         assertOnQueue("look up \(id)")
         if let object = registeredObject(for: id) { return object }
-        if let object = try? materialize(id) { return object }
+        if let object = materializeReporting(id, while: "looking up an object by ID") { return object }
         let entity = coordinator?.entitiesByName[id.entityName] ?? EntityDescription(name: id.entityName, attributes: [])
         let object = ManagedObject(id: id, entity: entity, attributeIndex: coordinator?.attributeIndices[entity.name] ?? [:],
                                    snapshot: Array(repeating: .null, count: entity.attributes.count))
@@ -356,6 +392,8 @@ final class BatchFaultLoader {
     private let batchSize: Int
     private var objects: [WeakObject] = []
     private var loadedBatch: Int?
+    /// The batch whose last read failed (logged once, not at every access while it fails).
+    private var failedBatch: Int?
 
     init(context: ManagedObjectContext, entity: EntityDescription, batchSize: Int) {
         self.context = context
@@ -383,13 +421,17 @@ final class BatchFaultLoader {
             }
         } catch {
             // Reading values cannot throw: the batch stays faults (read as nil, tried again on
-            // the next access) and the failure is reported with what it was about.
-            context.logger.error("cannot read a batch of faults", metadata: [
-                "context": "\(context.displayName)", "entity": "\(entity.name)",
-                "objects": "\(members.count)", "error": "\(error)",
-            ])
+            // the next access) and the failure is reported once, with what it was about.
+            if failedBatch != batch {
+                failedBatch = batch
+                context.logger.error("cannot read a batch of faults", metadata: [
+                    "context": "\(context.displayName)", "entity": "\(entity.name)",
+                    "objects": "\(members.count)", "error": "\(error)",
+                ])
+            }
             return
         }
+        failedBatch = nil
         let empty = Array(repeating: StoreValue.null, count: entity.attributes.count)
         for member in members {
             let key = member.objectID.primaryKey
@@ -408,21 +450,39 @@ final class BatchFaultLoader {
 }
 
 /// Key-path predicates evaluated in memory read related objects as this context sees them.
+/// The predicate engine cannot throw: a related object that cannot be read counts as absent
+/// (the predicate is false for it) and the context's `logger` says so.
 extension ManagedObjectContext: PredicateResolver {
     package func row(_ entity: EntityDescription, _ primaryKey: Int64) -> [StoreValue]? {
         let id = objectID(entity.name, primaryKey)
-        guard let object = registeredObject(for: id) ?? (try? materialize(id)), !object.isDeleted else { return nil }
+        guard let object = registeredObject(for: id) ?? materializeReporting(id, while: "evaluating a key-path predicate"),
+              !object.isDeleted else { return nil }
         return object.currentValues()
     }
 
     package func owners(in join: JoinTable, column index: Int, listing member: Int64) -> [Int64] {
-        (try? owners(in: join, column: index, linking: member)) ?? []
+        do {
+            return try owners(in: join, column: index, linking: member)
+        } catch {
+            reportUnreadableRelationship(join.relationship, error)
+            return []
+        }
     }
 
     package func objects(of destination: EntityDescription, pointingAt primaryKey: Int64, through column: String) -> [(primaryKey: Int64, values: [StoreValue])] {
         var request = FetchRequest(entityName: destination.name)
         request.predicate = FetchPredicate(format: "%K == %@", column, primaryKey)
-        return ((try? fetch(request)) ?? []).map { ($0.objectID.primaryKey, $0.currentValues()) }
+        do {
+            return try fetch(request).map { ($0.objectID.primaryKey, $0.currentValues()) }
+        } catch {
+            reportUnreadableRelationship(column, error)
+            return []
+        }
+    }
+
+    private func reportUnreadableRelationship(_ relationship: String, _ error: any Error) {
+        logger.error("cannot read a relationship's members for a key-path predicate", metadata: [
+            "context": "\(displayName)", "relationship": "\(relationship)", "error": "\(error)",
+        ])
     }
 }
-

@@ -38,7 +38,8 @@ extension ManagedObjectContext {
         }
         for id in changes.deleted {
             guard let object = registeredObject(for: id), pendingRow(for: id)?.kind != .inserted else { continue }
-            if (try? parentView(of: id)) == nil {
+            // Only an object the parent no longer has leaves; one that could not be read stays (logged).
+            if case .gone = parentViewReporting(of: id, while: "merging a save") {
                 level.withLock { level in level.pending.entities[id.entityName]?.removeRow(id.primaryKey) }
                 unregister(object)
                 object.managedObjectContext = nil
@@ -68,7 +69,7 @@ extension ManagedObjectContext {
             retained.removeValue(forKey: id)
         }
         if pendingRow(for: id)?.kind == .inserted { return }
-        if let values = try? parentView(of: id) {
+        if case .values(let values) = parentViewReporting(of: id, while: "refreshing an object") {
             object.snapshot = values
         }
     }

@@ -274,7 +274,8 @@ extension ManagedObjectContext {
             if let survivor = changes.merged[id] {
                 unregister(object)
                 object.objectID = survivor
-                if registeredObject(for: survivor) == nil, let values = try? parentView(of: survivor) {
+                if registeredObject(for: survivor) == nil,
+                   case .values(let values) = parentViewReporting(of: survivor, while: "taking the survivor of a merge") {
                     object.snapshot = values
                     register(object)
                 } else {
@@ -289,7 +290,8 @@ extension ManagedObjectContext {
             }
             if row.kind == .inserted {
                 object.snapshot = row.values
-            } else {
+            } else if !object.isFault {
+                // (A fault whose batch could not be read stays a fault: its values are read again later.)
                 var values = object.loadedSnapshot()
                 row.mask.overlay(row.values, onto: &values)
                 object.snapshot = values

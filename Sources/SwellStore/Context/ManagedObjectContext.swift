@@ -59,8 +59,11 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         var name: String?
         var mergePolicy: MergePolicy = .error
         var automaticallyMergesChangesFromParent = false
-        var logger = Logger(label: "swell.store")
+        var logger: Logger?
     }
+
+    /// Where contexts report when nobody gave them a logger.
+    private static let defaultLogger = Logger(label: "swell.store")
 
     // Confined to the queue.
     /// Every object this context handed out and that is still alive.
@@ -115,10 +118,12 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// Where the context reports what it cannot throw: a batch of faults that could not be
-    /// read, a fetched results controller's refetch that failed. Default: a swift-log
-    /// `Logger` labelled `swell.store` (the process's logging system decides where it goes).
+    /// read, a fetched results controller's refetch that failed. Unless set, a child uses its
+    /// parent's (set it on a container's `writerContext` for the whole stack); a root context's
+    /// default is a swift-log `Logger` labelled `swell.store` (the process's logging system
+    /// decides where it goes).
     public var logger: Logger {
-        get { settings.withLock { $0.logger } }
+        get { settings.withLock { $0.logger } ?? parent?.logger ?? Self.defaultLogger }
         set { settings.withLock { $0.logger = newValue } }
     }
 
@@ -409,7 +414,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         var result = Set<ManagedObject>()
         for (entity, key) in ids {
             let id = ObjectID(entityName: entity, primaryKey: key, storeIdentifier: coordinator?.storeIdentifier ?? "")
-            if let object = registeredObject(for: id) ?? (try? materialize(id)) { result.insert(object) }
+            if let object = registeredObject(for: id) ?? materializeReporting(id, while: "listing changed objects") { result.insert(object) }
         }
         return result
     }

@@ -54,7 +54,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Opens the store at `url` and migrates it to the model: for a file URL the SQLite
     /// store (creating the file and its directory if needed, in WAL mode); for
     /// `memory://…` an in-memory store; for another scheme the store type registered
-    /// for it (`postgres://…` once `SwellPostgres` registered its store).
+    /// for it (`postgres://…`: the PostgreSQL store, in a program that links `SwellPostgres`).
     ///
     /// - Throws: `ModelError` for an unusable model; `StoreError.unknownStoreType` for a
     ///   scheme nothing registered; `StoreError.notAStore`, `.migrationFailed`,

@@ -87,8 +87,10 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
         return "\(entity.name)_\(relationship.name)" <= "\(relationship.destination)_\(inverseName)"
     }
 
-    /// Checks that entity and attribute names are usable as SQLite identifiers,
-    /// unique, not reserved, and that every key attribute exists.
+    /// Checks that entity and attribute names are usable as SQLite identifiers, unique and
+    /// not reserved, that every key attribute exists, that relationships fit, and that no
+    /// entity has more stored columns than a row holds (256). Every rule about a model's
+    /// shape lives here: the coordinator and `swell validate` both call it.
     public func validate() throws(ModelError) {
         var seenEntities = Set<String>()
         for entity in entities {

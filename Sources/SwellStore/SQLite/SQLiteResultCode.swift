@@ -3,9 +3,14 @@ import CSQLite
 /// A SQLite result code, as `StoreError.sqlite` carries it (GRDB's `ResultCode`): the
 /// extended code SQLite reported, its primary code, and SQLite's name for it.
 ///
-/// Compare with the named codes (`error.code == .constraintUnique`) or by primary code
-/// (`error.code.primary == .busy`); `description` is SQLite's own name and number,
-/// e.g. `SQLITE_CONSTRAINT_UNIQUE (2067)`.
+/// Compare with the named codes or by primary code:
+///
+/// ```swift
+/// if case .sqlite(let code, _, _) = error, code.primary == .busy { … }   // any SQLITE_BUSY_*
+/// ```
+///
+/// `description` is SQLite's text for the code and its number, e.g.
+/// `constraint failed (SQLite code 2067)`.
 public struct SQLiteResultCode: Hashable, Sendable, CustomStringConvertible {
     /// The extended result code (the primary code in its low byte).
     public let rawValue: Int32

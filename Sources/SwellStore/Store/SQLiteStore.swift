@@ -95,12 +95,8 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
                 self.writer = connection
                 ids.start(maxima: maxKeys, rowidKeyed: Set(model.entities.filter { $0.rowidKeyIndex != nil }.map(\.name)))
                 isLoaded.store(true, ordering: .releasing)
-            } catch let error as SQLiteError {
-                throw StoreError(error, path: path)
-            } catch let error as StoreError {
-                throw error
             } catch {
-                throw StoreError.notAStore(path: path, reason: "\(error)")
+                throw StoreError(converting: error, path: path)
             }
         }
     }
@@ -173,13 +169,17 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
     func read<T>(_ body: (any StoreReader) throws -> T) throws -> T {
         readCount.add(1, ordering: .relaxed)
         let connection = try checkOutReader()
-        defer { checkIn(connection) }
+        var healthy = true
+        defer { checkIn(connection, healthy: healthy) }
         do {
             try connection.execute("BEGIN DEFERRED")
         } catch {
+            healthy = false
             throw StoreError(error, path: path)
         }
-        defer { try? connection.execute("COMMIT") }
+        // Ending a read: its answer is already read; a failure only retires the connection
+        // (still inside its transaction, it would keep an old snapshot).
+        defer { if (try? connection.execute("COMMIT")) == nil { healthy = false } }
         let result = try body(SQLiteStoreReader(connection: connection, model: model, path: path))
         readObserver?()
         return result
@@ -201,10 +201,11 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    private func checkIn(_ connection: SQLiteConnection) {
+    private func checkIn(_ connection: SQLiteConnection, healthy: Bool) {
         poolLock.withLock {
-            // After `close()`, a reader that comes back is dropped (and closed when released).
-            if isLoaded.load(ordering: .acquiring) && readers.count < 4 { readers.append(connection) }
+            // After `close()`, or when its transaction could not be ended, a reader that comes
+            // back is dropped (and closed when released).
+            if healthy && isLoaded.load(ordering: .acquiring) && readers.count < 4 { readers.append(connection) }
         }
     }
 

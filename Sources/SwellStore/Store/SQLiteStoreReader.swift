@@ -222,6 +222,8 @@ struct SQLiteStoreReader: StoreReader {
         }
     }
 
+    /// SQLite's errors as store errors; anything else (a caller's cursor body throwing its own
+    /// error, as an export's CSV writer does) passes through as thrown.
     private func wrap<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()

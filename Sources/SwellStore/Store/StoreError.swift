@@ -45,8 +45,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// lost, a statement refused with its SQLSTATE); `reason` is the whole message (it names
     /// host, port, database and user, never a password).
     case serverFailed(ServerFailure, reason: String)
-    /// The store cannot do what was asked (the in-memory store runs no SQL expressions,
-    /// PostgreSQL keeps no NUL character in text).
+    /// The store cannot do what was asked (the in-memory store runs no SQL expressions).
     case unsupported(store: String, what: String)
     /// An error from beneath the store that none of the other cases describes, kept as thrown.
     case underlying(any Error)
