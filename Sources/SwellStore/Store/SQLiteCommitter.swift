@@ -135,6 +135,9 @@ struct SQLiteCommitter {
         defer { statement.reset() }
         try bindRow(operation, entity, layout, to: statement)
         let incoming = objectID(entity.name, operation.primaryKey)
+        // The row's join-table links are written after the row, outside the catch below: only
+        // the row's own key makes a uniqueness conflict, never a link.
+        var links: (owner: Int64, merged: Bool)?
         do {
             if keyed && policy.resolution != .fail {
                 if try statement.step() {
@@ -142,12 +145,12 @@ struct SQLiteCommitter {
                     statement.reset()
                     if survivor == operation.primaryKey && !metExisting {
                         result.inserted.insert(incoming)
-                        try writeLinks(operation.row, entity, owner: survivor, replace: false)
+                        links = (survivor, false)
                     } else {
                         let id = objectID(entity.name, survivor)
                         result.merged[incoming] = id
                         noteUpdate(id, attributes: updatedNames(entity, operation.row.mask))
-                        try addLinks(from: operation.row, entity, to: survivor)
+                        links = (survivor, true)
                     }
                 } else {
                     // DO NOTHING (rollback policy): the existing row stays as it was.
@@ -160,11 +163,16 @@ struct SQLiteCommitter {
             } else {
                 try statement.run()
                 result.inserted.insert(incoming)
-                try writeLinks(operation.row, entity, owner: operation.primaryKey, replace: false)
+                links = (operation.primaryKey, false)
             }
         } catch let error as SQLiteError where error.isUniqueViolation && keyed {
             statement.reset()
             throw try conflictError(entity, values: operation.row.values, incoming: incoming)
+        }
+        switch links {
+        case (let owner, false)?: try writeLinks(operation.row, entity, owner: owner, replace: false)
+        case (let survivor, true)?: try addLinks(from: operation.row, entity, to: survivor)
+        case nil: break
         }
     }
 
