@@ -129,6 +129,7 @@ final class SQLiteConnection {
             try execute("COMMIT")
             return result
         } catch {
+            // The body's error is reported; a failed ROLLBACK means SQLite already rolled back.
             try? execute("ROLLBACK")
             throw error
         }

@@ -127,7 +127,13 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
         if !FileManager.default.fileExists(atPath: path) {
             // A -wal or -shm without its main file belongs to no store (a crash
             // while one was being replaced): SQLite must not replay it into a new one.
-            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+                do {
+                    try FileManager.default.removeItem(atPath: path + suffix)
+                } catch {
+                    throw .notAStore(path: path, reason: "a leftover \(suffix) file without its store cannot be removed: \(error.localizedDescription)")
+                }
+            }
         }
         let directory = url.deletingLastPathComponent()
         do {
@@ -269,6 +275,8 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
                 try writer.execute("COMMIT")
                 return committer.result
             } catch {
+                // The commit's own error is reported; a ROLLBACK that fails means SQLite already
+                // rolled the transaction back (as it does on a full disk or an I/O error).
                 try? writer.execute("ROLLBACK")
                 throw StoreError(converting: error, path: path)
             }
