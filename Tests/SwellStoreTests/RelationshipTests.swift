@@ -501,9 +501,11 @@ struct RelationshipMergeTests {
             #expect(try query(url, "SELECT count(*) FROM Entry e JOIN Spot s ON e.spot = s._pk") == [[.integer(3)]])
         }
     }
-    /// The store meets the key at commit (a root save looks nothing up): rows written before the
-    /// merge, here a `Check` (ordered before `Beach`) and its join-table links, name the survivor.
-    @Test("a key another coordinator committed merges in the store; a to-one and a to-many written before it follow the survivor")
+
+    /// A root save's new object whose key is already on disk merges in the store (the root
+    /// context looks nothing up first): rows written before it in the same commit, here a
+    /// `Check` changed first and its join-table links, must name the survivor.
+    @Test("a key met at the store's commit: a to-one and a to-many written before the merge follow the survivor")
     func storeLevelMergeRedirects() async throws {
         let model = ManagedObjectModel(entities: [
             EntityDescription(name: "Check", attributes: [AttributeDescription(name: "id", type: .integer)], relationships: [
@@ -514,23 +516,23 @@ struct RelationshipMergeTests {
         ])
         let directory = TemporaryDirectory()
         let container = try makeContainer(directory, name: "checks", model: model)
-        // A second coordinator (another process) commits beach Mavericks; this stack never reads it.
-        let other = try makeRootContext(at: directory.storeURL("checks"), model: model)
-        let survivor = try other.performAndWait { () throws -> ObjectID in
-            let beach = other.insertNewObject(forEntityName: "Beach")
-            beach["name"] = "Mavericks"
-            try other.save()
-            return beach.objectID
-        }
         let writer = container.writerContext
         writer.mergePolicy = .mergeByPropertyObjectTrump
+        let survivor = try writer.performAndWait { () throws -> ObjectID in
+            let beach = writer.insertNewObject(forEntityName: "Beach")
+            beach["name"] = "Mavericks"
+            try writer.save()
+            writer.reset()
+            return beach.objectID
+        }
         try writer.performAndWait {
-            let mavericks = writer.insertNewObject(forEntityName: "Beach")
-            mavericks["name"] = "Mavericks"
-            let pillar = writer.insertNewObject(forEntityName: "Beach")
-            pillar["name"] = "Pillar Point"
             let check = writer.insertNewObject(forEntityName: "Check")
             check["id"] = 1
+            let mavericks = writer.insertNewObject(forEntityName: "Beach")
+            mavericks["name"] = "Mavericks"
+            #expect(mavericks.objectID != survivor)
+            let pillar = writer.insertNewObject(forEntityName: "Beach")
+            pillar["name"] = "Pillar Point"
             check.setValue(mavericks, forKey: "beach")
             check.setValue(Set([mavericks, pillar]), forKey: "nearby")
             try writer.save()
