@@ -85,4 +85,67 @@ import Testing
         #expect(events == ["will", "move 1 0.0->0.2", "did"])
         _ = controller
     }
+
+    /// Issue 20, 3: sections by a to-one key path (store.md 26, 33): before, the controller read
+    /// `value(forKey: "spot.name")`, which is no attribute, and put everything in one section "".
+    @Test @MainActor func sectionsByAToOneKeyPath() async throws {
+        let container = try makeContainer(directory, name: "sections", model: relationshipModel)
+        let view = container.viewContext
+        try await view.perform {
+            let ocean = view.insertNewObject(forEntityName: "Spot")
+            ocean["name"] = "Ocean Beach"
+            let pacifica = view.insertNewObject(forEntityName: "Spot")
+            pacifica["name"] = "Pacifica"
+            for (id, spot) in [(1, pacifica), (2, ocean), (3, nil), (4, pacifica)] as [(Int, ManagedObject?)] {
+                let entry = view.insertNewObject(forEntityName: "Entry")
+                entry["id"] = id
+                entry["spot"] = spot
+            }
+            try view.save()
+        }
+        var request = FetchRequest(entityName: "Entry")
+        request.sortDescriptors = [FetchSortDescriptor(key: "spot.name"), FetchSortDescriptor(key: "id")]
+        let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: view,
+                                                  sectionNameKeyPath: "spot.name", cacheName: nil)
+        try controller.performFetch()
+        #expect(controller.sections?.map(\.name) == ["", "Ocean Beach", "Pacifica"])
+        #expect(controller.sections?.map { $0.objects.map { $0["id"] as? Int } } == [[3], [2], [1, 4]])
+        // The key path is read as the context sees it, also after a child moves an entry.
+        let child = container.newBackgroundContext()
+        try await child.perform {
+            var one = FetchRequest(entityName: "Entry")
+            one.predicate = FetchPredicate(format: "id == %@", 3)
+            var spot = FetchRequest(entityName: "Spot")
+            spot.predicate = FetchPredicate(format: "name == %@", "Ocean Beach")
+            try child.fetch(one).first?["spot"] = try child.fetch(spot).first
+            try child.save()
+        }
+        _ = await view.perform(schedule: .enqueued) { true }
+        #expect(controller.sections?.map(\.name) == ["Ocean Beach", "Pacifica"])
+        #expect(controller.sections?.map { $0.objects.map { $0["id"] as? Int } } == [[2, 3], [1, 4]])
+    }
+
+    /// `value(forKeyPath:)` follows to-ones, maps over to-manys, and counts them.
+    @Test @MainActor func valueForKeyPathFollowsRelationships() async throws {
+        let container = try makeContainer(directory, name: "paths", model: relationshipModel)
+        let view = container.viewContext
+        let spot = view.insertNewObject(forEntityName: "Spot")
+        spot["name"] = "Ocean Beach"
+        for id in 1...2 {
+            let entry = view.insertNewObject(forEntityName: "Entry")
+            entry["id"] = id
+            entry["title"] = "t\(id)"
+            entry["spot"] = spot
+        }
+        let lonely = view.insertNewObject(forEntityName: "Entry")
+        lonely["id"] = 3
+        #expect(lonely.value(forKeyPath: "spot.name") == nil)
+        let first = try view.fetch(FetchRequest(entityName: "Entry")).first { $0["id"] as? Int == 1 }
+        #expect(first?.value(forKeyPath: "spot.name") as? String == "Ocean Beach")
+        #expect(first?.value(forKeyPath: "title") as? String == "t1")
+        #expect(spot.value(forKeyPath: "entries.title") as? Set<AnyHashable> == ["t1", "t2"])
+        #expect(spot.value(forKeyPath: "entries.@count") as? Int == 2)
+        #expect(first?.value(forKeyPath: "spot.entries.@count") as? Int == 2)
+        #expect(first?.value(forKeyPath: "nothing.here") == nil)
+    }
 }

@@ -48,14 +48,17 @@ extension FetchedResultsControllerDelegate {
 /// the saves that reach its context, and reports each change with its index
 /// paths (`IndexPath(item:section:)`). Use it on its context's queue.
 ///
-/// Sections group the results by `sectionNameKeyPath` in the order they first
-/// appear; sort by the section key first to get one section per value.
+/// Sections group the results by `sectionNameKeyPath` — an attribute, or a key path
+/// through to-one relationships such as `author.name` (`ManagedObject.value(forKeyPath:)`);
+/// a section's name is the value as text, "" for nil — in the order they first appear:
+/// sort by the section key first (a sort descriptor may use the same key path) to get one
+/// section per value.
 public final class FetchedResultsController: ContextChangeObserver {
     /// The request whose results are kept.
     public let fetchRequest: FetchRequest
     /// The context the results live in.
     public let managedObjectContext: ManagedObjectContext
-    /// The attribute the results are grouped by; nil for one section.
+    /// The attribute or to-one key path the results are grouped by; nil for one section.
     public let sectionNameKeyPath: String?
     /// Accepted for Core Data compatibility; Swell keeps no section cache on disk.
     public let cacheName: String?
@@ -107,7 +110,7 @@ public final class FetchedResultsController: ContextChangeObserver {
         var order: [String] = []
         var grouped: [String: [ManagedObject]] = [:]
         for object in objects {
-            let name = object.value(forKey: key).map { String(describing: $0) } ?? ""
+            let name = object.value(forKeyPath: key).map { String(describing: $0) } ?? ""
             if grouped[name] == nil { order.append(name) }
             grouped[name, default: []].append(object)
         }

@@ -94,7 +94,10 @@ extension ManagedObjectContext {
             let loader = BatchFaultLoader(context: self, entity: plan.entity, batchSize: request.fetchBatchSize)
             return rows.enumerated().map { position, row in
                 let id = objectID(plan.entity.name, row.primaryKey)
-                if let object = registeredObject(for: id) { return object }
+                if let object = registeredObject(for: id) {
+                    takeFetchedValues(row, into: object)
+                    return object
+                }
                 let object = ManagedObject(id: id, entity: plan.entity,
                                            attributeIndex: coordinator?.attributeIndices[plan.entity.name] ?? [:], snapshot: [])
                 object.faultLoader = loader
@@ -111,10 +114,19 @@ extension ManagedObjectContext {
         return objects
     }
 
+    /// Whether the plan's predicate follows key paths into an entity that has unsaved changes
+    /// at this level or above (store.md 33: key paths see unsaved values, also of the related
+    /// objects of rows that are themselves unchanged).
+    func keyPathsReadUnsavedChanges(_ plan: FetchPlan) -> Bool {
+        guard let entities = plan.predicate?.pathEntities, !entities.isEmpty else { return false }
+        return entities.contains { !layerChain(entity: $0, includeSelf: true).isEmpty }
+    }
+
     /// The number of objects `fetch` would return for the same request.
     public func count(for request: FetchRequest) throws -> Int {
         assertOnQueue("count \(request.entityName)")
         let plan = try makePlan(request)
+        if keyPathsReadUnsavedChanges(plan) { return try resolveRows(plan).count }
         let layers = layerChain(entity: plan.entity.name, includeSelf: true)
         let store = try storeOrThrow()
         let overlay = ComposedRow.overlay(layers, attributeCount: plan.entity.attributes.count)
@@ -234,18 +246,28 @@ extension ManagedObjectContext {
     func resolveRows(_ plan: FetchPlan) throws -> [StoreRow] {
         let layers = layerChain(entity: plan.entity.name, includeSelf: true)
         let store = try storeOrThrow()
-        if layers.isEmpty {
+        let pathsSeeUnsaved = keyPathsReadUnsavedChanges(plan)
+        if layers.isEmpty && !pathsSeeUnsaved {
             return try store.read { try $0.rows(plan.storeQuery) }
         }
         let overlay = ComposedRow.overlay(layers, attributeCount: plan.entity.attributes.count)
         var query = plan.storeQuery
-        if let limit = plan.limit { query.limit = plan.offset + limit + overlay.count }
+        if pathsSeeUnsaved {
+            // The store's SQL would read the related rows as saved: every row is tested here.
+            query.predicate = nil
+            query.limit = nil
+        } else if let limit = plan.limit {
+            query.limit = plan.offset + limit + overlay.count
+        }
         query.offset = 0
         let partialKeys = overlay.compactMap { key, row -> Int64? in if case .partial = row { return key } else { return nil } }
         let (bases, stored) = try store.read { reader in
             (try reader.rows(primaryKeys: partialKeys, entity: plan.entity), try reader.rows(query))
         }
         var rows: [StoreRow] = stored.filter { overlay[$0.primaryKey] == nil }
+        if pathsSeeUnsaved, let predicate = plan.predicate {
+            rows = rows.filter { predicate.evaluate($0.values, primaryKey: $0.primaryKey, resolver: self) }
+        }
         for (key, row) in overlay {
             guard let values = row.values(base: bases[key]) else { continue }
             if plan.predicate?.evaluate(values, primaryKey: key, resolver: self) ?? true { rows.append(StoreRow(primaryKey: key, values: values)) }
@@ -281,12 +303,35 @@ extension ManagedObjectContext {
     /// The registered object for a fetched row, or a new one.
     private func object(for row: StoreRow, entity: EntityDescription) throws -> ManagedObject {
         let id = objectID(entity.name, row.primaryKey)
-        if let object = registeredObject(for: id) { return object }
+        if let object = registeredObject(for: id) {
+            takeFetchedValues(row, into: object)
+            return object
+        }
         if pendingRow(for: id) != nil, let object = try materialize(id) { return object }
         let object = ManagedObject(id: id, entity: entity, attributeIndex: coordinator?.attributeIndices[entity.name] ?? [:],
                                    snapshot: row.values)
         register(object)
         return object
+    }
+
+    /// A fetch hands back a registered object with the values the fetch matched (better than
+    /// Core Data, whose refetched objects keep the values they had): what the levels above
+    /// changed since the object was loaded shows, so an object never disagrees with the
+    /// fetch that returned it. The object's own unsaved changes stay on top; its snapshot
+    /// stays the parent's values (what `rollback()` returns to).
+    func takeFetchedValues(_ row: StoreRow, into object: ManagedObject) {
+        guard !object.isFault else { return }
+        switch pendingRow(for: object.objectID)?.kind {
+        case nil:
+            object.snapshot = row.values
+        case .updated?:
+            // The fetched row has this level's changes on top: the parent's own values are read.
+            if case .values(let values) = parentViewReporting(of: object.objectID, while: "taking a fetched object's values") {
+                object.snapshot = values
+            }
+        case .inserted?, .deleted?:
+            break
+        }
     }
 
     /// The values of an object as this context's parent sees it; nil when it does not exist there.

@@ -270,6 +270,8 @@ extension ManagedObjectContext {
     /// After a save: registered objects take their saved values, the context lets
     /// them go, and observers hear of it.
     private func didSave(_ changes: ContextDidSaveChanges, saved layer: ChangeLayer) {
+        // Whether some registered object is not among the edited ones (a worker's own inserts are).
+        let holdsUnedited = registry.count > retained.count
         for (id, object) in retained {
             if let survivor = changes.merged[id] {
                 unregister(object)
@@ -297,9 +299,51 @@ extension ManagedObjectContext {
                 object.snapshot = values
             }
         }
+        if holdsUnedited { takeSavedValues(changes) }
         retained.removeAll()
         NotificationCenter.default.post(name: Self.didSaveNotification, object: self, userInfo: changes.userInfo)
         notifyObservers(changes)
+    }
+
+    /// After a save moved changes that came from children (or `insertRow`): the registered
+    /// objects they touched, which this context never edited itself, take their values from
+    /// the parent, which now has them. Without this an object would fall back to what it
+    /// loaded before the child's save once this level's copy of the change moved up.
+    /// Objects whose deletion moved up leave the context. (The objects this context edited,
+    /// `retained`, were brought up to date from the saved rows before.)
+    private func takeSavedValues(_ changes: ContextDidSaveChanges) {
+        // (Called before `retained` is emptied: the objects in it are skipped.)
+        var touched: [ObjectID] = []
+        let changedCount = changes.inserted.count + changes.updated.count + changes.deleted.count + changes.merged.count
+        if changedCount < registry.count {
+            touched = Array(changes.inserted) + Array(changes.updated.keys) + Array(changes.deleted) + Array(changes.merged.keys)
+        } else {
+            touched = registry.keys.filter { id in
+                changes.inserted.contains(id) || changes.updated[id] != nil || changes.deleted.contains(id) || changes.merged[id] != nil
+            }
+        }
+        for id in touched {
+            guard retained[id] == nil, let object = registeredObject(for: id), object.managedObjectContext === self else { continue }
+            if let survivor = changes.merged[id] {
+                // The object now is the survivor: it takes that ID unless another object has it here.
+                unregister(object)
+                if let kept = registeredObject(for: survivor) {
+                    object.managedObjectContext = nil
+                    refresh(kept, mergeChanges: true)
+                } else {
+                    object.objectID = survivor
+                    register(object)
+                    refresh(object, mergeChanges: true)
+                }
+                continue
+            }
+            if changes.deleted.contains(id), pendingRow(for: id) == nil {
+                unregister(object)
+                object.managedObjectContext = nil
+                continue
+            }
+            refresh(object, mergeChanges: true)
+        }
     }
 
     /// Moves this child context's changes into its parent from any thread, when
@@ -314,6 +358,7 @@ extension ManagedObjectContext {
         guard let changes = try save(into: parent, coordinator: coordinator, onlyWithoutObjectEdits: true) else { return nil }
         if !changes.isEmpty {
             perform { [self] in
+                takeSavedValues(changes)
                 NotificationCenter.default.post(name: Self.didSaveNotification, object: self, userInfo: changes.userInfo)
                 notifyObservers(changes)
             }

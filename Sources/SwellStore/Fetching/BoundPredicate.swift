@@ -39,6 +39,15 @@ package struct BoundPredicate: Sendable {
     /// SQLite's functions filters such predicates in memory.
     package var usesStringFunctions: Bool { root.usesStringFunctions }
 
+    /// The entities the predicate's key paths read (every destination along them): where one
+    /// of them has unsaved changes, rows unchanged themselves may match differently than the
+    /// store's SQL says, so a fetch then tests every row in memory.
+    package var pathEntities: Set<String> {
+        var names = Set<String>()
+        root.collectPathEntities(into: &names)
+        return names
+    }
+
     /// Attribute names the predicate reads.
     package var attributeNames: Set<String> {
         var names = Set<String>()
@@ -57,6 +66,17 @@ extension BoundPredicate {
         case or([Node])
         /// A key path through a relationship (`BoundPredicate+KeyPaths.swift`).
         case path(PathNode)
+
+        func collectPathEntities(into names: inout Set<String>) {
+            switch self {
+            case .constant, .test: break
+            case .not(let operand): operand.collectPathEntities(into: &names)
+            case .and(let terms), .or(let terms): for term in terms { term.collectPathEntities(into: &names) }
+            case .path(let path):
+                names.insert(path.link.destination.name)
+                path.inner?.collectPathEntities(into: &names)
+            }
+        }
 
         func evaluate(_ row: [StoreValue], primaryKey: Int64, resolver: (any PredicateResolver)?) -> Bool {
             switch self {
