@@ -57,6 +57,25 @@ extension LevelRun {
             for (key, object) in fetched where chance(40) { held[context][key] = object }
         }
         found += try predicates(in: context, visible: visible)
+        if context == 1, controllerCurrent, let controller { found += controllerDifferences(controller, visible) }
+        return found
+    }
+
+    /// The view context's controller after a save reached it: the books it sees, by ISBN, in
+    /// sections by author name ("" without one) in the order they first appear.
+    private func controllerDifferences(_ controller: FetchedResultsController, _ visible: [Key: Row]) -> [String] {
+        let books = visible.filter { $0.key.entity == "Book" }.sorted { Int($0.key.id)! < Int($1.key.id)! }
+        var names: [String] = []
+        for (_, row) in books {
+            var name = ""
+            if case .int(let id)? = row["author"], case .string(let text)? = visible[Key(entity: "Author", id: "\(id)")]?["name"] { name = text }
+            if names.last != name && !names.contains(name) { names.append(name) }
+        }
+        var found: [String] = []
+        let shown = (controller.fetchedObjects ?? []).map { key(of: $0) }
+        if shown != books.map(\.key) { found.append("view's controller shows \(shown), model: \(books.map(\.key))") }
+        let sections = controller.sections?.map(\.name) ?? []
+        if sections != names { found.append("view's controller's sections \(sections), model: \(names)") }
         return found
     }
 

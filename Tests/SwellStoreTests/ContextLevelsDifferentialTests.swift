@@ -80,6 +80,10 @@ final class LevelRun: @unchecked Sendable {
     var held: [[Key: ManagedObject]] = Array(repeating: [:], count: 5)
     var log: [String] = []
     private var nextKey = 1
+    /// On the view context (used on its queue); `controllerCurrent`: a save that moved
+    /// something reached the view context since its last own edit or the writer's.
+    var controller: FetchedResultsController?
+    var controllerCurrent = false
 
     init(seed: UInt64, container: PersistentContainer) {
         self.container = container
@@ -96,13 +100,18 @@ final class LevelRun: @unchecked Sendable {
     // MARK: Steps
 
     func step() async throws {
+        if controller == nil { try startController() }
         let roll = Int.random(in: 0..<100, using: &random)
+        // Whether a save that moves something reaches the view context (its controller fetches again).
+        let movesIntoView = { (context: Int) in !self.model.pending[context].isEmpty }
         switch roll {
         case 0..<50:
             let context = pick([0, 1, 1, 2, 2, 3, 3])!
             try onQueue(context) { try self.edit(in: context) }
+            if context < 2 { controllerCurrent = false }
         case 50..<62:
             let context = pick([1, 2, 3])!
+            if movesIntoView(context) { controllerCurrent = true }
             log.append("\(name(context)).save()")
             try onQueue(context) { try self.contexts[context].save() }
             model.save(context)
@@ -111,6 +120,7 @@ final class LevelRun: @unchecked Sendable {
             try onQueue(0) { try self.contexts[0].save() }
             model.save(0)
         case 68..<76:
+            if movesIntoView(1) { controllerCurrent = true }
             log.append("saveToDisk()")
             try await container.saveToDisk()
             model.save(1)
@@ -137,8 +147,22 @@ final class LevelRun: @unchecked Sendable {
             model.took(model.snapshots[context].keys, in: context)
         default:
             try await interleaved()
+            controllerCurrent = true
         }
         drain()
+    }
+
+    /// A fetched results controller on the view context: books by ISBN in sections by their author's name.
+    private func startController() throws {
+        try onQueue(1) {
+            var request = FetchRequest(entityName: "Book")
+            request.sortDescriptors = [FetchSortDescriptor(key: "isbn")]
+            let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: self.contexts[1],
+                                                      sectionNameKeyPath: "author.name", cacheName: nil)
+            try controller.performFetch()
+            self.controller = controller
+        }
+        controllerCurrent = true
     }
 
     /// A background task's edits, saved into the view context.
@@ -152,6 +176,7 @@ final class LevelRun: @unchecked Sendable {
             for _ in 0..<edits { try self.edit(in: 4) }
             try self.contexts[4].save()
         }
+        if !model.pending[4].isEmpty { controllerCurrent = true }
         model.save(4)
     }
 

@@ -11,8 +11,9 @@ import SwellLocks
 /// evaluates predicates in memory (`BoundPredicate.evaluate`, the same
 /// implementation contexts use for unsaved objects). A read takes the state
 /// as one value (copy on write): a snapshot that a commit in progress never
-/// changes. Not supported: export key-path columns and sorts (SQL expressions
-/// in `StoreQuery`), which throw `StoreError.unsupported`.
+/// changes. Sorts by to-one key paths (`spot.name`) follow the stored links.
+/// Not supported: export key-path columns (SQL expressions in `StoreQuery`),
+/// which throw `StoreError.unsupported`.
 ///
 /// `@unchecked Sendable`: `state` and `model` are only touched under `lock`.
 final class InMemoryStore: PersistentStore, @unchecked Sendable {
@@ -146,13 +147,16 @@ struct InMemoryStoreReader: StoreReader, PredicateResolver {
 
     /// The rows matching the query's predicate, in its order, offset and limit applied.
     private func matching(_ query: StoreQuery) throws -> [StoreRow] {
-        guard query.extraColumns.isEmpty, query.sortKeyPaths.isEmpty else {
-            throw StoreError.unsupported(store: "in-memory", what: "key-path columns and sorts (SQL expressions)")
+        guard query.extraColumns.isEmpty else {
+            throw StoreError.unsupported(store: "in-memory", what: "key-path columns (SQL expressions)")
         }
         let entity = query.entity
+        let entities = query.sortKeyPaths.isEmpty ? [:] : model.entitiesByName
         var rows = table(entity).rows.compactMap { primaryKey, values -> StoreRow? in
             if let predicate = query.predicate, !predicate.evaluate(values, primaryKey: primaryKey, resolver: self) { return nil }
-            return StoreRow(primaryKey: primaryKey, values: values)
+            // To-one key-path sort values go after the attributes, where the sort's indices point.
+            let sortValues = query.sortKeyPaths.map { toOneValue($0, from: values, entity: entity, entities: entities) }
+            return StoreRow(primaryKey: primaryKey, values: sortValues.isEmpty ? values : values + sortValues)
         }
         let tieKey = entity.rowidKeyIndex
         rows.sort { a, b in
@@ -165,7 +169,25 @@ struct InMemoryStoreReader: StoreReader, PredicateResolver {
         }
         let start = min(query.offset, rows.count)
         let end = query.limit.map { min(start + $0, rows.count) } ?? rows.count
-        return Array(rows[start..<end])
+        guard !query.sortKeyPaths.isEmpty else { return Array(rows[start..<end]) }
+        let count = entity.attributes.count
+        return rows[start..<end].map { StoreRow(primaryKey: $0.primaryKey, values: Array($0.values.prefix(count))) }
+    }
+
+    /// The value a to-one key path (`spot.name`) leads to from a stored row; null where a link is empty.
+    private func toOneValue(_ path: [String], from row: [StoreValue], entity: EntityDescription,
+                            entities: [String: EntityDescription]) -> StoreValue {
+        var values = row
+        var current = entity
+        for name in path.dropLast() {
+            guard let index = current.attributes.firstIndex(where: { $0.name == name }),
+                  let destination = current.attributes[index].destination.flatMap({ entities[$0] }),
+                  case .integer(let key) = values[index], let next = self.row(destination, key) else { return .null }
+            values = next
+            current = destination
+        }
+        guard let last = path.last, let index = current.attributes.firstIndex(where: { $0.name == last }) else { return .null }
+        return values[index]
     }
 
     func rows(_ query: StoreQuery) throws -> [StoreRow] {
