@@ -27,6 +27,14 @@ import Testing
         return request
     }()
 
+    /// A background task (a child of the view context) sets book 1's title to "new" and saves.
+    private func retitleInAChild(_ container: PersistentContainer) async throws {
+        try await container.performBackgroundTask { context in
+            try context.fetch(Self.bookOne).first?["title"] = "new"
+            try context.save()
+        }
+    }
+
     /// The view context's title for book 1 from a fresh fetch, and from the object it held.
     private func titles(_ view: ManagedObjectContext, held: HeldObject) async throws -> (fetched: String?, held: String?) {
         try await view.perform {
@@ -38,10 +46,7 @@ import Testing
         let container = try await stack()
         let view = container.viewContext
         let held = try await view.perform { HeldObject(try view.fetch(Self.bookOne).first) }
-        try await container.performBackgroundTask { context in
-            try context.fetch(Self.bookOne).first?["title"] = "new"
-            try context.save()
-        }
+        try await retitleInAChild(container)
         #expect(try await titles(view, held: held) == ("new", "new"))
         try await view.perform { try view.save() }
         #expect(try await titles(view, held: held) == ("new", "new"))
@@ -53,10 +58,7 @@ import Testing
         let container = try await stack()
         let view = container.viewContext
         let held = try await view.perform { HeldObject(try view.fetch(Self.bookOne).first) }
-        try await container.performBackgroundTask { context in
-            try context.fetch(Self.bookOne).first?["title"] = "new"
-            try context.save()
-        }
+        try await retitleInAChild(container)
         try await container.saveToDisk()
         #expect(try await titles(view, held: held) == ("new", "new"))
         let stored = try makeRootContext(at: container.storeURL, model: levelsModel)
@@ -90,10 +92,7 @@ import Testing
         let container = try await stack()
         let writer = container.writerContext
         let held = try await writer.perform { HeldObject(try writer.fetch(Self.bookOne).first) }
-        try await container.performBackgroundTask { context in
-            try context.fetch(Self.bookOne).first?["title"] = "new"
-            try context.save()
-        }
+        try await retitleInAChild(container)
         try await container.saveToDisk()
         let title = await writer.perform { held.object?["title"] as? String }
         #expect(title == "new")
@@ -112,10 +111,7 @@ import Testing
             try controller.performFetch()
             return ControllerBox(controller)
         }
-        try await container.performBackgroundTask { context in
-            try context.fetch(Self.bookOne).first?["title"] = "new"
-            try context.save()
-        }
+        try await retitleInAChild(container)
         try await container.saveToDisk()
         let shown = await view.perform { controller.controller.fetchedObjects?.first?["title"] as? String }
         #expect(shown == "new")
