@@ -160,12 +160,14 @@ extension ManagedObjectContext {
         return level.withLock { level in
             // Taking a sequence folds the segments: `changes` below is all of this level (a child has no save in flight).
             let sequence = level.pending.takeSequence()
+            var failure: StoreError?
+            defer { if let failure { level.invalidValues.append(failure) } }
             return level.pending.modify(entity.name) { changes in
                 let key: Int64
                 if let keyAsID, changes.rows[keyAsID] == nil {
                     key = keyAsID
                 } else {
-                    key = nextPrimaryKey(for: entity.name, from: coordinator)
+                    key = nextPrimaryKey(for: entity.name, from: coordinator, failure: &failure)
                 }
                 changes.rows[key] = PendingRow(kind: .inserted, values: values, mask: .all(values.count), sequence: sequence)
                 if !keyIndices.isEmpty {
