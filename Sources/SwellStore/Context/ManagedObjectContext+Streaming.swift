@@ -66,7 +66,7 @@ extension ManagedObjectContext {
             return
         }
         guard keyPaths.isEmpty else {
-            throw StoreError.invalidSortKey(entity: plan.entity.name, key: keyPaths[0].path.joined(separator: ".") + " (key paths are read from saved data: save first)")
+            throw StoreError.keyPathNeedsSavedData(entity: plan.entity.name, keyPath: keyPaths[0].path.joined(separator: "."))
         }
         for row in try resolveRows(plan) {
             try body(StoreRowCursor(primaryKey: row.primaryKey, values: row.values))
