@@ -157,4 +157,24 @@ import Testing
         #expect(try texts(at: url, of: [a[0]: "a", b[0]: "b", old[0]: "o1"]) == [a[0]: "a", b[0]: "b", old[0]: "o1"])
         #expect(try storedRows(url, "SELECT count(*) FROM swell_ids WHERE entity = 'Note'") == [[.integer(1)]])
     }
+
+    /// A context takes IDs without waiting for the file's write lock, which another writer
+    /// may hold for a long commit: the store reserves its next block ahead, in the background.
+    @Test(.sqliteStoreOnly) func aContextTakesIDsReservedAheadWhileAnotherWriterHoldsTheFile() throws {
+        let url = directory.file("ahead.sqlite")
+        let first = try makeRootContext(at: url)
+        let coordinator = try #require(first.persistentStoreCoordinator)
+        let taken = insertNotes(first, ["first"])   // the store's first block; the next one is reserved ahead
+        try #require(coordinator.sqliteStore).ids.waitForReservationsAhead()
+        let holder = try SQLiteConnection(path: url.path)
+        try holder.execute("BEGIN IMMEDIATE")   // another writer holds the file's write lock
+        let second = ManagedObjectContext(concurrencyType: .privateQueue)
+        second.persistentStoreCoordinator = coordinator
+        let ahead = insertNotes(second, ["second"])   // a new context's block: from the one reserved ahead
+        try holder.execute("ROLLBACK")
+        try save(first)
+        try save(second)   // no reservation failed (it would have waited out the busy timeout, then failed)
+        #expect(taken != ahead)
+        #expect(try texts(at: url, of: [taken[0]: "first", ahead[0]: "second"]) == [taken[0]: "first", ahead[0]: "second"])
+    }
 }

@@ -62,12 +62,12 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
 
     /// Hands out object IDs from blocks reserved through the file, so that no other
     /// coordinator writing it (here or in another process) hands out the same ones.
-    private let ids = SQLiteIDReservations()
+    let ids = SQLiteIDReservations()
     /// The entities whose key is their table's rowid (`ObjectIDSpace`), set by `load`.
     private var rowidKeyed: Set<String> = []
 
     func allocateIDs(for entity: String, count: Int64) throws(StoreError) -> Range<Int64> {
-        try ids.allocate(for: entity, count: count) { entity, size throws(StoreError) in
+        try ids.allocate(for: entity, count: count) { [self] entity, size throws(StoreError) in
             writerLock.lock()
             defer { writerLock.unlock() }
             guard let writer, let description = model.entitiesByName[entity] else {
