@@ -15,9 +15,10 @@ public final class HTTPClient {
 
     /// Creates the easy handle (initialising libcurl once per process).
     ///
-    /// - Parameter userAgent: sent as `User-Agent` unless a request gives its own.
+    /// - Parameter userAgent: sent as `User-Agent` unless a request gives its own. No default:
+    ///   this module has no version of its own; `swell` sends `SwellVersion.userAgent`.
     /// - Throws: ``HTTPError`` (kind ``HTTPError/Kind/connection``, not retryable) when libcurl cannot start.
-    public init(userAgent: String = "swell/0.1") throws(HTTPError) {
+    public init(userAgent: String) throws(HTTPError) {
         guard CurlGlobal.isInitialised else {
             throw HTTPError(kind: .connection, url: "", message: "libcurl could not be initialised", isRetryable: false)
         }

@@ -3,4 +3,6 @@
 public enum SwellVersion {
     /// This version, `major.minor.patch`.
     public static let current = "0.12.0"
+    /// The `User-Agent` swell's HTTP requests carry unless a source sets its own: `swell/<current>`.
+    public static let userAgent = "swell/\(current)"
 }

@@ -61,7 +61,12 @@ struct PostgresCommitter {
         return rows.first.map { Array($0.dropFirst()) }
     }
 
-    private func owner(ofKey key: [StoreValue], _ entity: EntityDescription, excluding id: Int64? = nil) throws -> Int64? {
+    /// How many times an INSERT whose key was met, but whose row was gone when looked up, is tried.
+    static let insertAttempts = 3
+
+    /// The row holding `key` (other than `id`); `locking`: locked until the commit ends.
+    private func owner(ofKey key: [StoreValue], _ entity: EntityDescription, excluding id: Int64? = nil,
+                       locking: Bool = false) throws -> Int64? {
         var arguments = key
         var conditions = entity.keyIndices.enumerated().map { offset, index in
             let attribute = entity.attributes[index]
@@ -71,7 +76,8 @@ struct PostgresCommitter {
             arguments.append(.integer(id))
             conditions.append("\"_pk\" <> $\(arguments.count)::bigint")
         }
-        let rows = try connection.query("SELECT \"_pk\" FROM \(q(entity.name)) WHERE \(conditions.joined(separator: " AND "))", arguments)
+        let rows = try connection.query("SELECT \"_pk\" FROM \(q(entity.name)) WHERE \(conditions.joined(separator: " AND "))"
+                                        + (locking ? " FOR UPDATE" : ""), arguments)
         if case .integer(let pk)? = rows.first?.first { return pk }
         return nil
     }
@@ -119,12 +125,28 @@ struct PostgresCommitter {
         if keyed { sql += " ON CONFLICT (\(entity.uniquenessConstraint.map(q).joined(separator: ", "))) DO NOTHING" }
         sql += " RETURNING \"_pk\""
         let incoming = objectID(entity.name, operation.primaryKey)
-        if try !connection.query(sql, arguments).isEmpty {
-            result.inserted.insert(incoming)
-            try writeLinks(row, entity, owner: operation.primaryKey, replace: false)
-            return
+        // The INSERT met the key of a row that may be gone by the time it is looked up (another
+        // runner deleted it and committed in between: each statement sees the latest commits).
+        // Then the key is free again, and the INSERT is tried again; the row that is found is
+        // locked, so it stays until this commit ends.
+        var existing: Int64?
+        for _ in 0..<Self.insertAttempts {
+            if try !connection.query(sql, arguments).isEmpty {
+                result.inserted.insert(incoming)
+                try writeLinks(row, entity, owner: operation.primaryKey, replace: false)
+                return
+            }
+            guard keyed else { break }
+            existing = try owner(ofKey: key, entity, locking: true)
+            if existing != nil { break }
         }
-        guard let existing = try owner(ofKey: key, entity) else { return }
+        guard let existing else {
+            // Neither written nor met: something skipped the row (a trigger returning NULL),
+            // or its key kept vanishing. The save fails rather than dropping the row unseen.
+            throw StoreError.serverFailed(.unexpectedAnswer, reason: "PostgreSQL wrote no row for a new \(entity.name) "
+                + "(\(entity.keyDescription(of: row.values).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))) "
+                + "and no row holds its key: a trigger on \(q(entity.name)) that skips rows, or rows with the key deleted meanwhile")
+        }
         let survivor = objectID(entity.name, existing)
         switch policy.resolution {
         case .fail:

@@ -28,8 +28,7 @@ struct PostgresReader: StoreReader, PredicateResolver {
     /// with `inlined`, its values are literals in the SQL (no arguments).
     private func whereClause(_ query: StoreQuery, inlined: Bool = false) -> (clause: String, arguments: [StoreValue])? {
         guard let predicate = query.predicate else { return ("", []) }
-        if predicate.usesStringFunctions { return nil }
-        let (clause, arguments) = predicate.sql(PostgresDialect(inlinesValues: inlined))
+        guard let (clause, arguments) = predicate.sql(ifNoStringTests: PostgresDialect(inlinesValues: inlined)) else { return nil }
         return (" WHERE (\(clause))", inlined ? [] : arguments)
     }
 

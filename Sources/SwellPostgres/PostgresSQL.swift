@@ -93,9 +93,13 @@ extension AttributeDescription {
 }
 
 /// PostgreSQL's spelling of predicates: numbered placeholders, TRUE/FALSE, typed
-/// columns read as the store's values. String tests with `[c]`/`[d]`, `BEGINSWITH`…
-/// and `LIKE` are not compiled (`BoundPredicate.usesStringFunctions`): the store
-/// filters those in memory, with the very functions SQLite's SQL calls.
+/// columns read as the store's values. It writes no string test (`[c]`/`[d]`,
+/// `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`): PostgreSQL cannot answer them exactly
+/// as Swell's other stores do on every server (`lower()` folds by the server's locale —
+/// only ASCII under `C` —, diacritics need the optional `unaccent` extension, `LIKE`'s `_`
+/// matches a code point where `?` matches a `Character`), so the store filters
+/// predicates with string tests in memory, with the very functions SQLite's SQL calls
+/// (`BoundPredicate.sql(ifNoStringTests:)`).
 struct PostgresDialect: PredicateSQLDialect {
     /// Values written into the SQL as literals instead of `$n` placeholders (COPY takes no
     /// parameters); typed the same way, so the statement means the same.
@@ -114,17 +118,6 @@ struct PostgresDialect: PredicateSQLDialect {
     }
     func constant(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
     func falseIfNull(_ test: String) -> String { "COALESCE(\(test), FALSE)" }
-    func folded(_ expression: String, _ options: PredicateStringOptions) -> String { expression }
-    func stringTest(_ operation: PredicateFunctions.StringOperation, column: String, operand: String,
-                    _ options: PredicateStringOptions) -> String {
-        // Not reached for a query the store runs in SQL (see the type's comment); spelled for completeness.
-        switch operation {
-        case .beginsWith: "starts_with(\(column), \(operand))"
-        case .endsWith: "right(\(column), length(\(operand))) = \(operand)"
-        case .contains: "strpos(\(column), \(operand)) > 0"
-        }
-    }
-    func like(column: String, pattern: String, _ options: PredicateStringOptions) -> String { "\(column) LIKE \(pattern)" }
     var primaryKeyColumn: String { "\"_pk\"" }
     func value(ofColumn column: String, type: AttributeType) -> String { PostgresSQL.value(ofColumn: column, type: type) }
     func joined(_ value: String, separator: String, orderedBy order: String?, from: String) -> String {

@@ -125,7 +125,7 @@ private struct ParserGaveUp: Error, Equatable {
 
 @Test func onBodyErrorIsRethrownUnchangedAndNotRetried() throws {
     let server = try LoopbackHTTPServer(responses: [.json("[1,2,3]")])
-    let client = try HTTPClient()
+    let client = try HTTPClient(userAgent: testUserAgent)
     let error = #expect(throws: ParserGaveUp.self) {
         try client.fetch(HTTPRequest(url: server.baseURL + "/p"), policy: quick) { _ in throw ParserGaveUp(offset: 3) }
     }
@@ -136,7 +136,7 @@ private struct ParserGaveUp: Error, Equatable {
 
 @Test func onBodyHTTPErrorIsNotRetriedEither() throws {
     let server = try LoopbackHTTPServer(responses: [.json("[1,2,3]")])
-    let client = try HTTPClient()
+    let client = try HTTPClient(userAgent: testUserAgent)
     let thrown = HTTPError(kind: .connection, url: "consumer", message: "retryable-looking")
     let error = #expect(throws: HTTPError.self) {
         try client.fetch(HTTPRequest(url: server.baseURL + "/p"), policy: quick) { _ in throw thrown }

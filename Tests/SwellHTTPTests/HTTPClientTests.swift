@@ -24,7 +24,7 @@ private let greeting = #"{"greeting":"hello, gzip","pad":""# + String(repeating:
     #expect(sent.path == "/items?page=1")
     #expect(sent.headers["authorization"] == "Bearer s3cret")
     #expect(sent.headers["x-trace"] == "abc")
-    #expect(sent.headers["user-agent"] == "swell/0.1")
+    #expect(sent.headers["user-agent"] == testUserAgent)
     #expect(sent.headers["accept-encoding"]?.contains("gzip") == true)
     #expect(response.status == 200)
     #expect(response.headers.allSatisfy { $0.name == $0.name.lowercased() })
@@ -133,7 +133,7 @@ private let greeting = #"{"greeting":"hello, gzip","pad":""# + String(repeating:
     request.ifNoneMatch = "\"v7\""
     request.ifModifiedSince = "Wed, 01 May 2024 06:30:00 GMT"
     var bodyCalls = 0
-    let response = try HTTPClient().perform(request) { _ in bodyCalls += 1 }
+    let response = try HTTPClient(userAgent: testUserAgent).perform(request) { _ in bodyCalls += 1 }
 
     #expect(server.requests.first?.headers["if-modified-since"] == "Wed, 01 May 2024 06:30:00 GMT")
     #expect(response.isNotModified)
@@ -146,7 +146,7 @@ private let greeting = #"{"greeting":"hello, gzip","pad":""# + String(repeating:
     let url = server.baseURL + "/missing"
     var bodyCalls = 0
     let error = #expect(throws: HTTPError.self) {
-        try HTTPClient().perform(HTTPRequest(url: url)) { _ in bodyCalls += 1 }
+        try HTTPClient(userAgent: testUserAgent).perform(HTTPRequest(url: url)) { _ in bodyCalls += 1 }
     }
 
     #expect(error?.kind == .status(404))
@@ -192,7 +192,7 @@ private let greeting = #"{"greeting":"hello, gzip","pad":""# + String(repeating:
 
 @Test func oneClientServesSeveralRequestsInTurn() throws {
     let server = try LoopbackHTTPServer { request in .json("\"\(request.path)\"") }
-    let client = try HTTPClient()
+    let client = try HTTPClient(userAgent: testUserAgent)
     let first = try get(HTTPRequest(url: server.baseURL + "/a"), with: client).1
     let second = try get(HTTPRequest(url: server.baseURL + "/b"), with: client).1
 
@@ -211,14 +211,14 @@ private let greeting = #"{"greeting":"hello, gzip","pad":""# + String(repeating:
     request.rejectsHTML = true
     var received: [UInt8] = []
     let error = #expect(throws: HTTPError.self) {
-        try HTTPClient().perform(request) { received += $0 }
+        try HTTPClient(userAgent: testUserAgent).perform(request) { received += $0 }
     }
     #expect(error?.kind == .htmlPage)
     #expect(error?.isRetryable == true)
     #expect(received.isEmpty)
-    let response = try HTTPClient().perform(request) { received += $0 }
+    let response = try HTTPClient(userAgent: testUserAgent).perform(request) { received += $0 }
     #expect(response.status == 200)
     #expect(String(decoding: received, as: UTF8.self) == #" {"data": []}"#)
-    let unchanged = try HTTPClient().perform(request) { _ in }
+    let unchanged = try HTTPClient(userAgent: testUserAgent).perform(request) { _ in }
     #expect(unchanged.isNotModified)
 }

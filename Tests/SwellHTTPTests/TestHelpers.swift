@@ -9,9 +9,12 @@ struct Received {
     var text: String { String(decoding: bytes, as: UTF8.self) }
 }
 
+/// The `User-Agent` the tests' clients send.
+let testUserAgent = "swell-tests/1"
+
 /// GETs `request` once, collecting the body.
 func get(_ request: HTTPRequest, with client: HTTPClient? = nil) throws -> (HTTPResponse, Received) {
-    let client = try client ?? HTTPClient()
+    let client = try client ?? HTTPClient(userAgent: testUserAgent)
     var received = Received()
     let response = try client.perform(request) { chunk in
         received.bytes += chunk
@@ -24,7 +27,7 @@ func get(_ request: HTTPRequest, with client: HTTPClient? = nil) throws -> (HTTP
 /// `wait` spends the waits between attempts (blocking, by default).
 func fetch(_ request: HTTPRequest, policy: RetryPolicy, wait: (TimeInterval) -> Void = { Thread.sleep(forTimeInterval: $0) })
     throws -> (response: HTTPResponse, retries: Int, body: Received, attempts: [Int]) {
-    let client = try HTTPClient()
+    let client = try HTTPClient(userAgent: testUserAgent)
     var received = Received()
     var attempts: [Int] = []
     let (response, retries) = try client.fetch(request, policy: policy, onAttempt: { attempt in

@@ -45,6 +45,23 @@ import Testing
         #expect(RFC4180.parse(csv)[1][1] == big)
     }
 
+    /// A store URL whose scheme swell does not open is a usage error (64) naming the scheme
+    /// and the forms it takes, for every command; nothing is created (no `memory:/x` file).
+    @Test func aStoreURLOfAnotherSchemeIsRefusedNamingTheKnownOnes() throws {
+        let workspace = try Workspace()
+        try workspace.write("data/p1.json", "{\"data\": [{\"id\": 1, \"title\": \"a\"}], \"next\": null}")
+        try workspace.write("items.yml", EndToEndTests.pipeline(url: "data/p1.json", sourceExtra: "    paginate: { next: next }"))
+        for (command, store) in [("run", "memory://x"), ("import", "memory://x"), ("export", "redis://host/0"), ("status", "memory://x")] {
+            let outcome = try workspace.run(command, "items.yml", "--store", store)
+            #expect(outcome.status == 64, "\(command) \(store): \(outcome.stderr)")
+            let scheme = String(store.prefix { $0 != ":" })
+            #expect(outcome.stderr.contains("\(scheme)://") && outcome.stderr.contains("postgres://"), "\(outcome.stderr)")
+        }
+        let seeded = try workspace.run("seed", "items.yml", "--from", "none.sqlite", "--store", "memory://x")
+        #expect(seeded.status == 64, "\(seeded.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.path("memory:")))
+    }
+
     @Test func duplicateKeysInOnePageAndAcrossPagesLeaveTheLaterRecord() throws {
         let workspace = try Workspace()
         try workspace.write("data/p1.json", "{\"data\": [{\"id\": 1, \"title\": \"first\"}, {\"id\": 1, \"title\": \"second\"}], \"next\": \"p2.json\"}")

@@ -153,6 +153,33 @@ import Testing
         #expect(try psql(server, "SELECT count(*), count(DISTINCT _pk) FROM \"\(schema)\".\"Entry\"") == [[.integer(600), .integer(600)]])
     }
 
+    /// An INSERT that neither wrote its row nor met a row holding its key (here a trigger
+    /// skips the row) fails the save: the row is never dropped without a word.
+    @Test func aNewRowTheDatabaseNeitherWroteNorMatchedFailsTheSave() async throws {
+        let (url, schema, server) = try storeURL()
+        let stack = try container(url)
+        _ = try psql(server, #"CREATE FUNCTION "\#(schema)".skip_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$"#)
+        _ = try psql(server, #"CREATE TRIGGER skip BEFORE INSERT ON "\#(schema)"."Entry" FOR EACH ROW EXECUTE FUNCTION "\#(schema)".skip_row()"#)
+        for policy in [MergePolicy.error, .mergeByPropertyObjectTrump] {
+            stack.viewContext.mergePolicy = policy
+            stack.writerContext.mergePolicy = policy
+            let error = await #expect(throws: StoreError.self, "\(policy)") {
+                try await save(stack) { context in
+                    let entry = context.insertNewObject(forEntityName: "Entry")
+                    entry["id"] = 7
+                    entry["title"] = "skipped"
+                }
+            }
+            guard case .serverFailed(.unexpectedAnswer, let reason)? = error else {
+                Issue.record("expected serverFailed(.unexpectedAnswer), got \(String(describing: error))")
+                continue
+            }
+            #expect(reason.contains("Entry") && reason.contains("id=7"), "\(reason)")
+            await stack.writerContext.perform { stack.writerContext.rollback() }
+        }
+        #expect(try psql(server, "SELECT count(*) FROM \"\(schema)\".\"Entry\"") == [[.integer(0)]])
+    }
+
     @Test func twoRunnersMigratingAtOnceBothOpenTheStore() async throws {
         let (url, schema, server) = try storeURL()
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -1,6 +1,7 @@
 import Foundation
-import SwellStore
+import CSQLite
 import Testing
+@testable import SwellStore
 
 /// Handles closed on purpose (issue 13, item 3; GRDB's `Database.close()`): a container,
 /// its coordinator and its store close their connections when told, refuse work after,
@@ -47,5 +48,28 @@ import Testing
         try container.close()
         #expect(!FileManager.default.fileExists(atPath: store + "-wal"))
         #expect(FileManager.default.fileExists(atPath: store))
+    }
+
+    /// A SQLite connection used after `close()` throws a misuse error naming its file: its
+    /// handle is gone, never a dangling pointer into freed memory.
+    @Test func aClosedSQLiteConnectionRefusesEveryLaterUse() throws {
+        let path = directory.file("closed.sqlite").path
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute("CREATE TABLE t (x INTEGER)")
+        try connection.close()
+        #expect(connection.isClosed)
+        let uses: [(String, () throws -> Void)] = [
+            ("execute", { try connection.execute("INSERT INTO t VALUES (1)") }),
+            ("query", { _ = try connection.query("SELECT x FROM t") }),
+            ("run", { try connection.run("INSERT INTO t VALUES (?)", [.integer(2)]) }),
+            ("statement", { _ = try connection.statement("SELECT 1") }),
+        ]
+        for (name, use) in uses {
+            let error = #expect(throws: SQLiteError.self, "\(name)") { try use() }
+            #expect(error?.code == SQLITE_MISUSE, "\(name)")
+            #expect(error?.message.contains(path) == true, "\(name): \(String(describing: error))")
+        }
+        #expect(connection.changes == 0)
+        try connection.close()   // closing again does nothing
     }
 }

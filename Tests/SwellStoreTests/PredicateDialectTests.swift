@@ -6,7 +6,7 @@ import Testing
 /// tests the dialect's.
 @Suite struct PredicateDialectTests {
     /// A dialect spelled as PostgreSQL would be: numbered placeholders, TRUE/FALSE.
-    struct NumberedDialect: PredicateSQLDialect {
+    struct NumberedDialect: PredicateStringSQLDialect {
         func quote(_ identifier: String) -> String { "\"\(identifier)\"" }
         func placeholder(_ position: Int, for value: StoreValue) -> String { "$\(position)" }
         func constant(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }

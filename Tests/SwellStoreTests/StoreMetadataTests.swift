@@ -103,4 +103,27 @@ import Testing
             #expect(cursors == rows)
         }
     }
+
+    /// Key-path columns come from saved data: over unsaved changes of the entity they are
+    /// refused with an error that says so (not as a sort key that is "not an attribute").
+    @Test func keyPathColumnsOverUnsavedChangesAskForASave() async throws {
+        let container = try makeContainer(directory)
+        let reader = container.newBackgroundContext()
+        let error = await reader.perform { () -> (any Error)? in
+            insertEntry(reader, id: 1, location: "Pacifica")
+            do {
+                try reader.enumerateRowCursors(FetchRequest(entityName: "JournalEntry"),
+                                               keyPaths: [KeyPathColumn(path: ["location"], separator: nil)]) { _ in }
+                return nil
+            } catch {
+                return error
+            }
+        }
+        guard case .keyPathNeedsSavedData(let entity, let keyPath)? = error as? StoreError else {
+            Issue.record("expected keyPathNeedsSavedData, got \(String(describing: error))")
+            return
+        }
+        #expect(entity == "JournalEntry")
+        #expect(keyPath == "location")
+    }
 }

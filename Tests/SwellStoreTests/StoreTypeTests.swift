@@ -82,13 +82,13 @@ import Testing
         let url = URL(string: "memory://ids-\(UUID().uuidString)")!
         let first = PersistentStoreCoordinator(managedObjectModel: journalModel)
         try first.addPersistentStore(at: url)
-        let taken = first.allocatePrimaryKeys(for: "Note", count: 100)
+        let taken = try first.allocatePrimaryKeys(for: "Note", count: 100)
         // Another coordinator adds the same store before the first saved anything.
         let second = PersistentStoreCoordinator(managedObjectModel: journalModel)
         try second.addPersistentStore(at: url)
-        let next = second.allocatePrimaryKeys(for: "Note", count: 100)
+        let next = try second.allocatePrimaryKeys(for: "Note", count: 100)
         #expect(!taken.overlaps(next), "\(taken) \(next)")
-        #expect(first.allocatePrimaryKeys(for: "Note", count: 1).lowerBound >= next.upperBound)
+        #expect(try first.allocatePrimaryKeys(for: "Note", count: 1).lowerBound >= next.upperBound)
     }
 
     @Test func aFileURLOrPlainPathIsTheSQLiteStore() throws {

@@ -43,7 +43,7 @@ public struct InitSample: Sendable {
                                 timeout: Self.timeout, retries: Self.retries, maxBytes: nil, incremental: nil)
         let client: HTTPClient
         do {
-            client = try HTTPClient(userAgent: "swell/\(SwellVersion.current)")
+            client = try HTTPClient(userAgent: SwellVersion.userAgent)
         } catch {
             throw PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
         }

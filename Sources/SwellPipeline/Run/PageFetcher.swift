@@ -45,7 +45,7 @@ struct PageFetcher {
     init(source: SourceSpec, capturePaths: [[String]], container: PersistentContainer, logger: Logger, redactor: Redactor,
          progress: SourceProgress) throws(PipelineError) {
         do {
-            client = try HTTPClient(userAgent: "swell/\(SwellVersion.current)")
+            client = try HTTPClient(userAgent: SwellVersion.userAgent)
         } catch {
             throw PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
         }

@@ -66,6 +66,7 @@ public struct PipelineRunner: Sendable {
         var failure: PipelineError?
         var opened: PersistentContainer?
         do {
+            try store.validate()   // before the lock file, which would be made beside a `memory://` "path"
             try checkOnly()
             var lock: StoreLock?
             // A SQLite store's lock is a file beside it; a PostgreSQL store's holds are in the database.
@@ -74,7 +75,7 @@ public struct PipelineRunner: Sendable {
                     logger.notice("waiting for the run that holds the store", metadata: ["pid": "\(holder.map(String.init) ?? "unknown")", "store": "\(store)"])
                 }
             }
-            defer { _ = lock }
+            defer { withExtendedLifetime(lock) {} }
             let container = try openStore(creating: runSources)
             opened = container
             if runSources {
@@ -167,6 +168,7 @@ public struct PipelineRunner: Sendable {
 
     /// Opens the store; an export-only run needs one to exist.
     func openStore(creating: Bool) throws(PipelineError) -> PersistentContainer {
+        try store.validate()
         let url: URL
         if store.isPostgres {
             guard let parsed = URL(string: storePath) else {

@@ -50,7 +50,7 @@ struct SourceRun {
         let mapper = RecordMapper(source: source, entity: entity)
         let worker = UpsertWorker(source: source, entity: entity, mapper: mapper, batchSize: options.batchSize, container: container,
                                   state: state, scheduler: scheduler, rejects: rejects, sweeper: sweeper, cursor: cursor,
-                                  redactor: redactor, progress: counts, pipelineEntities: pipelineEntities)
+                                  redactor: redactor, progress: counts, pipelineEntities: pipelineEntities, logger: logger)
         let queues = (0..<options.workers).map { _ in BatchQueue<[IncomingRecord]>(capacity: 4) }
         let group = DispatchGroup()
         for (number, queue) in queues.enumerated() {

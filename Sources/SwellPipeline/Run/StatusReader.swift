@@ -86,6 +86,7 @@ public enum Seeding {
     /// - Throws: `PipelineError` `.usage` for a PostgreSQL store, `.locked` when another run
     ///   holds it (without `wait`), `.io` when the copy fails.
     public static func install(seed: String, store: StoreLocation, redactor: Redactor, force: Bool, wait: Bool) throws(PipelineError) -> Bool {
+        try store.validate()
         if store.isPostgres {
             throw PipelineError(.usage, "swell seed installs a SQLite file; the store \(store) is a PostgreSQL database")
         }

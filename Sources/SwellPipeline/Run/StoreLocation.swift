@@ -28,4 +28,26 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
         let lower = rawValue.lowercased()
         return lower.hasPrefix("postgres://") || lower.hasPrefix("postgresql://")
     }
+
+    /// The URL scheme when the location is a URL (`scheme://…`, lowercased); nil for a path.
+    var urlScheme: String? {
+        guard let separator = rawValue.range(of: "://") else { return nil }
+        let scheme = rawValue[..<separator.lowerBound]
+        guard let first = scheme.first, first.isASCII, first.isLetter,
+              scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) else { return nil }
+        return scheme.lowercased()
+    }
+
+    /// Checks that the location is a store `swell` opens: a SQLite file's path, or a
+    /// `postgres://` / `postgresql://` URL.
+    ///
+    /// - Throws: `PipelineError` `.usage` (exit 64) for any other `scheme://`, naming the
+    ///   scheme and the forms `swell` takes: `memory://` too, whose store would be gone when
+    ///   the run ends (and would otherwise become a SQLite file named `memory:/…`).
+    public func validate() throws(PipelineError) {
+        guard let scheme = urlScheme, !isPostgres else { return }
+        let why = scheme == "memory" ? " (an in-memory store is gone when the process ends)" : ""
+        throw PipelineError(.usage, "the store \(self) is a \(scheme):// URL, which swell does not open\(why): "
+            + "a store is a SQLite file's path or a postgres:// (postgresql://) URL")
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SwellCSV
 import SwellStore
 
@@ -30,6 +31,8 @@ struct UpsertWorker: Sendable {
     let progress: SourceProgress
     /// Every entity of the pipeline (nested mappings upsert into them).
     let pipelineEntities: [PipelineEntity]
+    /// The run's log: a failure the run cannot report (it reports its first) goes here.
+    let logger: Logger
 
     /// Starts worker `number` on its own thread, taking from `queue`; it leaves `group` when the queue is closed and drained.
     func start(number: Int, queue: BatchQueue<[IncomingRecord]>, group: DispatchGroup) {
@@ -79,8 +82,17 @@ struct UpsertWorker: Sendable {
                 } catch {
                     unsaved = 0
                     // The run fails with `error`; saving the valid records may fail too, and
-                    // then `error` (the first failure) is the one reported.
-                    return (try? saveBatch(in: context, unchanged: &unchanged, graph: &graph), error as? PipelineError ?? savingFailed(error))
+                    // then `error` (the first failure) is the one reported, and this one logged.
+                    let failure = error as? PipelineError ?? savingFailed(error)
+                    do {
+                        return (try saveBatch(in: context, unchanged: &unchanged, graph: &graph), failure)
+                    } catch {
+                        logger.error("saving the valid records of a failed batch failed too", metadata: [
+                            "source": "\(source.name)", "worker": "\(context.name ?? "-")",
+                            "error": "\(savingFailed(error).message)", "after": "\(failure.message)",
+                        ])
+                        return (nil, failure)
+                    }
                 }
             }
         }

@@ -39,7 +39,7 @@ struct ChangeResolver {
     /// The store's row and key look-ups (only when no prefetch covers a change).
     let store: any PersistentStore
     /// A new ID for an object of the entity, for a new row whose ID another object has.
-    let newID: (String) -> Int64
+    let newID: (String) throws(StoreError) -> Int64
 
     private(set) var changes = ContextDidSaveChanges()
     private var conflicts: [StoreError] = []
@@ -60,7 +60,7 @@ struct ChangeResolver {
     ///   - prefetched: the store's rows the incoming layer needs, read before the locks were
     ///     taken (`StorePrefetch.Request`); nil reads them during `apply`.
     init(target: ChangeLayer, policy: MergePolicy, entities: [String: EntityDescription], storeIdentifier: String,
-         store: any PersistentStore, newID: @escaping (String) -> Int64, farther: [String: [EntityChanges]], prefetched: StorePrefetch?) {
+         store: any PersistentStore, newID: @escaping (String) throws(StoreError) -> Int64, farther: [String: [EntityChanges]], prefetched: StorePrefetch?) {
         self.target = target
         self.policy = policy
         self.entities = entities
@@ -173,7 +173,7 @@ struct ChangeResolver {
             return
         }
         if idFromKey, try idIsTaken(primaryKey, plan: plan, changes: entityChanges, checkStore: checkStore) {
-            primaryKey = newID(entity.name)
+            primaryKey = try newID(entity.name)
             let renumbered = id(entity.name, primaryKey)
             changes.merged[incoming] = renumbered
             incoming = renumbered

@@ -40,10 +40,12 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         guard let known = coordinator.entitiesByName[entity.name], let indices = coordinator.attributeIndices[entity.name] else {
             preconditionFailure("SwellStore: the model has no entity named '\(entity.name)'")
         }
-        let id = ObjectID(entityName: known.name, primaryKey: context.nextPrimaryKey(for: known.name, from: coordinator),
+        var failure: StoreError?
+        let id = ObjectID(entityName: known.name, primaryKey: context.nextPrimaryKey(for: known.name, from: coordinator, failure: &failure),
                           storeIdentifier: context.storeIdentifier(of: coordinator))
         self.init(id: id, entity: known, attributeIndex: indices, snapshot: Array(repeating: .null, count: known.attributes.count))
         context.insert(self)
+        if let failure { context.recordInvalidValue(failure) }
     }
 
     init(id: ObjectID, entity: EntityDescription, attributeIndex: [String: Int], snapshot: [StoreValue]) {

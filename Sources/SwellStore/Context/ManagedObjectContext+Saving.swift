@@ -107,7 +107,7 @@ extension ManagedObjectContext {
                         var resolver = ChangeResolver(
                             target: target.pending, policy: policy, entities: entities,
                             storeIdentifier: coordinator.storeIdentifier, store: store,
-                            newID: { coordinator.allocatePrimaryKeys(for: $0, count: 1).lowerBound },
+                            newID: { (entity: String) throws(StoreError) in try coordinator.allocatePrimaryKeys(for: entity, count: 1).lowerBound },
                             farther: farther, prefetched: prefetched)
                         try resolver.apply(layer)
                         target.pending = resolver.target

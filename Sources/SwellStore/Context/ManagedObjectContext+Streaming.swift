@@ -66,7 +66,7 @@ extension ManagedObjectContext {
             return
         }
         guard keyPaths.isEmpty else {
-            throw StoreError.invalidSortKey(entity: plan.entity.name, key: keyPaths[0].path.joined(separator: ".") + " (key paths are read from saved data: save first)")
+            throw StoreError.keyPathNeedsSavedData(entity: plan.entity.name, keyPath: keyPaths[0].path.joined(separator: "."))
         }
         for row in try resolveRows(plan) {
             try body(StoreRowCursor(primaryKey: row.primaryKey, values: row.values))
@@ -160,12 +160,14 @@ extension ManagedObjectContext {
         return level.withLock { level in
             // Taking a sequence folds the segments: `changes` below is all of this level (a child has no save in flight).
             let sequence = level.pending.takeSequence()
+            var failure: StoreError?
+            defer { if let failure { level.invalidValues.append(failure) } }
             return level.pending.modify(entity.name) { changes in
                 let key: Int64
                 if let keyAsID, changes.rows[keyAsID] == nil {
                     key = keyAsID
                 } else {
-                    key = nextPrimaryKey(for: entity.name, from: coordinator)
+                    key = nextPrimaryKey(for: entity.name, from: coordinator, failure: &failure)
                 }
                 changes.rows[key] = PendingRow(kind: .inserted, values: values, mask: .all(values.count), sequence: sequence)
                 if !keyIndices.isEmpty {

@@ -358,14 +358,23 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// The next primary key for a new object, from a block reserved at the coordinator.
-    func nextPrimaryKey(for entity: String, from coordinator: PersistentStoreCoordinator) -> Int64 {
+    ///
+    /// When the store cannot hand out IDs, the object gets one that never reaches the store
+    /// and `failure` is set: the caller records it, so this context's next save throws it.
+    func nextPrimaryKey(for entity: String, from coordinator: PersistentStoreCoordinator,
+                        failure: inout StoreError?) -> Int64 {
         if let range = reservedKeys[entity], !range.isEmpty {
             reservedKeys[entity] = range.dropFirst()
             return range.lowerBound
         }
-        let range = coordinator.allocatePrimaryKeys(for: entity, count: 256)
-        reservedKeys[entity] = range.dropFirst()
-        return range.lowerBound
+        do {
+            let range = try coordinator.allocatePrimaryKeys(for: entity, count: 256)
+            reservedKeys[entity] = range.dropFirst()
+            return range.lowerBound
+        } catch {
+            failure = error
+            return coordinator.unloadedIDs.allocate(for: entity, count: 1).lowerBound
+        }
     }
 
     /// The store's identifier, looked up once.

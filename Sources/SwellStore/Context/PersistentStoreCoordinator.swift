@@ -107,18 +107,22 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// New primary keys for objects of `entity`: IDs are permanent from insert.
     /// Contexts take them in blocks, so inserts on many queues do not contend here.
-    func allocatePrimaryKeys(for entity: String, count: Int64) -> Range<Int64> {
+    ///
+    /// - Throws: when the store cannot hand them out (`PersistentStore.allocateIDs`).
+    func allocatePrimaryKeys(for entity: String, count: Int64) throws(StoreError) -> Range<Int64> {
         // Without a store (a context used before one is added) IDs come from a local allocator.
         guard let store = state.withLock({ $0.store }) else { return unloadedIDs.allocate(for: entity, count: count) }
-        return store.allocateIDs(for: entity, count: count)
+        return try store.allocateIDs(for: entity, count: count)
     }
 
-    private let unloadedIDs = ObjectIDAllocator()
+    /// IDs handed out without the store: before one was added, or to an object inserted while
+    /// the store could not hand out IDs (its context's save then fails with that error).
+    let unloadedIDs = ObjectIDAllocator()
 
     /// Whether a new row of `entity`, whose key is its table's rowid, may take its key as
-    /// its ID: true unless `allocatePrimaryKeys` handed that number out (then it never will).
-    /// A key above every ID handed out moves the allocator past it. That no other object
-    /// has the key as its ID is checked when the row is saved (`ChangeResolver`).
+    /// its ID: only where `allocatePrimaryKeys` never hands that number out (`ObjectIDSpace`).
+    /// That no object of a store made before that rule has the key as its ID is checked when
+    /// the row is saved (`ChangeResolver`).
     func mayUseKeyAsID(_ key: Int64, for entity: String) -> Bool {
         state.withLock { $0.store }?.mayUseKeyAsID(key, for: entity) ?? false
     }

@@ -22,7 +22,18 @@ package struct BoundPredicate: Sendable {
 
     /// A boolean expression for a WHERE clause on the entity's table, in `dialect`'s SQL
     /// (`PredicateSQLCompiler`), with its arguments in placeholder order.
-    package func sql(_ dialect: some PredicateSQLDialect = SQLiteDialect()) -> (clause: String, arguments: [StoreValue]) {
+    package func sql(_ dialect: some PredicateStringSQLDialect = SQLiteDialect()) -> (clause: String, arguments: [StoreValue]) {
+        compiled(dialect)
+    }
+
+    /// The same in a dialect that cannot write string tests exactly (`PredicateStringSQLDialect`),
+    /// or nil when the predicate has one: the store then filters it in memory.
+    package func sql(ifNoStringTests dialect: some PredicateSQLDialect) -> (clause: String, arguments: [StoreValue])? {
+        if usesStringFunctions && !(dialect is any PredicateStringSQLDialect) { return nil }
+        return compiled(dialect)
+    }
+
+    private func compiled(_ dialect: some PredicateSQLDialect) -> (clause: String, arguments: [StoreValue]) {
         var compiler = PredicateSQLCompiler(dialect: dialect)
         let clause = compiler.compile(root, entity: entity, outer: dialect.quote(entity.name))
         return (clause, compiler.arguments)

@@ -7,8 +7,12 @@ import Foundation
 /// `ENDSWITH`, `CONTAINS`, `LIKE` (with `*` and `?`), each optionally with
 /// `[c]`, `[d]` or `[cd]`, `IN {a, b}`, `BETWEEN {low, high}`, `AND` `OR` `NOT`
 /// (`&&` `||` `!`), parentheses, and literals: numbers, quoted strings,
-/// `TRUE` `FALSE` `YES` `NO` `NIL` `NULL`. `%@` takes the next argument as a
-/// value and `%K` as an attribute name.
+/// `TRUE` `FALSE` `YES` `NO` `NIL` `NULL`. Placeholders take the arguments in
+/// order, as in Core Data: `%@` a value, `%K` an attribute name (or key path),
+/// `%d` `%i` `%u` and their C length forms (`%ld`, `%lld`, …) an integer, `%f`
+/// (`%e`, `%g`, `%lf`) a number. An unknown placeholder (`%s`, `%x`) is refused
+/// when the predicate is made: `parse(format:arguments:)` throws it, and
+/// `formatError` holds it for the non-throwing initialiser (whose fetches throw it).
 ///
 /// ```swift
 /// FetchPredicate(format: "rating >= %@ AND location CONTAINS[c] %@", 3, "beach")
@@ -29,8 +33,9 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     /// placeholders, in order: `String`, any integer type, `Double`, `Float`,
     /// `Bool`, `Date`, nil, or an array of those for `IN` and `BETWEEN`.
     ///
-    /// Never traps: a malformed format or an unusable argument is kept and
-    /// reported by `validate(against:)` (and so by the fetch that uses it).
+    /// Never traps: the format is parsed here, and a malformed one or an unusable argument
+    /// is kept in `formatError` and thrown by `validate(against:)` (and so by the fetch
+    /// that uses it). `parse(format:arguments:)` throws it instead.
     public init(format: String, _ arguments: Any?...) {
         self.init(format: format, argumentArray: arguments)
     }
@@ -46,6 +51,15 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
         } catch {
             parsed = .failure(error)
         }
+    }
+
+    /// Why the format cannot be used, found when the predicate was made: a syntax error, an
+    /// unknown placeholder, a missing, extra or unusable argument. Nil when it parsed.
+    /// (Core Data raises at `NSPredicate(format:)`; Swell never traps on bad input, so the
+    /// initialisers keep Core Data's non-throwing shape and this tells at once.)
+    public var formatError: FetchPredicateError? {
+        if case .failure(let error) = parsed { return error }
+        return nil
     }
 
     /// Creates a predicate, throwing when the format is malformed or an

@@ -415,6 +415,19 @@ struct PredicateParser {
                     "the argument for %@ is \(description); use a String, an integer, a Double, a Float, a Bool, a Date, nil or an array of them",
                     at: token.offset)
             }
+        case .placeholder("d"):
+            let argument = try takeArgument(at: token.offset)
+            guard case .integer = argument else {
+                throw error("\(token.text) needs an integer argument, found \(argument.phrase) (use %f for a number, %@ for any value)", at: token.offset)
+            }
+            value = argument
+        case .placeholder("f"):
+            switch try takeArgument(at: token.offset) {
+            case .double(let number): value = .double(number)
+            case .integer(let number): value = .double(Double(number))
+            case let argument:
+                throw error("\(token.text) needs a number argument, found \(argument.phrase) (use %@ for any value)", at: token.offset)
+            }
         case .end:
             throw error("expected \(expected), found the end of the predicate", at: token.offset)
         default:
@@ -450,7 +463,7 @@ struct PredicateToken: Sendable, Equatable {
         case string(String)
         /// `.integer` or `.double`.
         case number(PredicateValue)
-        /// `%@` or `%K`.
+        /// `%@`, `%K`, `%d` (any integer placeholder) or `%f` (any floating-point one).
         case placeholder(Character)
         /// Punctuation and symbolic operators: `( ) { } , == = != <> < <= =< > >= => && || !`.
         case symbol(String)
@@ -528,11 +541,7 @@ struct PredicateTokenizer {
             } else if character.isASCIINumber || (character == "-" && peek(1)?.isASCIINumber == true) {
                 kind = .number(try readNumber())
             } else if character == "%" {
-                guard let next = peek(1), next == "@" || next == "K" else {
-                    throw error("unsupported placeholder '\(String(characters[start..<min(start + 2, characters.count)]))': use %@ for a value or %K for an attribute name", at: start)
-                }
-                index += 2
-                kind = .placeholder(next)
+                kind = .placeholder(try readPlaceholder())
             } else if character == "[" {
                 kind = .modifier(try readModifier())
             } else if let symbol = readSymbol() {
@@ -612,6 +621,37 @@ struct PredicateTokenizer {
 
     private mutating func skipDigits() {
         while peek()?.isASCIINumber == true { index += 1 }
+    }
+
+    /// A placeholder, as Core Data's formats write them: `%@` (a value), `%K` (an attribute
+    /// name), `%d` `%i` `%u` with C's length modifiers (`%ld`, `%lld`, `%hd`, `%qd`, `%zd`, …:
+    /// an integer) and `%f` `%e` `%g` (optionally `%lf`: a number). Returns `@`, `K`, `d`
+    /// (an integer) or `f` (a number). Anything else is refused here, when the predicate is made.
+    private mutating func readPlaceholder() throws(FetchPredicateError) -> Character {
+        let start = index
+        index += 1
+        if let next = peek(), next == "@" || next == "K" {
+            index += 1
+            return next
+        }
+        var length = ""
+        while let next = peek(), "hlqzjt".contains(next), length.count < 2 {
+            length.append(next)
+            index += 1
+        }
+        let conversion = peek()
+        let lengths: Set<String> = ["", "h", "hh", "l", "ll", "q", "z", "j", "t"]
+        if let conversion, "diu".contains(conversion), lengths.contains(length) {
+            index += 1
+            return "d"
+        }
+        if let conversion, "feg".contains(conversion), length.isEmpty || length == "l" {
+            index += 1
+            return "f"
+        }
+        let written = String(characters[start..<min(index + 1, characters.count)])
+        throw error("unsupported placeholder '\(written)': use %@ for a value, %K for an attribute name, "
+            + "%d (%i, %ld, …) for an integer or %f for a number", at: start)
     }
 
     private mutating func readModifier() throws(FetchPredicateError) -> PredicateStringOptions {

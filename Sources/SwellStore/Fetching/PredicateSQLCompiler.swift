@@ -1,8 +1,7 @@
-/// What differs between stores' SQL when a predicate is compiled: placeholders,
-/// constants, and how the string tests (`[c]`/`[d]` folding, `BEGINSWITH`…,
-/// `LIKE`) are written. Everything else — the tree's shape, two-valued logic,
-/// key paths as correlated subqueries — is `PredicateSQLCompiler`'s, the same
-/// for every store. A store that runs SQL brings its dialect.
+/// What differs between stores' SQL when a predicate is compiled: placeholders and
+/// constants (and, for a `PredicateStringSQLDialect`, the string tests). Everything
+/// else — the tree's shape, two-valued logic, key paths as correlated subqueries — is
+/// `PredicateSQLCompiler`'s, the same for every store. A store that runs SQL brings its dialect.
 package protocol PredicateSQLDialect {
     /// An identifier (table, column, alias) quoted.
     func quote(_ identifier: String) -> String
@@ -12,12 +11,6 @@ package protocol PredicateSQLDialect {
     func constant(_ value: Bool) -> String
     /// A boolean expression that is unknown (NULL) as false.
     func falseIfNull(_ test: String) -> String
-    /// `expression` folded for the options (case and/or diacritics removed), NULL unless text.
-    func folded(_ expression: String, _ options: PredicateStringOptions) -> String
-    /// `BEGINSWITH`/`ENDSWITH`/`CONTAINS` of `column` with the text at `operand`; NULL when the column is not text.
-    func stringTest(_ operation: PredicateFunctions.StringOperation, column: String, operand: String, _ options: PredicateStringOptions) -> String
-    /// `LIKE` (with `*` and `?` wildcards) of `column` with the pattern at `pattern`.
-    func like(column: String, pattern: String, _ options: PredicateStringOptions) -> String
     /// A row's object ID column.
     var primaryKeyColumn: String { get }
     /// A column's value as predicates compare it (the store's values: `StoreValue`), from its quoted name.
@@ -25,6 +18,22 @@ package protocol PredicateSQLDialect {
     /// A to-many key path's values joined by `separator` into one text: `value` read `from` (a
     /// FROM … WHERE … clause), in `orderedBy` order (nil: by the values themselves).
     func joined(_ value: String, separator: String, orderedBy order: String?, from: String) -> String
+}
+
+/// A dialect that also writes the string tests — `[c]`/`[d]` folding, `BEGINSWITH`,
+/// `ENDSWITH`, `CONTAINS`, `LIKE` with `*` and `?` — so that SQL answers exactly as the
+/// in-memory evaluation (`PredicateFunctions`) does. A dialect that cannot promise that
+/// (PostgreSQL: `lower()` follows the server's locale, `unaccent` is an extension that may
+/// be missing, `_` matches a code point where `?` matches a `Character`) is only a
+/// `PredicateSQLDialect`: its store filters predicates with string tests in memory
+/// (`BoundPredicate.sql(ifNoStringTests:)`), and no string test is ever spelled wrong.
+package protocol PredicateStringSQLDialect: PredicateSQLDialect {
+    /// `expression` folded for the options (case and/or diacritics removed), NULL unless text.
+    func folded(_ expression: String, _ options: PredicateStringOptions) -> String
+    /// `BEGINSWITH`/`ENDSWITH`/`CONTAINS` of `column` with the text at `operand`; NULL when the column is not text.
+    func stringTest(_ operation: PredicateFunctions.StringOperation, column: String, operand: String, _ options: PredicateStringOptions) -> String
+    /// `LIKE` (with `*` and `?` wildcards) of `column` with the pattern at `pattern`.
+    func like(column: String, pattern: String, _ options: PredicateStringOptions) -> String
 }
 
 extension PredicateSQLDialect {
@@ -35,7 +44,7 @@ extension PredicateSQLDialect {
 /// SQLite's dialect: `?` placeholders, 1/0, and the functions `SQLiteConnection`
 /// registers (`swell_fold`, `swell_strop`, `swell_like`), which call the very
 /// functions the in-memory evaluation uses.
-package struct SQLiteDialect: PredicateSQLDialect {
+package struct SQLiteDialect: PredicateStringSQLDialect {
     package init() {}
     package func quote(_ identifier: String) -> String { quoteIdentifier(identifier) }
     package func placeholder(_ position: Int, for value: StoreValue) -> String { "?" }
@@ -89,6 +98,15 @@ struct PredicateSQLCompiler<Dialect: PredicateSQLDialect> {
         }
     }
 
+    /// The dialect's string tests. Only reached for a dialect that has them: `BoundPredicate.sql`
+    /// compiles a predicate with string tests for no other (a programming error otherwise).
+    private var strings: any PredicateStringSQLDialect {
+        guard let strings = dialect as? any PredicateStringSQLDialect else {
+            preconditionFailure("a predicate with string tests compiled for \(type(of: dialect)), which cannot write them")
+        }
+        return strings
+    }
+
     private mutating func argument(_ value: StoreValue) -> String {
         arguments.append(value)
         return dialect.placeholder(arguments.count, for: value)
@@ -100,7 +118,7 @@ struct PredicateSQLCompiler<Dialect: PredicateSQLDialect> {
         /// `test` on the (folded) column, false when the column is null.
         func guarded(_ options: PredicateStringOptions, _ test: (String) -> String) -> String {
             if options.isEmpty { return "(\(column) IS NOT NULL AND \(test(column)))" }
-            return dialect.falseIfNull(test(dialect.folded(column, options)))
+            return dialect.falseIfNull(test(strings.folded(column, options)))
         }
         switch test.kind {
         case .isNull(let wantsNull):
@@ -116,9 +134,9 @@ struct PredicateSQLCompiler<Dialect: PredicateSQLDialect> {
             let (lowPlaceholder, highPlaceholder) = (argument(low), argument(high))
             return guarded(options) { "\($0) BETWEEN \(lowPlaceholder) AND \(highPlaceholder)" }
         case .string(let operation, let operand, let options):
-            return dialect.falseIfNull(dialect.stringTest(operation, column: column, operand: argument(.text(operand)), options))
+            return dialect.falseIfNull(strings.stringTest(operation, column: column, operand: argument(.text(operand)), options))
         case .like(let pattern, let options):
-            return dialect.falseIfNull(dialect.like(column: column, pattern: argument(.text(pattern)), options))
+            return dialect.falseIfNull(strings.like(column: column, pattern: argument(.text(pattern)), options))
         }
     }
 

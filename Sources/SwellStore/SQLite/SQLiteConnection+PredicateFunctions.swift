@@ -113,8 +113,9 @@ extension SQLiteConnection {
         _ name: String, argumentCount: Int32, _ function: @escaping SQLiteScalarFunction
     ) throws(SQLiteError) {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
-        let code = sqlite3_create_function_v2(handle, name, argumentCount, flags, nil, function, nil, nil, nil)
-        guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: handle) }
+        let database = try handle
+        let code = sqlite3_create_function_v2(database, name, argumentCount, flags, nil, function, nil, nil, nil)
+        guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: database) }
     }
 }
 

@@ -8,7 +8,9 @@ import Foundation
 /// each of its connections with a lock); it is not `Sendable`. It is closed when
 /// released, and closed again if opening fails half-way.
 final class SQLiteConnection {
-    let handle: OpaquePointer
+    /// The `sqlite3` handle while open; nil once `close()` closed it, so a later use throws
+    /// instead of touching freed memory.
+    private(set) var openHandle: OpaquePointer?
     let path: String
     private var statements: [String: SQLiteStatement] = [:]
 
@@ -36,7 +38,7 @@ final class SQLiteConnection {
             sqlite3_close_v2(db)
             throw error
         }
-        self.handle = db
+        self.openHandle = db
         self.path = path
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, 10_000)
@@ -44,7 +46,19 @@ final class SQLiteConnection {
     }
 
     /// Whether `close()` closed it.
-    private(set) var isClosed = false
+    var isClosed: Bool { openHandle == nil }
+
+    /// The open handle.
+    ///
+    /// - Throws: `SQLiteError` with `SQLITE_MISUSE`, naming the file, after `close()`.
+    var handle: OpaquePointer {
+        get throws(SQLiteError) {
+            guard let openHandle else {
+                throw SQLiteError(code: SQLITE_MISUSE, message: "the connection to \(path) was closed")
+            }
+            return openHandle
+        }
+    }
 
     /// Closes the connection on purpose: finalizes its cached statements, then the handle
     /// (the last connection to a WAL database checkpoints it and removes the `-wal` file).
@@ -53,7 +67,7 @@ final class SQLiteConnection {
     /// - Throws: `SQLiteError` naming the statements still open elsewhere (SQLITE_BUSY); the
     ///   connection then stays open, and is closed when released.
     func close() throws(SQLiteError) {
-        guard !isClosed else { return }
+        guard let handle = openHandle else { return }
         statements.removeAll()
         let code = sqlite3_close(handle)
         guard code == SQLITE_OK else {
@@ -65,19 +79,20 @@ final class SQLiteConnection {
             }
             throw SQLiteError(code: code, message: "cannot close \(path): statements left open: \(open.joined(separator: "; "))")
         }
-        isClosed = true
+        openHandle = nil
     }
 
     /// A connection nobody closed (a failed open half-way, an owner that threw) is closed
     /// here, deferred by SQLite until its last statement is finalized.
     deinit {
-        guard !isClosed else { return }
+        guard let openHandle else { return }
         statements.removeAll()
-        sqlite3_close_v2(handle)
+        sqlite3_close_v2(openHandle)
     }
 
     /// Runs one or more statements that return no rows.
     func execute(_ sql: String) throws(SQLiteError) {
+        let handle = try handle
         var message: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(handle, sql, nil, nil, &message)
         guard code == SQLITE_OK else {
@@ -119,7 +134,7 @@ final class SQLiteConnection {
     }
 
     /// The rows changed by the last INSERT, UPDATE or DELETE.
-    var changes: Int { Int(sqlite3_changes64(handle)) }
+    var changes: Int { openHandle.map { Int(sqlite3_changes64($0)) } ?? 0 }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     func transaction<T>(_ kind: String = "IMMEDIATE", _ body: () throws -> T) throws -> T {

@@ -9,10 +9,11 @@ final class SQLiteStatement {
 
     init(connection: SQLiteConnection, sql: String) throws(SQLiteError) {
         var statement: OpaquePointer?
-        let code = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        let database = try connection.handle
+        let code = sqlite3_prepare_v3(database, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard code == SQLITE_OK, let statement else {
             sqlite3_finalize(statement)
-            throw SQLiteError(code: code, handle: connection.handle, sql: sql)
+            throw SQLiteError(code: code, handle: database, sql: sql)
         }
         self.handle = statement
         self.sql = sql
@@ -47,7 +48,7 @@ final class SQLiteStatement {
                 }
             }
         }
-        guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: connection.handle, sql: sql) }
+        guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: connection.openHandle, sql: sql) }
     }
 
     /// Binds `values` to parameters 1…n.
@@ -64,7 +65,7 @@ final class SQLiteStatement {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         default:
-            let error = SQLiteError(code: code, handle: connection.handle, sql: sql)
+            let error = SQLiteError(code: code, handle: connection.openHandle, sql: sql)
             sqlite3_reset(handle)
             throw error
         }

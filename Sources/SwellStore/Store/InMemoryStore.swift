@@ -44,8 +44,11 @@ final class InMemoryStore: PersistentStore, @unchecked Sendable {
 
     private static let live = LockedValue<[String: WeakStore]>([:])
 
-    /// Hands out object IDs above every ID and key held when a coordinator added the store.
+    /// Hands out object IDs above every one held when a coordinator added the store; shared
+    /// by every coordinator of the store (they share this instance).
     private let ids = ObjectIDAllocator()
+    /// The entities whose key is their table's rowid (`ObjectIDSpace`), set by `load`.
+    private let rowidKeyed = LockedValue<Set<String>>([])
 
     /// Nothing to release: the data lives while a coordinator holds the store.
     func close() throws(StoreError) {}
@@ -55,29 +58,27 @@ final class InMemoryStore: PersistentStore, @unchecked Sendable {
     }
 
     func mayUseKeyAsID(_ key: Int64, for entity: String) -> Bool {
-        ids.mayUseKeyAsID(key, for: entity)
+        ObjectIDSpace.mayUseKeyAsID(key, rowidKeyed: rowidKeyed.withLock { $0.contains(entity) })
     }
 
     func load(model: ManagedObjectModel) throws(StoreError) {
         lock.withLock {
             let previous = self.model.entitiesByName
             self.model = model
-            var maxima: [String: Int64] = [:]
+            var firstFree: [String: Int64] = [:]
             for entity in model.entities {
                 var table = state.tables[entity.name] ?? InMemoryTable()
                 if let old = previous[entity.name], old.attributes.map(\.name) != entity.attributes.map(\.name) {
                     table = Self.migrate(table, from: old, to: entity)
                 }
                 state.tables[entity.name] = table
-                var largest = table.rows.keys.max() ?? 0
-                if let keyIndex = entity.rowidKeyIndex {
-                    for values in table.rows.values {
-                        if case .integer(let key) = values[keyIndex], key < TableLayout.allocatedIDCeiling { largest = max(largest, key) }
-                    }
-                }
-                maxima[entity.name] = largest
+                // For an entity whose key is the rowid, IDs below the base are keys, not allocated ones.
+                let rowidKeyed = entity.rowidKeyIndex != nil
+                let allocated = table.rows.keys.filter { !rowidKeyed || $0 >= ObjectIDSpace.rowidKeyedBase }
+                firstFree[entity.name] = ObjectIDSpace.firstFree(largestAllocated: allocated.max(), rowidKeyed: rowidKeyed)
             }
-            ids.start(maxima: maxima, rowidKeyed: Set(model.entities.filter { $0.rowidKeyIndex != nil }.map(\.name)))
+            ids.start(firstFree: firstFree)
+            rowidKeyed.withLock { $0 = Set(model.entities.filter { $0.rowidKeyIndex != nil }.map(\.name)) }
         }
     }
 

@@ -1,73 +1,58 @@
 import SwellLocks
 
-/// Hands out object IDs (primary keys) for the entities of one store, in this
-/// process: what the SQLite and in-memory stores answer `allocateIDs` and
-/// `mayUseKeyAsID` with. It starts above the largest ID (and, for an entity whose
-/// key is its table's rowid, the largest key) the store held when it was loaded.
-/// A store shared by many processes (PostgreSQL) hands out IDs from the database instead.
+/// Hands out object IDs (primary keys) for the entities of one store, in this process:
+/// what the in-memory store (shared by every coordinator that adds its URL, and so its
+/// allocator too) answers `allocateIDs` with, and what a coordinator without a store
+/// uses. It starts above the largest ID the store held when it was loaded; loading again
+/// (another coordinator) only moves it past what it already handed out. The SQLite store
+/// reserves its IDs through its file instead (`SQLiteIDReservations`), so that coordinators
+/// in other processes never hand out the same ones; the PostgreSQL store, from the database.
 final class ObjectIDAllocator: Sendable {
-    private let allocators = LockedValue<[String: EntityAllocator]>([:])
+    private let next = LockedValue<[String: Int64]>([:])
 
-    /// Starts from the store's maxima (`load`): per entity the largest ID in use, and
-    /// whether its key is its table's rowid (then keys may become IDs: `mayUseKeyAsID`).
-    /// An entity already handing out IDs (a store loaded again, by another coordinator)
-    /// keeps what it handed out and only moves past the maxima: no ID is handed out twice.
-    func start(maxima: [String: Int64], rowidKeyed: Set<String>) {
-        allocators.withLock { allocators in
-            for (entity, largest) in maxima {
-                let next = largest + 1
-                if allocators[entity] != nil {
-                    allocators[entity]!.next = max(allocators[entity]!.next, next)
-                } else {
-                    allocators[entity] = EntityAllocator(next: next, keyFloor: rowidKeyed.contains(entity) ? next : nil)
-                }
-            }
+    /// Moves each entity's next ID to at least `firstFree[entity]`.
+    func start(firstFree: [String: Int64]) {
+        next.withLock { next in
+            for (entity, first) in firstFree { next[entity] = max(next[entity] ?? first, first) }
         }
     }
 
+    /// `count` IDs for `entity`, never handed out before by this allocator.
     func allocate(for entity: String, count: Int64) -> Range<Int64> {
-        allocators.withLock { $0[entity, default: EntityAllocator(next: 1, keyFloor: nil)].take(count) }
+        next.withLock { next in
+            let first = next[entity] ?? 1
+            next[entity] = first + count
+            return first..<(first + count)
+        }
+    }
+}
+
+/// Which numbers a store hands out as object IDs, so that a row's key never equals
+/// another object's ID (store.md 17, 49).
+///
+/// An entity whose key is its table's rowid (`TableLayout`) has two kinds of IDs: a row
+/// inserted with its key takes the key as its ID, and an object inserted through the API
+/// (which gets its ID before its key is known) gets an allocated one. Allocated IDs of such
+/// an entity live at `rowidKeyedBase` and above, keys taken as IDs below it: the two never
+/// meet, whichever writer — this coordinator, another one, another process — took which,
+/// with no coordination. (A key at or above the base is stored with an allocated ID, kept
+/// in `_pk`.) Stores made before this rule may hold allocated IDs below the base; a row
+/// whose key equals one of those takes a new ID when it is saved (`ChangeResolver`).
+/// IDs of every other entity never meet a key: they start at 1.
+enum ObjectIDSpace {
+    /// The first ID handed out for an entity whose key is its table's rowid.
+    static let rowidKeyedBase: Int64 = 1 << 62
+
+    /// Whether a new row whose key (its table's rowid) is `key` may take it as its ID.
+    static func mayUseKeyAsID(_ key: Int64, rowidKeyed: Bool) -> Bool {
+        rowidKeyed && key < rowidKeyedBase
     }
 
-    func mayUseKeyAsID(_ key: Int64, for entity: String) -> Bool {
-        allocators.withLock { $0[entity]?.mayUseKeyAsID(key) ?? false }
-    }
-
-    /// Hands out one entity's object IDs, ascending.
-    private struct EntityAllocator: Sendable {
-        var next: Int64
-        /// For an entity whose key is its table's rowid: the first ID handed out since the
-        /// store was loaded (every stored ID and key below the ceiling is below it), and the
-        /// blocks handed out since, ascending, adjacent ones joined: so that no key taken as
-        /// an ID (`mayUseKeyAsID`) is ever also handed out.
-        let keyFloor: Int64?
-        var blocks: [Range<Int64>] = []
-
-        mutating func take(_ count: Int64) -> Range<Int64> {
-            let block = next..<(next + count)
-            next += count
-            guard keyFloor != nil else { return block }
-            if let last = blocks.last, last.upperBound == block.lowerBound {
-                blocks[blocks.count - 1] = last.lowerBound..<block.upperBound
-            } else {
-                blocks.append(block)
-            }
-            return block
-        }
-
-        mutating func mayUseKeyAsID(_ key: Int64) -> Bool {
-            guard let keyFloor else { return false }
-            if key < keyFloor || key >= TableLayout.allocatedIDCeiling { return true }
-            if key >= next {
-                next = key + 1
-                return true
-            }
-            var low = 0, high = blocks.count
-            while low < high {
-                let middle = (low + high) / 2
-                if blocks[middle].upperBound <= key { low = middle + 1 } else { high = middle }
-            }
-            return !(low < blocks.count && blocks[low].contains(key))
-        }
+    /// The first ID to hand out for an entity whose largest allocated ID in use is `largest`
+    /// (for a rowid-keyed entity: the largest kept in `_pk`; nil when none).
+    static func firstFree(largestAllocated largest: Int64?, rowidKeyed: Bool) -> Int64 {
+        let floor: Int64 = rowidKeyed ? rowidKeyedBase : 1
+        guard let largest, largest < .max else { return floor }
+        return max(floor, largest + 1)
     }
 }

@@ -14,11 +14,14 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// Opens (creating if needed) and migrates the store to `model`.
     func load(model: ManagedObjectModel) throws(StoreError)
     /// `count` new object IDs for `entity`, never handed out before to anyone writing this
-    /// store: IDs are permanent from insert (store.md 17; postgres-store.md 4 across runners).
-    func allocateIDs(for entity: String, count: Int64) -> Range<Int64>
+    /// store, in this process or another: IDs are permanent from insert (store.md 17, 49;
+    /// postgres-store.md 4 across runners).
+    ///
+    /// - Throws: when the store cannot reserve them (the SQLite store reserves through its
+    ///   file: closed, unwritable, or busy past the timeout).
+    func allocateIDs(for entity: String, count: Int64) throws(StoreError) -> Range<Int64>
     /// Whether a new row of `entity`, whose key is its table's rowid, may take its key as
-    /// its ID: true unless `allocateIDs` handed that number out (then it never will).
-    /// A key above every ID handed out moves the allocation past it.
+    /// its ID: only where `allocateIDs` never hands that number out, to anyone (`ObjectIDSpace`).
     func mayUseKeyAsID(_ key: Int64, for entity: String) -> Bool
     /// Runs `body` against one consistent snapshot of the last committed state.
     /// Never waits for a commit in progress.

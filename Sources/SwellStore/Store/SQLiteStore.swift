@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// `@unchecked Sendable`, field by field: `writer` is used only under `writerLock`;
 /// `readers` is handed out under `poolLock`, each reader then owned by one caller until
-/// returned; `identifier` and `model` are set once by `load`, under `writerLock`, and
+/// returned; `identifier`, `model` and `rowidKeyed` are set once by `load`, under `writerLock`, and
 /// published to readers by `isLoaded` (release/acquire) before any read or commit uses
 /// them; `_commitObserver`, `_commitObserverInterval` and `_readObserver` are touched only
 /// under `observerLock`; `url` and `path` are constants.
@@ -60,16 +60,29 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
 
     // MARK: Loading
 
-    /// Hands out object IDs above every ID and key stored when the store was loaded
-    /// (one process writes a SQLite store: its lock file says so).
-    private let ids = ObjectIDAllocator()
+    /// Hands out object IDs from blocks reserved through the file, so that no other
+    /// coordinator writing it (here or in another process) hands out the same ones.
+    let ids = SQLiteIDReservations()
+    /// The entities whose key is their table's rowid (`ObjectIDSpace`), set by `load`.
+    private var rowidKeyed: Set<String> = []
 
-    func allocateIDs(for entity: String, count: Int64) -> Range<Int64> {
-        ids.allocate(for: entity, count: count)
+    func allocateIDs(for entity: String, count: Int64) throws(StoreError) -> Range<Int64> {
+        try ids.allocate(for: entity, count: count) { [self] entity, size throws(StoreError) in
+            writerLock.lock()
+            defer { writerLock.unlock() }
+            guard let writer, let description = model.entitiesByName[entity] else {
+                throw writer == nil ? .noPersistentStore : .unknownEntity(entity)
+            }
+            do {
+                return try SQLiteIDReservations.reserve(size, for: description, connection: writer)
+            } catch {
+                throw StoreError(converting: error, path: path)
+            }
+        }
     }
 
     func mayUseKeyAsID(_ key: Int64, for entity: String) -> Bool {
-        ids.mayUseKeyAsID(key, for: entity)
+        ObjectIDSpace.mayUseKeyAsID(key, rowidKeyed: rowidKeyed.contains(entity))
     }
 
     func load(model: ManagedObjectModel) throws(StoreError) {
@@ -86,37 +99,15 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
             do {
                 try configureWriter(connection)
                 let identifier = try SQLiteSchema(connection: connection).migrate(to: model)
-                var maxKeys: [String: Int64] = [:]
-                for entity in model.entities {
-                    maxKeys[entity.name] = try largestInUse(entity, connection: connection)
-                }
                 self.identifier = identifier
                 self.model = model
+                self.rowidKeyed = Set(model.entities.filter { $0.rowidKeyIndex != nil }.map(\.name))
                 self.writer = connection
-                ids.start(maxima: maxKeys, rowidKeyed: Set(model.entities.filter { $0.rowidKeyIndex != nil }.map(\.name)))
                 isLoaded.store(true, ordering: .releasing)
             } catch {
                 throw StoreError(converting: error, path: path)
             }
         }
-    }
-
-    /// The largest object ID in use; for an entity whose key is its table's rowid, the largest
-    /// ID or key below `TableLayout.allocatedIDCeiling` (new IDs are handed out above every key
-    /// stored, and below the ceiling). Both come from an index's last entry.
-    private func largestInUse(_ entity: EntityDescription, connection: SQLiteConnection) throws -> Int64 {
-        let layout = TableLayout(entity)
-        guard let key = layout.rowidKey else {
-            if case .integer(let max)? = try connection.query("SELECT max(\"_pk\") FROM \(layout.table)").first?.first { return max }
-            return 0
-        }
-        var largest: Int64 = 0
-        for column in ["\"_pk\"", key] {
-            let rows = try connection.query("SELECT max(\(column)) FROM \(layout.table) WHERE \(column) < ?",
-                                            [.integer(TableLayout.allocatedIDCeiling)])
-            if case .integer(let max)? = rows.first?.first { largest = Swift.max(largest, max) }
-        }
-        return largest
     }
 
     private func prepareDirectory() throws(StoreError) {

@@ -29,6 +29,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case invalidPredicate(FetchPredicateError)
     /// A sort key is not an attribute of the entity.
     case invalidSortKey(entity: String, key: String)
+    /// Key-path columns (an export's `author.name`) are read from saved data, and the entity
+    /// has unsaved changes in the reading context or its ancestors: save them first.
+    case keyPathNeedsSavedData(entity: String, keyPath: String)
     /// Seeding a store failed; nothing was left half-copied at the store's path.
     case seedFailed(path: String, reason: String)
     /// A delete was saved while a `deny` relationship of the deleted object still had destinations.
@@ -85,6 +88,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .objectNotFound(let id): return "no object with ID \(id)"
         case .invalidPredicate(let error): return error.description
         case .invalidSortKey(let entity, let key): return "cannot sort \(entity) by '\(key)': not an attribute"
+        case .keyPathNeedsSavedData(let entity, let keyPath):
+            return "cannot read '\(keyPath)' of \(entity): key paths are read from saved data, and \(entity) has unsaved changes in this context or its parents; save them first"
         case .seedFailed(let path, let reason): return "could not seed the store at \(path): \(reason)"
         case .deleteDenied(let object, let relationship, let destinations):
             return "cannot delete \(object): its relationship '\(relationship)' has the delete rule deny and still has \(destinations) object(s)"

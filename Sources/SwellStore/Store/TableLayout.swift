@@ -10,11 +10,6 @@
 /// under a partial unique index. Every other entity keeps its IDs in `_pk`, the
 /// rowid, and its key under a unique index.
 struct TableLayout: Sendable {
-    /// The object IDs the coordinator hands out for an entity whose key is the rowid stay
-    /// below this, above every ID and key stored below it: a stored key near `Int64.max`
-    /// never pushes the allocator into overflowing.
-    static let allocatedIDCeiling: Int64 = 1 << 62
-
     /// The quoted table name.
     let table: String
     /// The index of the key attribute that is the table's rowid, or nil when `_pk` is.
