@@ -13,12 +13,14 @@ extension NestedUpsert {
             let values = context.currentValues(entity: plan.entity, primaryKey: member)
             let key = plan.entity.keyIndices.map { values[$0] }
             guard !key.contains(where: \.isNull) else { continue }
-            released.append(Released(parent: parent.name, relationship: plan.relationship.name, key: key))
+            released.insert(Released(parent: parent.name, relationship: plan.relationship.name, key: key))
         }
     }
 
     /// The children whose to-one names `parent` and that the record no longer lists: their
-    /// to-one (and position) cleared. Returns whether there were any.
+    /// to-one (and position) cleared. Under a `cascade` relationship they stay linked until
+    /// `finish` deletes them (a child whose to-one is required is never left without one),
+    /// unless a record lists them again first. Returns whether there were any.
     mutating func unlinkMembers(of parent: Int64, plan: NestedPlan, parent entity: EntityDescription, column: Int, order: Int?,
                                 keeping listed: Set<Int64>, in context: ManagedObjectContext) throws -> Bool {
         var request = FetchRequest(entityName: plan.entity.name)
@@ -28,6 +30,10 @@ extension NestedUpsert {
             if !listed.contains(primaryKey) { gone.append((primaryKey, values)) }
         }
         for (member, values) in gone {
+            if plan.relationship.deleteRule == .cascade {
+                released.insert(Released(parent: entity.name, relationship: plan.relationship.name, key: plan.entity.keyIndices.map { values[$0] }))
+                continue
+            }
             var cleared = values
             cleared[column] = .null
             var indices = [column]
@@ -37,9 +43,6 @@ extension NestedUpsert {
             }
             context.updateRow(entity: plan.entity, primaryKey: member, values: cleared, indices: indices)
             note(member, values: cleared, entity: plan.entity)
-            if plan.relationship.deleteRule == .cascade {
-                released.append(Released(parent: entity.name, relationship: plan.relationship.name, key: plan.entity.keyIndices.map { values[$0] }))
-            }
         }
         return !gone.isEmpty
     }
@@ -70,11 +73,12 @@ extension NestedUpsert {
     }
 
     /// At the end of the run: deletes the objects records took out of a `cascade`
-    /// relationship that no object holds through it any more (what they own in turn
-    /// goes with them when the delete is saved). Returns how many it deleted.
+    /// relationship, did not list in it again, and that no object holds through it any
+    /// more (what they own in turn goes with them when the delete is saved). Returns how
+    /// many it deleted.
     mutating func finish(in context: ManagedObjectContext) throws -> Int {
         guard !released.isEmpty else { return 0 }
-        let candidates = Array(Set(released))
+        let candidates = released
         released.removeAll()
         var deleted = 0
         for candidate in candidates {
@@ -101,8 +105,9 @@ extension NestedUpsert {
         case .joinOwner(let column, _):
             guard let join = parent.attributes[column].join else { return false }
             return !context.owners(in: join, column: column, listing: member).isEmpty
-        case .inverseToOne(let column, _):
-            return !current(member, entity: plan.entity, in: context)[column].isNull
+        case .inverseToOne:
+            // Its to-one still names the parent that let go of it: no record listed it since.
+            return false
         case .joinInverse(let column):
             return !JoinTable.decode(current(member, entity: plan.entity, in: context)[column]).isEmpty
         }

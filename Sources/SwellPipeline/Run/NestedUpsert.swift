@@ -35,8 +35,8 @@ struct NestedUpsert {
     private(set) var unchanged: [String: Int] = [:]
     /// Stored objects whose own row stayed but whose links (kept on the other side) changed, by entity: counted as updated.
     private(set) var touched: [String: Int] = [:]
-    /// Objects taken out of a `cascade` relationship during the run, for `finish`.
-    var released: [Released] = []
+    /// Objects taken out of a `cascade` relationship during the run and not listed in it again since, for `finish`.
+    var released = Set<Released>()
 
     /// An object a record took out of a `cascade` relationship of `parent`.
     struct Released: Hashable {
@@ -121,6 +121,14 @@ struct NestedUpsert {
     private mutating func write(_ node: MappedNode, entity: EntityDescription, plans: [NestedPlan], written: Set<Int>,
                                 in context: ManagedObjectContext) throws -> (id: Int64, changed: Bool) {
         let before = existing(node.key, entity: entity)
+        // Children listed again are no longer let go of, whichever parent let go of them earlier in the run.
+        if !released.isEmpty {
+            for (plan, nodes) in zip(plans, node.links) where plan.relationship.deleteRule == .cascade {
+                for child in nodes ?? [] {
+                    released.remove(Released(parent: entity.name, relationship: plan.relationship.name, key: child.key))
+                }
+            }
+        }
         var values = node.values
         // Children this object points at come first: their IDs go in its columns.
         for (plan, nodes) in zip(plans, node.links) {

@@ -100,8 +100,16 @@ struct UpsertWorker: Sendable {
                 if graph == nil { scheduler.waitForRoom() } else { scheduler.waitForDisk() }
             }
         }
-        // Last, what is unsaved, with the objects `cascade` relationships let go of that nothing holds any more.
-        let (saved, failure) = step { try (graph?.finish(in: context) ?? 0) > 0 || unsaved > 0 }
+        if unsaved > 0 {
+            let (saved, failure) = step { true }
+            if let saved { scheduler.batchSaved(saved) }
+            if let failure { state.fail(failure) }
+        }
+        guard graph != nil else { return }
+        // Last, once everything is on disk (stored rows, so their delete rules apply when the
+        // deletes are saved): the objects `cascade` relationships let go of that nothing holds any more.
+        scheduler.waitForDisk()
+        let (saved, failure) = step { try graph!.finish(in: context) > 0 }
         if let saved { scheduler.batchSaved(saved) }
         if let failure { state.fail(failure) }
     }
