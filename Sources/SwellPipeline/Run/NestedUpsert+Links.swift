@@ -6,8 +6,7 @@ import SwellStore
 extension NestedUpsert {
     /// Members of `plan`'s relationship that a record took out: remembered by key when
     /// the relationship cascades (the parent's own column or join table unlinks them).
-    mutating func release(_ members: [Int64], from plan: NestedPlan, of parent: EntityDescription,
-                          in context: ManagedObjectContext) throws {
+    mutating func release(_ members: [Int64], from plan: NestedPlan, of parent: EntityDescription, in context: ManagedObjectContext) {
         guard plan.relationship.deleteRule == .cascade else { return }
         for member in members {
             let values = context.currentValues(entity: plan.entity, primaryKey: member)

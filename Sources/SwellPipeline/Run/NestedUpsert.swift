@@ -140,7 +140,7 @@ struct NestedUpsert {
                 }
                 values[column] = now.map { .integer($0) } ?? .null
                 if let before, case .integer(let old) = before.values[column], old != now {
-                    try release([old], from: plan, of: entity, in: context)
+                    release([old], from: plan, of: entity, in: context)
                 }
             case .joinOwner(let column, let ordered):
                 var ids: [Int64] = []
@@ -150,7 +150,7 @@ struct NestedUpsert {
                 }
                 values[column] = JoinTable.encode(ids, ordered: ordered)
                 if let before {
-                    try release(JoinTable.decode(before.values[column]).filter { !ids.contains($0) }, from: plan, of: entity, in: context)
+                    release(JoinTable.decode(before.values[column]).filter { !ids.contains($0) }, from: plan, of: entity, in: context)
                 }
             case .inverseToOne, .joinInverse:
                 break
@@ -188,7 +188,7 @@ struct NestedUpsert {
                     for member in context.owners(in: join, column: column, listing: id) where !listed.contains(member) {
                         if setLink(id, in: member, plan: plan, column: column, linked: false, in: context) {
                             linksChanged = true
-                            try release([member], from: plan, of: entity, in: context)
+                            release([member], from: plan, of: entity, in: context)
                         }
                     }
                 }
