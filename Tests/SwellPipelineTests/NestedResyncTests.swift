@@ -110,6 +110,23 @@ import Testing
     }
 
     @Test(arguments: PipelineStore.allCases)
+    func anOwnedChildMovedToAnotherParentInALaterPageIsMovedNotDeleted(store: PipelineStore) throws {
+        let pipeline = try InProcessPipeline(yaml: Self.tickets.replacingOccurrences(of: "url: \"{dir}/tickets.json\"",
+                                                                                   with: "url: \"{dir}/page1.json\"\n    records: data\n    paginate: { next: next }"),
+                                             store: store)
+        try pipeline.write("page1.json", #"{"data": [{"id":1,"title":"a","notes":[{"id":10,"text":"n10"}]}], "next": null}"#)
+        _ = try pipeline.run()
+        // Ticket 1 lets go of note 10 on the first page; ticket 2 takes it on the second, in another batch.
+        try pipeline.write("page1.json", #"{"data": [{"id":1,"title":"a","notes":[]}], "next": "page2.json"}"#)
+        try pipeline.write("page2.json", #"{"data": [{"id":2,"title":"b","notes":[{"id":11,"text":"n11"},{"id":10,"text":"n10"}]}], "next": null}"#)
+        _ = try pipeline.run(options: RunOptions(workers: 2, batchSize: 1))
+        let graph = try pipeline.graph()
+        #expect(graph.objects["Ticket"]?["1"]?["notes"] == "[]")
+        #expect(graph.objects["Ticket"]?["2"]?["notes"] == "[11, 10]")
+        #expect(graph.objects["Note"]?["10"]?["text"] == "'n10'")
+    }
+
+    @Test(arguments: PipelineStore.allCases)
     func anOwnedChildThatCannotBeDeletedFailsTheRunNamingItsRelationship(store: PipelineStore) throws {
         let pipeline = try InProcessPipeline(yaml: Self.tickets, store: store)
         try pipeline.write("tickets.json", #"[{"id":1,"title":"a","notes":[{"id":10,"text":"n10","files":[{"id":7}]}]}]"#)
