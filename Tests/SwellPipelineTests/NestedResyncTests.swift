@@ -45,6 +45,20 @@ import Testing
         #expect(try pipeline.graph() == graph)
     }
 
+    @Test func aNewNestedObjectWhoseMappingLeavesARequiredAttributeOutIsRefusedNamingIt() throws {
+        let pipeline = try InProcessPipeline(yaml: Self.books.replacingOccurrences(of: "fields: { id: id, name: name }", with: "fields: { id: id }"),
+                                             store: .sqlite)
+        try pipeline.write("authors.json", #"[{"id": 1, "name": "Ann", "country": "SE"}]"#)
+        try pipeline.write("books.json", #"[{"id": 10, "title": "T", "author": {"id": 1}}]"#)
+        try pipeline.write("titles.json", "[]")
+        _ = try pipeline.run()
+        #expect(try pipeline.graph().objects["Author"]?["1"]?["name"] == "'Ann'", "a stored author keeps the name the mapping leaves out")
+
+        try pipeline.write("books.json", #"[{"id": 11, "title": "U", "author": {"id": 2}}]"#)
+        let error = #expect(throws: PipelineError.self) { try pipeline.run() }
+        #expect(error?.message.contains("a new Author (id=2) needs name") == true, "\(error?.message ?? "")")
+    }
+
     static let tickets = """
         version: 2
         name: tickets

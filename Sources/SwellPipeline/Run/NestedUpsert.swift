@@ -227,8 +227,8 @@ struct NestedUpsert {
             let attribute = entity.attributes[index]
             return !mappedSet.contains(index) && !attribute.isOptional && attribute.destination == nil && attribute.join == nil && attribute.orderOf == nil
         }) {
-            let key = node.key.map { "\($0)" }.joined(separator: ", ")
-            throw PipelineError(.data, "a new \(entity.name) (key \(key)) needs \(entity.attributes[missing].name), which its nested mapping does not map")
+            let key = zip(entity.uniquenessConstraint, node.key).map { "\($0)=\(describe($1))" }.joined(separator: ", ")
+            throw PipelineError(.data, "a new \(entity.name) (\(key)) needs \(entity.attributes[missing].name), which its nested mapping does not map")
         }
         let id = context.insertRow(entity: entity, values: values)
         note(id, values: values, entity: entity)
