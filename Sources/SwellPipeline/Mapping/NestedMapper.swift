@@ -11,8 +11,8 @@ enum NestedLinkKind: Sendable {
     case joinOwner(column: Int, ordered: Bool)
     /// A to-many whose inverse is a to-one: each child's column `column` names the parent
     /// (and for an ordered one, its column `order` keeps its position); children no longer
-    /// listed are deleted (`cascade`) or unlinked.
-    case inverseToOne(column: Int, order: Int?, cascade: Bool)
+    /// listed are unlinked.
+    case inverseToOne(column: Int, order: Int?)
     /// The other side of a many-to-many: each child's join column `column` lists the parent.
     case joinInverse(column: Int)
 }
@@ -60,7 +60,7 @@ struct NestedPlan: Sendable {
         }
         if destination.attributes[column].destination != nil {
             let order = destination.attributes.firstIndex { $0.orderOf == inverse }
-            return .inverseToOne(column: column, order: order, cascade: relationship.deleteRule == .cascade)
+            return .inverseToOne(column: column, order: order)
         }
         return .joinInverse(column: column)
     }
@@ -81,32 +81,41 @@ struct NestedPlan: Sendable {
 struct MappedNode: Sendable {
     var values: [StoreValue]
     var key: [StoreValue]
+    /// The attribute indices the mapping gave a value (the others are not written to a stored object).
+    var mapped: [Int]
     /// Per plan (in the plan's order): the mapped elements, or nil when the path was
     /// absent or null (a to-one becomes nil, a to-many empty).
     var links: [[MappedNode]?]
 }
 
-/// Maps the elements of one nested mapping: each attribute from its field path in
-/// the element (`.` for the element itself), converted by type.
+/// Maps the elements of one nested mapping: each attribute its `fields` name from
+/// that path in the element (`.` for the element itself), converted by type; an
+/// attribute `fields` does not name, by its own name when the element has that
+/// member. What an element does not map is left as it is on a stored object
+/// (issue 20: a nested `{id, name}` of an author keeps the author's country).
 struct ElementMapper: Sendable {
     let entity: EntityDescription
     let paths: [[String]]
     let dates: [DateFormat]
     let keyIndices: [Int]
     let attributeCount: Int
+    /// Whether `fields` names the attribute (then it is always mapped: absent is null).
+    let named: [Bool]
 
     init(entity: EntityDescription, attributes: [AttributeDescription], fields: [String: FieldSpec], dates: DateFormat) {
         self.entity = entity
         attributeCount = attributes.count
         paths = attributes.map { fields[$0.name]?.path ?? [$0.name] }
         self.dates = attributes.map { fields[$0.name]?.dateFormat ?? dates }
+        named = attributes.map { fields[$0.name] != nil }
         keyIndices = entity.keyIndices
     }
 
-    /// The element's values (relationship columns null), or why it is bad; `place`
-    /// names the element (`labels[2]`) in messages.
-    func map(_ element: JSONValue, place: String, patterns: DatePatterns) -> Result<[StoreValue], BadRecord> {
+    /// The element's values (unmapped and relationship columns null) and the indices it
+    /// maps, or why it is bad; `place` names the element (`labels[2]`) in messages.
+    func map(_ element: JSONValue, place: String, patterns: DatePatterns) -> Result<(values: [StoreValue], mapped: [Int]), BadRecord> {
         var values = [StoreValue](repeating: .null, count: entity.attributes.count)
+        var mapped: [Int] = []
         for index in 0..<attributeCount {
             let path = paths[index]
             let raw: JSONValue
@@ -116,7 +125,9 @@ struct ElementMapper: Sendable {
                 guard case .object = element else {
                     return .failure(BadRecord(attribute: place, message: "\(place): expected an object with \(path.joined(separator: ".")), got \(element.kindDescription)"))
                 }
-                raw = element.value(at: path) ?? .null
+                let found = element.value(at: path)
+                if found == nil && !named[index] { continue }
+                raw = found ?? .null
             }
             let attribute = entity.attributes[index]
             let field = path == ["."] ? place : "\(place).\(path.joined(separator: "."))"
@@ -127,11 +138,12 @@ struct ElementMapper: Sendable {
                     return .failure(BadRecord(attribute: field, message: "\(field): \(what) \(entity.name).\(attribute.name) is missing"))
                 }
                 values[index] = value
+                mapped.append(index)
             case .failure(let failure):
                 return .failure(BadRecord(attribute: field, message: "\(field): \(failure.message)"))
             }
         }
-        return .success(values)
+        return .success((values, mapped))
     }
 }
 
@@ -179,10 +191,11 @@ extension NestedPlan {
         switch mapper.map(element, place: place, patterns: patterns) {
         case .failure(let bad):
             return .failure(bad)
-        case .success(let values):
+        case .success(let (values, mapped)):
             switch Self.mapLinks(of: element, plans: children, place: place, patterns: patterns) {
             case .failure(let bad): return .failure(bad)
-            case .success(let links): return .success(MappedNode(values: values, key: mapper.keyIndices.map { values[$0] }, links: links))
+            case .success(let links):
+                return .success(MappedNode(values: values, key: mapper.keyIndices.map { values[$0] }, mapped: mapped, links: links))
             }
         }
     }

@@ -2,27 +2,48 @@ import SwellStore
 
 /// Writes a chunk of records with nested objects (pipeline-file.md, version 2)
 /// into a worker's context, without creating managed objects: each nested
-/// object is upserted into its entity by its key and linked, and a to-many
-/// holds exactly what the record lists ("the set is what the record says").
+/// object is upserted into its entity by its key and linked, and every mapped
+/// relationship holds exactly what the record lists ("the set is what the record
+/// says").
 ///
-/// Keys are looked up in the store once per chunk and entity; a stored object
-/// is written only where a value or link differs, a new one is inserted once
-/// per batch (later occurrences update it: the later record wins). Used on the
-/// worker's queue; one per worker, emptied when the worker's batch is saved.
+/// - An object is written property by property, like every upsert: the attributes
+///   its mapping maps (`MappedNode.mapped`) and the relationship columns its plans
+///   write; the others keep their stored values.
+/// - A relationship's members that the record no longer lists are unlinked, on
+///   whichever side the store keeps the link (the parent's column or join table, the
+///   children's to-one, or the other side's join table). Those taken out of a
+///   `cascade` relationship are remembered by key and deleted by `finish` at the end
+///   of the run when no object holds them through it any more (an element may move
+///   to another parent later in the run).
+/// - A stored object whose own columns are as stored but whose links changed counts
+///   as updated (`touched`); one that did not change at all as unchanged.
+///
+/// Keys are looked up once per chunk and entity, over what earlier batches put on
+/// disk (the worker waits for them) and what this batch wrote. Used on one worker's
+/// queue: a source with nested mappings has one worker, so its records are written
+/// in the order they came (the later record wins, for links too).
 struct NestedUpsert {
     /// The source's entity as the store keeps it, and its nested mappings.
     let root: EntityDescription
     let plans: [NestedPlan]
 
-    /// IDs given or found this batch, with the values written (or found stored), by entity and key.
-    private var batchIDs: [String: [[StoreValue]: (id: Int64, values: [StoreValue])]] = [:]
+    /// Rows this batch wrote, relinked or unlinked, with their values as they are now, by entity and key.
+    var batchRows: [String: [[StoreValue]: (id: Int64, values: [StoreValue])]] = [:]
     /// The stored rows of the chunk's keys, by entity and key.
     private var stored: [String: [[StoreValue]: (primaryKey: Int64, values: [StoreValue])]] = [:]
     /// Objects found equal to what is stored, by entity (counted as unchanged).
     private(set) var unchanged: [String: Int] = [:]
-    /// Stored objects whose row stayed but whose to-many (held by the children's
-    /// columns) changed, by entity: counted as updated.
+    /// Stored objects whose own row stayed but whose links (kept on the other side) changed, by entity: counted as updated.
     private(set) var touched: [String: Int] = [:]
+    /// Objects taken out of a `cascade` relationship during the run and not listed in it again since, for `finish`.
+    var released = Set<Released>()
+
+    /// An object a record took out of a `cascade` relationship of `parent`.
+    struct Released: Hashable {
+        let parent: String
+        let relationship: String
+        let key: [StoreValue]
+    }
 
     init(root: EntityDescription, plans: [NestedPlan]) {
         self.root = root
@@ -48,9 +69,9 @@ struct NestedUpsert {
         unchanged.removeValue(forKey: entity) ?? 0
     }
 
-    /// After the worker's save: IDs of this batch are no longer this level's.
+    /// After the worker's save: rows of this batch are no longer this level's.
     mutating func batchSaved() {
-        batchIDs.removeAll(keepingCapacity: true)
+        batchRows.removeAll(keepingCapacity: true)
         unchanged.removeAll()
         touched.removeAll()
     }
@@ -69,7 +90,7 @@ struct NestedUpsert {
     private mutating func lookUp(_ records: [MappedNode], in context: ManagedObjectContext) throws {
         var keys: [String: Set<[StoreValue]>] = [:]
         func collect(_ node: MappedNode, entity: EntityDescription, plans: [NestedPlan]) {
-            if !node.key.isEmpty { keys[entity.name, default: []].insert(node.key) }
+            if !node.key.isEmpty, batchRows[entity.name]?[node.key] == nil { keys[entity.name, default: []].insert(node.key) }
             for (plan, nodes) in zip(plans, node.links) {
                 for child in nodes ?? [] { collect(child, entity: plan.entity, plans: plan.children) }
             }
@@ -82,18 +103,44 @@ struct NestedUpsert {
         }
     }
 
-    /// Writes one object and its links; returns its ID at this level.
+    /// The object with `key` as this batch sees it: written this batch, or stored.
+    func existing(_ key: [StoreValue], entity: EntityDescription) -> (id: Int64, values: [StoreValue])? {
+        guard !key.isEmpty else { return nil }
+        if let row = batchRows[entity.name]?[key] { return row }
+        return stored[entity.name]?[key].map { ($0.primaryKey, $0.values) }
+    }
+
+    /// Notes a row this batch wrote or relinked, with its values as they are now.
+    mutating func note(_ id: Int64, values: [StoreValue], entity: EntityDescription) {
+        let key = entity.keyIndices.map { values[$0] }
+        guard !key.isEmpty, !key.contains(where: \.isNull) else { return }
+        batchRows[entity.name, default: [:]][key] = (id, values)
+    }
+
+    /// Writes one object and its links; returns its ID at this level and whether it or its links changed.
     private mutating func write(_ node: MappedNode, entity: EntityDescription, plans: [NestedPlan], written: Set<Int>,
                                 in context: ManagedObjectContext) throws -> (id: Int64, changed: Bool) {
+        let before = existing(node.key, entity: entity)
+        // Children listed again are no longer let go of, whichever parent let go of them earlier in the run.
+        if !released.isEmpty {
+            for (plan, nodes) in zip(plans, node.links) where plan.relationship.deleteRule == .cascade {
+                for child in nodes ?? [] {
+                    released.remove(Released(parent: entity.name, relationship: plan.relationship.name, key: child.key))
+                }
+            }
+        }
         var values = node.values
         // Children this object points at come first: their IDs go in its columns.
         for (plan, nodes) in zip(plans, node.links) {
             switch plan.kind {
             case .toOne(let column):
+                var now: Int64?
                 if let child = nodes?.first {
-                    values[column] = .integer(try write(child, entity: plan.entity, plans: plan.children, written: plan.writtenColumns, in: context).id)
-                } else {
-                    values[column] = .null
+                    now = try write(child, entity: plan.entity, plans: plan.children, written: plan.writtenColumns, in: context).id
+                }
+                values[column] = now.map { .integer($0) } ?? .null
+                if let before, case .integer(let old) = before.values[column], old != now {
+                    release([old], from: plan, of: entity, in: context)
                 }
             case .joinOwner(let column, let ordered):
                 var ids: [Int64] = []
@@ -102,16 +149,19 @@ struct NestedUpsert {
                     if !ids.contains(id) { ids.append(id) }
                 }
                 values[column] = JoinTable.encode(ids, ordered: ordered)
+                if let before {
+                    release(JoinTable.decode(before.values[column]).filter { !ids.contains($0) }, from: plan, of: entity, in: context)
+                }
             case .inverseToOne, .joinInverse:
                 break
             }
         }
-        let (id, existed, rowChanged) = try writeRow(values, key: node.key, entity: entity, written: written, in: context)
+        let (id, rowChanged) = try writeRow(values, node: node, entity: entity, written: written, before: before, in: context)
         var linksChanged = false
-        // Children that point at this object: their column names it; the set is what the record says.
+        // Children that point at this object (their to-one, or their join table): the set is what the record says.
         for (plan, nodes) in zip(plans, node.links) {
             switch plan.kind {
-            case .inverseToOne(let column, let order, let cascade):
+            case .inverseToOne(let column, let order):
                 var listed = Set<Int64>()
                 for (position, var child) in (nodes ?? []).enumerated() {
                     child.values[column] = .integer(id)
@@ -124,13 +174,23 @@ struct NestedUpsert {
                     listed.insert(written.id)
                     linksChanged = linksChanged || written.changed
                 }
-                if existed, try releaseMembers(of: id, plan: plan, column: column, keeping: listed, cascade: cascade, in: context) {
+                if before != nil, try unlinkMembers(of: id, plan: plan, parent: entity, column: column, order: order, keeping: listed, in: context) {
                     linksChanged = true
                 }
             case .joinInverse(let column):
+                var listed: [Int64] = []
                 for child in nodes ?? [] {
                     let childID = try write(child, entity: plan.entity, plans: plan.children, written: plan.writtenColumns, in: context).id
-                    if try addOwner(id, to: childID, entity: plan.entity, column: column, in: context) { linksChanged = true }
+                    listed.append(childID)
+                    if setLink(id, in: childID, plan: plan, column: column, linked: true, in: context) { linksChanged = true }
+                }
+                if before != nil, let join = plan.entity.attributes[column].join {
+                    for member in context.owners(in: join, column: column, listing: id) where !listed.contains(member) {
+                        if setLink(id, in: member, plan: plan, column: column, linked: false, in: context) {
+                            linksChanged = true
+                            release([member], from: plan, of: entity, in: context)
+                        }
+                    }
                 }
             case .toOne, .joinOwner:
                 break
@@ -138,79 +198,41 @@ struct NestedUpsert {
         }
         // An object whose own row is as stored counts as unchanged unless the children
         // that point at it changed (then it counts as updated: its set changed).
-        if existed && !rowChanged {
+        if before != nil && !rowChanged {
             if linksChanged { touched[entity.name, default: 0] += 1 } else { unchanged[entity.name, default: 0] += 1 }
         }
-        return (id, rowChanged || linksChanged || !existed)
+        return (id, rowChanged || linksChanged || before == nil)
     }
 
-    /// Inserts or updates one row: a key met this batch is updated (the later record
-    /// wins), a stored one only where it differs, a new one inserted. Relationship
-    /// columns no plan writes keep their stored value. Returns the ID and whether the
-    /// object existed before this record (stored, or met earlier this batch), and whether its row changed.
-    private mutating func writeRow(_ mapped: [StoreValue], key: [StoreValue], entity: EntityDescription, written: Set<Int>,
-                                   in context: ManagedObjectContext) throws -> (Int64, Bool, Bool) {
+    /// Inserts or updates one row. An existing object (met earlier this batch, or stored)
+    /// is updated only in the columns the record maps and the relationship columns its
+    /// plans write, where they differ; the rest keeps its values. A new object gets the
+    /// mapped values and nil elsewhere. Returns the ID and whether the row changed.
+    private mutating func writeRow(_ mapped: [StoreValue], node: MappedNode, entity: EntityDescription, written: Set<Int>,
+                                   before: (id: Int64, values: [StoreValue])?, in context: ManagedObjectContext) throws -> (Int64, Bool) {
+        let columns = node.mapped + written.sorted()
         var values = mapped
-        let userColumns = entity.attributes.indices.filter {
-            entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil && entity.attributes[$0].orderOf == nil
-        }
-        let relationshipColumns = entity.attributes.indices.filter { written.contains($0) }
-        let columns = userColumns + relationshipColumns
-        if !key.isEmpty, let (id, earlier) = batchIDs[entity.name]?[key] {
-            // Met earlier this batch: the later record wins, where it differs.
-            for index in entity.attributes.indices where !columns.contains(index) { values[index] = earlier[index] }
-            let changed = columns.filter { values[$0] != earlier[$0] }
+        if let before {
+            let kept = Set(columns)
+            for index in entity.attributes.indices where !kept.contains(index) { values[index] = before.values[index] }
+            let changed = columns.filter { values[$0] != before.values[$0] }
             if !changed.isEmpty {
-                context.updateRow(entity: entity, primaryKey: id, values: values, indices: changed)
-                batchIDs[entity.name, default: [:]][key] = (id, values)
+                context.updateRow(entity: entity, primaryKey: before.id, values: values, indices: changed)
             }
-            return (id, true, !changed.isEmpty)
+            note(before.id, values: values, entity: entity)
+            return (before.id, !changed.isEmpty)
         }
-        if !key.isEmpty, let row = stored[entity.name]?[key] {
-            for index in entity.attributes.indices where !columns.contains(index) { values[index] = row.values[index] }
-            let changed = columns.filter { values[$0] != row.values[$0] }
-            if !changed.isEmpty {
-                context.updateRow(entity: entity, primaryKey: row.primaryKey, values: values, indices: changed)
-            }
-            batchIDs[entity.name, default: [:]][key] = (row.primaryKey, values)
-            return (row.primaryKey, true, !changed.isEmpty)
+        let mappedSet = Set(node.mapped)
+        if let missing = entity.attributes.indices.first(where: { index in
+            let attribute = entity.attributes[index]
+            return !mappedSet.contains(index) && !attribute.isOptional && attribute.destination == nil && attribute.join == nil && attribute.orderOf == nil
+        }) {
+            let key = zip(entity.uniquenessConstraint, node.key).map { "\($0)=\(describe($1))" }.joined(separator: ", ")
+            throw PipelineError(.data, "a new \(entity.name) (\(key)) needs \(entity.attributes[missing].name), which its nested mapping does not map")
         }
         let id = context.insertRow(entity: entity, values: values)
-        if !key.isEmpty { batchIDs[entity.name, default: [:]][key] = (id, values) }
-        return (id, false, true)
-    }
-
-    /// A stored parent's members that the record no longer lists: deleted (cascade) or
-    /// unlinked. Returns whether there were any.
-    private func releaseMembers(of parent: Int64, plan: NestedPlan, column: Int, keeping listed: Set<Int64>, cascade: Bool,
-                                in context: ManagedObjectContext) throws -> Bool {
-        var request = FetchRequest(entityName: plan.entity.name)
-        request.predicate = FetchPredicate(format: "%K == %@", plan.entity.attributes[column].name, parent)
-        var gone: [Int64] = []
-        try context.enumerateRows(request) { primaryKey, _ in
-            if !listed.contains(primaryKey) { gone.append(primaryKey) }
-        }
-        guard !gone.isEmpty else { return false }
-        if cascade {
-            context.deleteRows(entity: plan.entity.name, primaryKeys: gone)
-        } else {
-            var cleared = [StoreValue](repeating: .null, count: plan.entity.attributes.count)
-            cleared[column] = .null
-            for member in gone { context.updateRow(entity: plan.entity, primaryKey: member, values: cleared, indices: [column]) }
-        }
-        return true
-    }
-
-    /// The other side of a many-to-many: the child's join column gains the parent.
-    private func addOwner(_ parent: Int64, to child: Int64, entity: EntityDescription, column: Int,
-                          in context: ManagedObjectContext) throws -> Bool {
-        guard let join = entity.attributes[column].join else { return false }
-        let members = JoinTable.decode(context.currentValues(entity: entity, primaryKey: child)[column])
-        guard !members.contains(parent) else { return false }
-        var values = [StoreValue](repeating: .null, count: entity.attributes.count)
-        values[column] = JoinTable.encode(members + [parent], ordered: join.isOrdered)
-        context.updateRow(entity: entity, primaryKey: child, values: values, indices: [column])
-        return true
+        note(id, values: values, entity: entity)
+        return (id, true)
     }
 }
 
@@ -231,4 +253,3 @@ struct NestedCounts {
         for id in changes.unchanged { counts[id.entityName, default: RunReport.Counts()].unchanged += 1 }
     }
 }
-

@@ -66,6 +66,15 @@ final class SaveBacklog<Counts: Sendable>: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Waits until the writer is done with every batch saved so far; `stop` ends the wait early.
+    func waitUntilCommitted(stop: () -> Bool) {
+        condition.lock()
+        defer { condition.unlock() }
+        while !released && committedCount < saved && !stop() {
+            condition.wait()
+        }
+    }
+
     /// Waits while more than `limit` rows of saved batches are not committed; `stop` ends the wait early.
     func waitForRoom(rows limit: Int, stop: () -> Bool) {
         condition.lock()

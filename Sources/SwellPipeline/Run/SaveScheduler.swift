@@ -62,6 +62,13 @@ final class SaveScheduler: Sendable {
         backlog.waitForRoom(rows: rowsInFlight) { state.failure != nil }
     }
 
+    /// Waits until every batch saved so far is on disk (or the run failed): a source with
+    /// nested records looks its keys and links up in the store, so it must find there
+    /// what its earlier batches wrote.
+    func waitForDisk() {
+        backlog.waitUntilCommitted { state.failure != nil }
+    }
+
     /// Schedules a view → writer move and a writer save, at most one waiting at a time.
     private func requestSave() {
         let schedule = scheduled.withLock { scheduled -> Bool in

@@ -51,7 +51,10 @@ struct SourceRun {
         let worker = UpsertWorker(source: source, entity: entity, mapper: mapper, batchSize: options.batchSize, container: container,
                                   state: state, scheduler: scheduler, rejects: rejects, sweeper: sweeper, cursor: cursor,
                                   redactor: redactor, progress: counts, pipelineEntities: pipelineEntities, logger: logger)
-        let queues = (0..<options.workers).map { _ in BatchQueue<[IncomingRecord]>(capacity: 4) }
+        // Nested records link objects that records of other keys share: one worker writes them
+        // in the order they came, so the later record wins for links as for values.
+        let workers = source.nested.isEmpty ? options.workers : 1
+        let queues = (0..<workers).map { _ in BatchQueue<[IncomingRecord]>(capacity: 4) }
         let group = DispatchGroup()
         for (number, queue) in queues.enumerated() {
             worker.start(number: number, queue: queue, group: group)

@@ -106,14 +106,24 @@ struct UpsertWorker: Sendable {
             if let saved { scheduler.batchSaved(saved) }
             // The run fails, but this worker keeps saving the valid records already fetched.
             if let failure { state.fail(failure) }
-            // Wait while too many saved rows are not on disk yet (the other workers go on meanwhile).
-            if saved != nil { scheduler.waitForRoom() }
+            // Wait while too many saved rows are not on disk yet (the other workers go on meanwhile);
+            // nested records wait for all of them (their look-ups read the store).
+            if saved != nil {
+                if graph == nil { scheduler.waitForRoom() } else { scheduler.waitForDisk() }
+            }
         }
         if unsaved > 0 {
             let (saved, failure) = step { true }
             if let saved { scheduler.batchSaved(saved) }
             if let failure { state.fail(failure) }
         }
+        guard graph != nil else { return }
+        // Last, once everything is on disk (stored rows, so their delete rules apply when the
+        // deletes are saved): the objects `cascade` relationships let go of that nothing holds any more.
+        scheduler.waitForDisk()
+        let (saved, failure) = step { try graph!.finish(in: context) > 0 }
+        if let saved { scheduler.batchSaved(saved) }
+        if let failure { state.fail(failure) }
     }
 
     private func savingFailed(_ error: any Error) -> PipelineError {
@@ -137,7 +147,8 @@ struct UpsertWorker: Sendable {
                     switch NestedPlan.mapLinks(of: item.record, plans: graph.plans, place: "", patterns: patterns) {
                     case .success(let links):
                         accepted.append((item, values))
-                        trees["\(item.index)#\(item.page)"] = MappedNode(values: padded, key: mapper.keyIndices.map { values[$0] }, links: links)
+                        trees["\(item.index)#\(item.page)"] = MappedNode(values: padded, key: mapper.keyIndices.map { values[$0] },
+                                                                            mapped: Array(values.indices), links: links)
                     case .failure(let bad):
                         try reject(item, message: bad.message, attribute: bad.attribute, firstBad: &firstBad, rejected: &rejected)
                     }

@@ -147,11 +147,19 @@ extension ManagedObjectContext {
     /// `insertRow(entity:values:)` with the key's attribute indices worked out
     /// once by the caller (`entity.keyIndices`), for inserting many rows.
     /// Returns the row's primary key at this level (see above: not final until the save).
+    ///
+    /// `values` may stop after the model's attributes (`entity` as the model has it): the
+    /// relationship columns the store keeps after them are then not set, so a row that
+    /// merges into a stored object of its key keeps that object's links.
     @discardableResult
-    package func insertRow(entity: EntityDescription, keyIndices: [Int], values: [StoreValue]) -> Int64 {
+    package func insertRow(entity: EntityDescription, keyIndices: [Int], values given: [StoreValue]) -> Int64 {
         assertOnQueue("insert a \(entity.name)")
         let (found, isChild) = chainLinks
         guard let coordinator = found ?? coordinator else { return 0 }
+        var values = given
+        if coordinator.hasRelationships, let count = coordinator.entitiesByName[entity.name]?.attributes.count, count > given.count {
+            values += repeatElement(.null, count: count - given.count)
+        }
         var keyAsID: Int64?
         if isChild, keyIndices.count == 1, case .integer(let key) = values[keyIndices[0]], entity.attributes[keyIndices[0]].type == .integer,
            !entity.attributes[keyIndices[0]].isOptional, coordinator.mayUseKeyAsID(key, for: entity.name) {
@@ -169,7 +177,7 @@ extension ManagedObjectContext {
                 } else {
                     key = nextPrimaryKey(for: entity.name, from: coordinator, failure: &failure)
                 }
-                changes.rows[key] = PendingRow(kind: .inserted, values: values, mask: .all(values.count), sequence: sequence)
+                changes.rows[key] = PendingRow(kind: .inserted, values: values, mask: .all(given.count), sequence: sequence)
                 if !keyIndices.isEmpty {
                     let keyValues = keyIndices.map { values[$0] }
                     if !keyValues.contains(where: \.isNull) { changes.setKey(keyValues, for: key) }
