@@ -87,6 +87,22 @@ import Testing
               notes: { path: notes, fields: { id: id, text: text, attachments: { path: files, fields: { id: id } } } }
         """
 
+    /// A run that fails deletes nothing a `cascade` relationship let go of: the record that
+    /// would have listed the child again may be the one that never arrived (found in review:
+    /// the end-of-run deletion ran on failed runs too).
+    @Test func aFailedRunDeletesNoOwnedChildItLetGoOf() throws {
+        let pipeline = try InProcessPipeline(yaml: Self.tickets, store: .sqlite)
+        try pipeline.write("tickets.json", #"[{"id":1,"title":"a","tags":[],"notes":[{"id":10,"text":"n10"}]}]"#)
+        _ = try pipeline.run()
+        #expect(try pipeline.graph().objects["Note"]?["10"] != nil)
+        // Ticket 1 lets note 10 go; the file breaks before a later record could list it again.
+        let records = (2...1_200).map { #"{"id":\#($0),"title":"t","tags":[],"notes":[]}"# }.joined(separator: ",")
+        try pipeline.write("tickets.json", #"[{"id":1,"title":"a","tags":[],"notes":[]},"# + records + #",{"id": 7, "notes": [{"id":10,"text":"n10"}"#)
+        #expect(throws: PipelineError.self) { try pipeline.run() }
+        let after = try pipeline.graph()
+        #expect(after.objects["Note"]?["10"] != nil, "a failed run deleted an owned child")
+    }
+
     @Test(arguments: PipelineStore.allCases)
     func aReSyncUnlinksWhatTheRecordsDroppedAndDeletesOwnedChildren(store: PipelineStore) throws {
         let pipeline = try InProcessPipeline(yaml: Self.tickets, store: store)

@@ -120,7 +120,9 @@ struct UpsertWorker: Sendable {
         guard graph != nil else { return }
         // Last, once everything is on disk (stored rows, so their delete rules apply when the
         // deletes are saved): the objects `cascade` relationships let go of that nothing holds any more.
+        // Not after a failure: the record that would have listed one again may never have come.
         scheduler.waitForDisk()
+        guard state.failure == nil else { return }
         let (saved, failure) = step { try graph!.finish(in: context) > 0 }
         if let saved { scheduler.batchSaved(saved) }
         if let failure { state.fail(failure) }

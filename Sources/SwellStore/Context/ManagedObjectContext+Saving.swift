@@ -311,7 +311,7 @@ extension ManagedObjectContext {
     /// loaded before the child's save once this level's copy of the change moved up.
     /// Objects whose deletion moved up leave the context. (The objects this context edited,
     /// `retained`, were brought up to date from the saved rows before.)
-    private func takeSavedValues(_ changes: ContextDidSaveChanges) {
+    private func takeSavedValues(_ changes: ContextDidSaveChanges, includingEdited: Bool = false) {
         // (Called before `retained` is emptied: the objects in it are skipped.)
         var touched: [ObjectID] = []
         let changedCount = changes.inserted.count + changes.updated.count + changes.deleted.count + changes.merged.count
@@ -323,7 +323,8 @@ extension ManagedObjectContext {
             }
         }
         for id in touched {
-            guard retained[id] == nil, let object = registeredObject(for: id), object.managedObjectContext === self else { continue }
+            guard includingEdited || retained[id] == nil, let object = registeredObject(for: id),
+                  object.managedObjectContext === self else { continue }
             if let survivor = changes.merged[id] {
                 // The object now is the survivor: it takes that ID unless another object has it here.
                 unregister(object)
@@ -358,7 +359,8 @@ extension ManagedObjectContext {
         guard let changes = try save(into: parent, coordinator: coordinator, onlyWithoutObjectEdits: true) else { return nil }
         if !changes.isEmpty {
             perform { [self] in
-                takeSavedValues(changes)
+                // Objects edited here since the move (in `retained`) take the parent's values too.
+                takeSavedValues(changes, includingEdited: true)
                 NotificationCenter.default.post(name: Self.didSaveNotification, object: self, userInfo: changes.userInfo)
                 notifyObservers(changes)
             }

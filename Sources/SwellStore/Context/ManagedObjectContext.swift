@@ -373,7 +373,8 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             return range.lowerBound
         } catch {
             failure = error
-            return coordinator.unloadedIDs.allocate(for: entity, count: 1).lowerBound
+            // Negative: never an ID the store handed out, so it meets no other object here.
+            return -coordinator.unloadedIDs.allocate(for: entity, count: 1).lowerBound
         }
     }
 
