@@ -134,26 +134,19 @@ struct RandomPipeline {
             if !declared.isEmpty { lines.append("    relationships: { \(declared.joined(separator: ", ")) }") }
         }
         lines.append("sources:")
-        lines.append("  - name: main")
-        lines.append("    entity: \(entities[0].name)")
-        lines.append("    url: \"\(base)/main/1\"")
-        lines.append("    records: data")
-        lines.append("    paginate: { next: next }")
-        if !plans.isEmpty {
-            lines.append("    fields:")
-            for plan in plans { lines.append("      \(plan.relationship.name): \(mapping(plan))") }
-        }
-        if let side {
-            lines.append("  - name: side")
-            lines.append("    entity: \(entities[side].name)")
-            lines.append("    url: \"\(base)/side/1\"")
+        func source(_ name: String, entity: Int, plans: [Plan]) {
+            lines.append("  - name: \(name)")
+            lines.append("    entity: \(entities[entity].name)")
+            lines.append("    url: \"\(base)/\(name)/1\"")
             lines.append("    records: data")
             lines.append("    paginate: { next: next }")
-            if !sidePlans.isEmpty {
+            if !plans.isEmpty {
                 lines.append("    fields:")
-                for plan in sidePlans { lines.append("      \(plan.relationship.name): \(mapping(plan))") }
+                for plan in plans { lines.append("      \(plan.relationship.name): \(mapping(plan))") }
             }
         }
+        source("main", entity: 0, plans: plans)
+        if let side { source("side", entity: side, plans: sidePlans) }
         return lines.joined(separator: "\n") + "\n"
     }
 
