@@ -89,6 +89,7 @@ let package = Package(
         ),
         .target(
             name: "SwellTestSupport",
+            dependencies: ["SwellLocks", .product(name: "Logging", package: "swift-log")],
             path: "Tests/SwellTestSupport"
         ),
         .executableTarget(

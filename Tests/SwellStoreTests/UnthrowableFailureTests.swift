@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import SwellLocks
 import SwellStore
+import SwellTestSupport
 import Testing
 
 /// What cannot be thrown is reported, not dropped (issue 13, item 5): reading a fault's
@@ -9,35 +9,6 @@ import Testing
 /// to; their failures reach the context's `logger` (and the controller's delegate).
 @Suite struct UnthrowableFailureTests {
     let directory = TemporaryDirectory()
-
-    /// A log handler that keeps every message with its metadata.
-    final class CapturedLog: Sendable {
-        struct Entry: Sendable {
-            var level: Logger.Level
-            var message: String
-            var metadata: [String: String]
-        }
-
-        let entries = LockedValue<[Entry]>([])
-
-        var logger: Logger {
-            Logger(label: "test") { _ in Handler(log: self) }
-        }
-
-        struct Handler: LogHandler {
-            let log: CapturedLog
-            var metadata: Logger.Metadata = [:]
-            var logLevel: Logger.Level = .trace
-            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-                get { metadata[key] }
-                set { metadata[key] = newValue }
-            }
-            func log(event: LogEvent) {
-                let fields = (event.metadata ?? [:]).mapValues { "\($0)" }
-                log.entries.withLock { $0.append(Entry(level: event.level, message: "\(event.message)", metadata: fields)) }
-            }
-        }
-    }
 
     /// Used on the main queue only (the view context's queue).
     final class FailureRecorder: FetchedResultsControllerDelegate, @unchecked Sendable {
