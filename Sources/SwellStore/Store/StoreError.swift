@@ -50,6 +50,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case serverFailed(ServerFailure, reason: String)
     /// The store cannot do what was asked (the in-memory store runs no SQL expressions).
     case unsupported(store: String, what: String)
+    /// A batch insert's row `row` (counted from 0 in the request's order) cannot be written:
+    /// `attribute` is unknown, of the wrong type, or required and without a value (`problem` says which).
+    case invalidBatchRow(entity: String, row: Int, attribute: String, problem: String)
+    /// A `BatchExpression` does not parse or does not fit the entity; `offset` is the character where it went wrong.
+    case invalidExpression(String, offset: Int, reason: String)
     /// An error from beneath the store that none of the other cases describes, kept as thrown.
     case underlying(any Error)
 
@@ -103,6 +108,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .serverFailed(_, let reason): return reason
         case .unsupported(let store, let what):
             return "the \(store) store does not support \(what)"
+        case .invalidBatchRow(let entity, let row, let attribute, let problem):
+            return "batch insert into \(entity), row \(row): '\(attribute)' \(problem); nothing was written"
+        case .invalidExpression(let format, let offset, let reason):
+            return "cannot use the expression '\(format)' (at character \(offset)): \(reason)"
         case .underlying(let error): return "\(error)"
         }
     }

@@ -1,0 +1,299 @@
+import Foundation
+
+/// Turns a batch request into one store commit (store.md 37–43): reads the stored rows it
+/// meets from one snapshot, decides each row by the merge policy's rules (`MergePolicy`,
+/// the one place they live), and commits only what changes, as one transaction, through
+/// the store seam every store implements (`PersistentStore.commit`). Runs on the root
+/// context's queue, serialised with the root's saves.
+struct BatchWriter {
+    let coordinator: PersistentStoreCoordinator
+    let store: any PersistentStore
+    /// The executing context's merge policy.
+    let policy: MergePolicy
+    /// The entity as the store keeps it (relationship columns after the attributes).
+    let entity: EntityDescription
+
+    /// The indices of the entity's own attributes (not relationship columns), by name.
+    private var attributeIndices: [String: Int] {
+        var indices: [String: Int] = [:]
+        for (index, attribute) in entity.attributes.enumerated() where attribute.destination == nil && attribute.join == nil {
+            indices[attribute.name] = index
+        }
+        return indices
+    }
+
+    private func objectID(_ key: Int64) -> ObjectID {
+        ObjectID(entityName: entity.name, primaryKey: key, storeIdentifier: store.identifier)
+    }
+
+    /// What a request did: the change notice and the rows met but left as they were.
+    struct Outcome {
+        var changes = ContextDidSaveChanges()
+        var unchanged: Set<ObjectID> = []
+    }
+
+    // MARK: Batch insert
+
+    /// One row of a batch insert: a value per stored attribute and the ones it carries.
+    private struct IncomingRow {
+        var values: [StoreValue]
+        var mask: AttributeMask
+        /// Its position in the request, for errors.
+        var index: Int
+    }
+
+    func insert(_ request: BatchInsertRequest) throws -> Outcome {
+        var rows: [IncomingRow] = []
+        var rowForKey: [[StoreValue]: Int] = [:]
+        let keyIndices = entity.keyIndices
+        func add(_ row: IncomingRow) {
+            // Within one request the later row for a key wins (store.md 39).
+            if !keyIndices.isEmpty {
+                let key = keyIndices.map { row.values[$0] }
+                if !key.contains(where: \.isNull) {
+                    if let earlier = rowForKey[key] {
+                        rows[earlier] = row
+                        return
+                    }
+                    rowForKey[key] = rows.count
+                }
+            }
+            rows.append(row)
+        }
+        let indices = attributeIndices
+        switch request.rows {
+        case .objects(let objects):
+            for (index, object) in objects.enumerated() { add(try row(object, index: index, indices: indices)) }
+        case .handler(let handler):
+            var index = 0
+            while true {
+                var object: [String: Any] = [:]
+                if handler(&object) { break }
+                add(try row(object, index: index, indices: indices))
+                index += 1
+            }
+        case .columns(let columns):
+            let positions = try columnPositions(columns, indices: indices)
+            var mask = AttributeMask.empty
+            for position in positions { mask.insert(position) }
+            for index in 0..<columns.rowCount {
+                var values = [StoreValue](repeating: .null, count: entity.attributes.count)
+                for (column, position) in positions.enumerated() { values[position] = columns.value(row: index, column: column) }
+                add(IncomingRow(values: values, mask: mask, index: index))
+            }
+        }
+        return try write(rows, rowForKey: rowForKey)
+    }
+
+    /// A dictionary row as stored values; unknown names and values of the wrong type fail, naming the row.
+    private func row(_ object: [String: Any], index: Int, indices: [String: Int]) throws -> IncomingRow {
+        var values = [StoreValue](repeating: .null, count: entity.attributes.count)
+        var mask = AttributeMask.empty
+        for (name, value) in object {
+            guard let position = indices[name] else {
+                let problem = entity.relationship(named: name) != nil
+                    ? "is a relationship: batch inserts set attributes only" : "is not an attribute of \(entity.name)"
+                throw StoreError.invalidBatchRow(entity: entity.name, row: index, attribute: name, problem: problem)
+            }
+            let type = entity.attributes[position].type
+            guard let converted = StoreValue(swiftValue: value is NSNull ? nil : value, for: type) else {
+                throw StoreError.invalidBatchRow(entity: entity.name, row: index, attribute: name,
+                                                 problem: "holds a value of type \(Swift.type(of: value)), not a \(type.rawValue)")
+            }
+            values[position] = converted
+            mask.insert(position)
+        }
+        return IncomingRow(values: values, mask: mask, index: index)
+    }
+
+    /// Each column's attribute index; every column must name an attribute, fit its type and hold every row.
+    private func columnPositions(_ columns: BatchColumns, indices: [String: Int]) throws -> [Int] {
+        var seen: Set<Int> = []
+        let rowCount = columns.rowCount
+        return try columns.columns.enumerated().map { number, column in
+            guard let position = indices[column.name] else {
+                throw StoreError.unknownAttribute(entity: entity.name, attribute: column.name)
+            }
+            let type = entity.attributes[position].type
+            guard columns.fits(number, type) else {
+                throw StoreError.typeMismatch(entity: entity.name, attribute: column.name, expected: type,
+                                              value: "a column of \(column.values.typeName)")
+            }
+            guard seen.insert(position).inserted else {
+                throw StoreError.invalidBatchRow(entity: entity.name, row: 0, attribute: column.name, problem: "has two columns")
+            }
+            guard column.count == rowCount else {
+                throw StoreError.invalidBatchRow(entity: entity.name, row: column.count, attribute: column.name,
+                                                 problem: "has \(column.count) values where other columns have \(rowCount)")
+            }
+            return position
+        }
+    }
+
+    /// Meets the rows with the stored rows of their keys and commits what changes.
+    private func write(_ rows: [IncomingRow], rowForKey: [[StoreValue]: Int]) throws -> Outcome {
+        let stored: [[StoreValue]: StoreRow] = rowForKey.isEmpty ? [:] : try store.read { reader in
+            try reader.rows(forKeys: Array(rowForKey.keys), entity: entity)
+        }
+        let keyIndices = entity.keyIndices
+        let required = entity.attributes.indices.filter {
+            !entity.attributes[$0].isOptional && entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil
+        }
+        var newRows: [IncomingRow] = []
+        var operations: [StoreChangeSet.Operation] = []
+        var outcome = Outcome()
+        for row in rows {
+            let key = keyIndices.map { row.values[$0] }
+            guard !keyIndices.isEmpty, let existing = stored[key] else {
+                if let missing = required.first(where: { row.values[$0].isNull }) {
+                    throw StoreError.invalidBatchRow(entity: entity.name, row: row.index, attribute: entity.attributes[missing].name,
+                                                     problem: "is required and has no value")
+                }
+                newRows.append(row)
+                continue
+            }
+            let id = objectID(existing.primaryKey)
+            switch policy.resolution {
+            case .fail:
+                throw StoreError.constraintConflict(entity: entity.name, key: entity.keyDescription(of: row.values), objects: [id])
+            case .keepExisting:
+                outcome.unchanged.insert(id)
+                continue
+            case .merge:
+                break
+            }
+            var values = existing.values
+            var changed = AttributeMask.empty
+            for index in attributeIndices.values {
+                let merged = policy.merged(existing: existing.values[index], incoming: row.values[index], incomingSet: row.mask.contains(index))
+                if merged != existing.values[index] {
+                    values[index] = merged
+                    changed.insert(index)
+                }
+            }
+            if let missing = required.first(where: { values[$0].isNull }) {
+                throw StoreError.invalidBatchRow(entity: entity.name, row: row.index, attribute: entity.attributes[missing].name,
+                                                 problem: "is required and the \(policy) policy leaves it without a value")
+            }
+            if changed == .empty {
+                outcome.unchanged.insert(id)
+            } else {
+                operations.append(.init(entity: entity.name, primaryKey: existing.primaryKey,
+                                        row: PendingRow(kind: .updated, values: values, mask: changed, sequence: UInt64(operations.count))))
+            }
+        }
+        if !newRows.isEmpty {
+            let ids = try coordinator.allocatePrimaryKeys(for: entity.name, count: Int64(newRows.count))
+            for (row, id) in zip(newRows, ids) {
+                var pending = PendingRow(kind: .inserted, values: row.values, mask: row.mask, sequence: UInt64(operations.count))
+                pending.keyCheckedAgainstStore = true
+                operations.append(.init(entity: entity.name, primaryKey: id, row: pending))
+            }
+        }
+        try commit(operations, into: &outcome)
+        return outcome
+    }
+
+    // MARK: Batch update
+
+    func update(_ request: BatchUpdateRequest, plan: FetchPlan) throws -> Outcome {
+        let indices = attributeIndices
+        enum NewValue { case value(StoreValue), expression(BatchExpression.Node, BatchExpression) }
+        var assignments: [(index: Int, value: NewValue)] = []
+        for (name, value) in request.propertiesToUpdate.sorted(by: { $0.key < $1.key }) {
+            guard let index = indices[name] else { throw StoreError.unknownAttribute(entity: entity.name, attribute: name) }
+            let attribute = entity.attributes[index]
+            if let expression = value as? BatchExpression {
+                do {
+                    assignments.append((index, .expression(try expression.parse(for: entity), expression)))
+                } catch {
+                    throw StoreError.invalidExpression(expression.format, offset: error.offset, reason: error.message)
+                }
+            } else if let converted = StoreValue(swiftValue: value is NSNull ? nil : value, for: attribute.type) {
+                assignments.append((index, .value(converted)))
+            } else {
+                throw StoreError.typeMismatch(entity: entity.name, attribute: name, expected: attribute.type,
+                                              value: "a value of type \(type(of: value))")
+            }
+        }
+        var operations: [StoreChangeSet.Operation] = []
+        var outcome = Outcome()
+        try store.read { reader in
+            try reader.forEachRow(plan.storeQuery) { row in
+                var values = row.values
+                var changed = AttributeMask.empty
+                for (index, newValue) in assignments {
+                    let attribute = entity.attributes[index]
+                    var value: StoreValue
+                    switch newValue {
+                    case .value(let constant): value = constant
+                    case .expression(let node, let expression):
+                        guard let fitted = node.evaluate(row.values).fitted(to: attribute.type) else {
+                            throw StoreError.typeMismatch(entity: entity.name, attribute: attribute.name, expected: attribute.type,
+                                                          value: "\(node.evaluate(row.values)), the value of '\(expression.format)' for \(objectID(row.primaryKey))")
+                        }
+                        value = fitted
+                    }
+                    if value.isNull && !attribute.isOptional {
+                        throw StoreError.missingRequiredValue(object: objectID(row.primaryKey), attribute: attribute.name)
+                    }
+                    if value != row.values[index] {
+                        values[index] = value
+                        changed.insert(index)
+                    }
+                }
+                if changed == .empty {
+                    outcome.unchanged.insert(objectID(row.primaryKey))
+                } else {
+                    operations.append(.init(entity: entity.name, primaryKey: row.primaryKey,
+                                            row: PendingRow(kind: .updated, values: values, mask: changed, sequence: UInt64(operations.count))))
+                }
+            }
+        }
+        try commit(operations, into: &outcome)
+        return outcome
+    }
+
+    // MARK: Committing
+
+    private func commit(_ operations: [StoreChangeSet.Operation], into outcome: inout Outcome) throws {
+        guard !operations.isEmpty else { return }
+        let result = try store.commit(StoreChangeSet(operations: operations, metadata: [:], mergePolicy: policy))
+        coordinator.noteCommit()
+        outcome.changes.inserted = result.inserted
+        outcome.changes.updated = result.updated
+        outcome.changes.deleted = result.deleted
+        // A new row whose key another writer stored meanwhile became that row (by the policy).
+        for survivor in result.merged.values where !result.inserted.contains(survivor) && outcome.changes.updated[survivor] == nil {
+            outcome.unchanged.insert(survivor)
+        }
+        outcome.unchanged.subtract(outcome.changes.updated.keys)
+    }
+}
+
+private extension StoreValue {
+    /// An expression's value as an attribute of `type` keeps it; nil when it does not fit.
+    func fitted(to type: AttributeType) -> StoreValue? {
+        switch (self, type) {
+        case (.null, _): return .null
+        case (.integer, .integer), (.real, .double), (.real, .date): return self
+        case (.integer(let value), .double), (.integer(let value), .date): return .real(Double(value))
+        case (.real(let value), .integer): return Int64(exactly: value).map(StoreValue.integer)
+        case (.integer(let value), .boolean): return value == 0 || value == 1 ? self : nil
+        default: return nil
+        }
+    }
+}
+
+extension BatchColumns.Values {
+    /// How errors name a column's type.
+    var typeName: String {
+        switch self {
+        case .integers: "integers"
+        case .doubles: "doubles"
+        case .booleans: "booleans"
+        case .dates: "dates"
+        case .text: "text"
+        }
+    }
+}

@@ -1,0 +1,513 @@
+import Foundation
+import Testing
+@testable import SwellStore
+
+/// Batch requests (store.md 37–43), on whichever store the suite runs against
+/// (`SWELL_TEST_STORE`: SQLite, in-memory, PostgreSQL — scripts/test.sh runs all three).
+@Suite struct BatchRequestTests {
+    let directory = TemporaryDirectory()
+    let day = Date(timeIntervalSince1970: 1_700_000_000)
+
+    /// Stored rows of `JournalEntry` as `id → [attribute: value]`, read by a fresh root context
+    /// of its own coordinator (not any context that executed or merged anything).
+    private func storedEntries(_ container: PersistentContainer) throws -> [Int: [String: String]] {
+        let reader = try makeRootContext(at: container.storeURL)
+        return try reader.performAndWait {
+            var rows: [Int: [String: String]] = [:]
+            for object in try reader.fetch(FetchRequest(entityName: "JournalEntry")) {
+                var values: [String: String] = [:]
+                for name in ["location", "period", "rating", "wind"] {
+                    if let value = object[name] { values[name] = "\(value)" }
+                }
+                rows[object["id"] as! Int] = values
+            }
+            return rows
+        }
+    }
+
+    private func seed(_ container: PersistentContainer, _ rows: [(Int, String?, Int?)]) throws {
+        let writer = container.writerContext
+        try writer.performAndWait {
+            for (id, location, rating) in rows { insertEntry(writer, id: id, location: location, rating: rating, date: day) }
+            try writer.save()
+        }
+    }
+
+    // MARK: 37: three forms, no objects registered
+
+    @Test func dictionariesAreInsertedWithoutRegisteringObjects() throws {
+        let container = try makeContainer(directory)
+        let worker = container.newBackgroundContext()
+        let request = BatchInsertRequest(entityName: "JournalEntry", objects: [
+            ["id": 1, "date": day, "location": "Reef"],
+            ["id": 2, "date": day, "rating": 4],
+            ["id": 3, "date": day, "location": NSNull(), "rating": NSNull()],
+        ])
+        request.resultType = .changes
+        let result = try worker.performAndWait { try worker.execute(request) }
+        #expect((result.inserted, result.updated, result.unchanged) == (3, 0, 0))
+        #expect(result.count == 3)
+        #expect(worker.performAndWait { worker.registeredObjects.isEmpty && !worker.hasChanges })
+        #expect(container.writerContext.performAndWait { container.writerContext.registeredObjects.isEmpty })
+        #expect(try storedEntries(container) == [1: ["location": "Reef"], 2: ["rating": "4"], 3: [:]])
+        #expect(try storedRowCount(container.storeURL) == 3)
+    }
+
+    @Test func aHandlerFillsRowsUntilItSaysItIsDone() throws {
+        let container = try makeContainer(directory)
+        let calls = LockedCounter()
+        let request = BatchInsertRequest(entityName: "JournalEntry") { row in
+            let index = calls.next()
+            if index == 1_000 {
+                row["id"] = 999_999   // the dictionary of the call that says "done" is not inserted
+                return true
+            }
+            row["id"] = index
+            row["date"] = Date(timeIntervalSince1970: Double(index))
+            row["rating"] = index % 5
+            return false
+        }
+        request.resultType = .count
+        let result = try container.writerContext.performAndWait { try container.writerContext.execute(request) }
+        #expect(result.count == 1_000)
+        #expect(calls.value == 1_001)
+        #expect(try storedRowCount(container.storeURL) == 1_000)
+        #expect(try count(makeRootContext(at: container.storeURL), "JournalEntry", "rating == 4") == 200)
+    }
+
+    @Test func columnsCarryTypedValuesAndNulls() throws {
+        let container = try makeContainer(directory)
+        var columns = BatchColumns()
+        let id = columns.integers("id"), date = columns.dates("date"), location = columns.strings("location"), rating = columns.integers("rating")
+        for index in 0..<300 {
+            columns.append(index, to: id)
+            columns.append(Date(timeIntervalSince1970: Double(index) * 86_400), to: date)
+            columns.append(index % 3 == 0 ? nil : "spot \(index) é", to: location)
+            columns.append(index % 2 == 0 ? Int64(index) : nil, to: rating)
+        }
+        let request = BatchInsertRequest(entityName: "JournalEntry", columns: columns)
+        request.resultType = .changes
+        let result = try container.writerContext.performAndWait { try container.writerContext.execute(request) }
+        #expect(result.inserted == 300)
+        let stored = try storedEntries(container)
+        #expect(stored.count == 300)
+        #expect(stored[3] == [:])
+        #expect(stored[4] == ["location": "spot 4 é", "rating": "4"])
+        #expect(stored[7] == ["location": "spot 7 é"])
+        let reader = try makeRootContext(at: container.storeURL)
+        let dates = try reader.performAndWait {
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.predicate = FetchPredicate(format: "id == 10")
+            return try reader.fetch(request).first?["date"] as? Date
+        }
+        #expect(dates == Date(timeIntervalSince1970: 864_000))
+    }
+
+    @Test func columnsThatDoNotFitTheEntityAreRefused() throws {
+        let container = try makeContainer(directory)
+        var wrongType = BatchColumns()
+        let location = wrongType.integers("location")
+        wrongType.append(1, to: location)
+        var uneven = BatchColumns()
+        let id = uneven.integers("id"), date = uneven.dates("date")
+        uneven.append(1, to: id)
+        uneven.append(2, to: id)
+        uneven.append(day, to: date)
+        let writer = container.writerContext
+        #expect {
+            try writer.performAndWait { try writer.execute(BatchInsertRequest(entityName: "JournalEntry", columns: wrongType)) }
+        } throws: { error in
+            guard case .typeMismatch(_, "location", .string, _)? = error as? StoreError else { return false }
+            return true
+        }
+        #expect {
+            try writer.performAndWait { try writer.execute(BatchInsertRequest(entityName: "JournalEntry", columns: uneven)) }
+        } throws: { error in
+            guard case .invalidBatchRow(_, _, "date", let problem)? = error as? StoreError else { return false }
+            return problem.contains("1 values where other columns have 2")
+        }
+        #expect(try storedRowCount(container.storeURL) == 0)
+    }
+
+    // MARK: 38: one transaction
+
+    @Test func aBadRowFailsTheWholeRequestNamingTheRowAndWritesNothing() throws {
+        let container = try makeContainer(directory)
+        try seed(container, [(1, "Reef", 3)])
+        var rows: [[String: Any]] = (0..<600).map { ["id": $0 + 10, "date": day] }
+        rows[0] = ["id": 1, "date": day, "location": "Changed"]
+        rows[500] = ["id": 510, "location": "no date"]
+        let writer = container.writerContext
+        writer.mergePolicy = .mergeByPropertyObjectTrump
+        #expect {
+            try writer.performAndWait { try writer.execute(BatchInsertRequest(entityName: "JournalEntry", objects: rows)) }
+        } throws: { error in
+            guard case .invalidBatchRow("JournalEntry", 500, "date", _)? = error as? StoreError else { return false }
+            return "\(error)".contains("row 500")
+        }
+        #expect {
+            try writer.performAndWait {
+                try writer.execute(BatchInsertRequest(entityName: "JournalEntry", objects: [["id": 2, "date": day], ["id": 3, "date": "Monday"]]))
+            }
+        } throws: { error in
+            guard case .invalidBatchRow(_, 1, "date", let problem)? = error as? StoreError else { return false }
+            return problem.contains("String")
+        }
+        #expect {
+            try writer.performAndWait { try writer.execute(BatchInsertRequest(entityName: "JournalEntry", objects: [["id": 2, "date": day, "colour": "red"]])) }
+        } throws: { error in
+            guard case .invalidBatchRow(_, 0, "colour", _)? = error as? StoreError else { return false }
+            return true
+        }
+        #expect(try storedEntries(container) == [1: ["location": "Reef", "rating": "3"]])
+    }
+
+    /// The request runs on the writer's queue, never on the main thread: from the view
+    /// context synchronously (the main queue waits) or with `await` (it does not).
+    @MainActor
+    @Test func aBatchFromTheViewContextRunsOffTheMainThread() async throws {
+        let container = try makeContainer(directory)
+        let view = container.viewContext
+        let onMain = LockedFlags()
+        func request(first id: Int) -> BatchInsertRequest {
+            let calls = LockedCounter()
+            return BatchInsertRequest(entityName: "JournalEntry") { [day] row in
+                onMain.note(Thread.isMainThread)
+                let index = calls.next()
+                guard index < 3 else { return true }
+                row["id"] = id + index
+                row["date"] = day
+                return false
+            }
+        }
+        let synchronous = request(first: 0)
+        synchronous.resultType = .count
+        #expect(try executeSynchronously(synchronous, in: view).count == 3)
+        let asynchronous = request(first: 10)
+        asynchronous.resultType = .count
+        #expect(try await view.execute(asynchronous).count == 3)
+        #expect(onMain.values.count == 8)
+        #expect(!onMain.values.contains(true))
+        #expect(try count(view) == 6)
+    }
+
+    // MARK: 39: merge policies, later rows win, equal rows are not written
+
+    /// The stored row (id 1: Reef, rating 3, no period) met by `{id 1, location North, period P}`.
+    @Test(arguments: [
+        (MergePolicy.mergeByPropertyObjectTrump, ["location": "North", "period": "P", "rating": "3"], 1, 0),
+        (.mergeByPropertyStoreTrump, ["location": "Reef", "period": "P", "rating": "3"], 1, 0),
+        (.overwrite, ["location": "North", "period": "P"], 1, 0),
+        (.rollback, ["location": "Reef", "rating": "3"], 0, 1),
+    ])
+    func aStoredKeyIsResolvedByThePolicy(policy: MergePolicy, expected: [String: String], updated: Int, unchanged: Int) throws {
+        let container = try makeContainer(directory)
+        try seed(container, [(1, "Reef", 3)])
+        let worker = container.newBackgroundContext()
+        worker.mergePolicy = policy
+        let request = BatchInsertRequest(entityName: "JournalEntry", objects: [
+            ["id": 1, "date": day, "location": "North", "period": "P"],
+            ["id": 2, "date": day],
+        ])
+        request.resultType = .changes
+        let result = try worker.performAndWait { try worker.execute(request) }
+        #expect((result.inserted, result.updated, result.unchanged) == (1, updated, unchanged))
+        #expect(try storedEntries(container) == [1: expected, 2: [:]])
+    }
+
+    @Test func theErrorPolicyFailsTheWholeRequestNamingTheKey() throws {
+        let container = try makeContainer(directory)
+        try seed(container, [(1, "Reef", 3)])
+        let worker = container.newBackgroundContext()
+        #expect {
+            try worker.performAndWait {
+                try worker.execute(BatchInsertRequest(entityName: "JournalEntry", objects: [["id": 2, "date": day], ["id": 1, "date": day, "location": "X"]]))
+            }
+        } throws: { error in
+            guard case .constraintConflict("JournalEntry", let key, _)? = error as? StoreError else { return false }
+            return key == ["id": "1"]
+        }
+        #expect(try storedEntries(container) == [1: ["location": "Reef", "rating": "3"]])
+    }
+
+    @Test func theLaterRowForAKeyWinsAndAnEqualRowIsNotWritten() throws {
+        let container = try makeContainer(directory)
+        let worker = container.newBackgroundContext()
+        worker.mergePolicy = .mergeByPropertyObjectTrump
+        let rows: [[String: Any]] = [["id": 1, "date": day, "location": "first"], ["id": 2, "date": day], ["id": 1, "date": day, "location": "second"]]
+        let first = BatchInsertRequest(entityName: "JournalEntry", objects: rows)
+        first.resultType = .changes
+        let inserted = try worker.performAndWait { try worker.execute(first) }
+        #expect((inserted.inserted, inserted.updated, inserted.unchanged) == (2, 0, 0))
+        #expect(try storedEntries(container) == [1: ["location": "second"], 2: [:]])
+
+        let again = BatchInsertRequest(entityName: "JournalEntry", objects: rows)
+        again.resultType = .changes
+        let repeated = try worker.performAndWait { try worker.execute(again) }
+        #expect((repeated.inserted, repeated.updated, repeated.unchanged) == (0, 0, 2))
+        #expect(repeated.count == 0)
+        #expect(repeated.changes.values.allSatisfy { $0.isEmpty })
+        #expect(repeated.unchangedObjectIDs.count == 2)
+    }
+
+    // MARK: 40: result types
+
+    @Test func resultTypesReportWhatTheyAskFor() throws {
+        let container = try makeContainer(directory)
+        try seed(container, [(1, "Reef", 3)])
+        let worker = container.newBackgroundContext()
+        worker.mergePolicy = .mergeByPropertyObjectTrump
+        func run(_ type: BatchResultType, id: Int) throws -> BatchResult {
+            let request = BatchInsertRequest(entityName: "JournalEntry", objects: [["id": 1, "date": day, "rating": id], ["id": id, "date": day]])
+            request.resultType = type
+            return try worker.performAndWait { try worker.execute(request) }
+        }
+        let status = try run(.statusOnly, id: 10)
+        #expect(status.count == nil && status.objectIDs == nil)
+        let counted = try run(.count, id: 11)
+        #expect(counted.count == 2 && counted.objectIDs == nil)
+        let ids = try run(.objectIDs, id: 12)
+        #expect(ids.count == nil)
+        let reader = try makeRootContext(at: container.storeURL)
+        let expected = try reader.performAndWait {
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.predicate = FetchPredicate(format: "id IN %@", [1, 12])
+            return try reader.fetch(request).map { $0.objectID.uriRepresentation() }
+        }
+        #expect(Set(ids.objectIDs?.map { $0.uriRepresentation() } ?? []) == Set(expected))
+        let changes = try run(.changes, id: 13)
+        #expect((changes.inserted, changes.updated, changes.count) == (1, 1, 2))
+        #expect(changes.changes["inserted"]?.count == 1 && changes.changes["updated"]?.count == 1)
+    }
+
+    // MARK: 41: contexts learn of batch requests
+
+    @MainActor
+    @Test func theViewContextMergesABatchByItselfAndItsControllerReports() async throws {
+        let container = try makeContainer(directory)
+        try seed(container, [(1, "Reef", 3)])
+        let view = container.viewContext
+        var request = FetchRequest(entityName: "JournalEntry")
+        request.sortDescriptors = [FetchSortDescriptor(key: "id")]
+        let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: view, sectionNameKeyPath: nil, cacheName: nil)
+        let recorder = ChangeRecorder()
+        controller.delegate = recorder
+        try controller.performFetch()
+        let entry = try #require(controller.fetchedObjects?.first)
+        #expect(entry["rating"] as? Int == 3)
+
+        let worker = container.newBackgroundContext()
+        worker.mergePolicy = .mergeByPropertyObjectTrump
+        let batch = BatchInsertRequest(entityName: "JournalEntry", objects: [["id": 1, "date": day, "rating": 5], ["id": 2, "date": day]])
+        try await worker.execute(batch)
+        // The merge was queued on the main queue before `execute` returned: wait behind it.
+        await view.perform(schedule: .enqueued) {}
+        #expect(entry["rating"] as? Int == 5)
+        #expect(controller.fetchedObjects?.count == 2)
+        #expect(recorder.changes.contains { $0.type == .insert && $0.newIndexPath == IndexPath(item: 1, section: 0) })
+        #expect(recorder.changes.contains { $0.type == .update && $0.indexPath == IndexPath(item: 0, section: 0) })
+    }
+
+    @Test func mergeChangesFromRemoteContextSaveRefreshesAndDeletes() throws {
+        let container = try makeContainer(directory)
+        try seed(container, [(1, "Reef", 3), (2, "Bay", 1)])
+        // A context of another stack on the same store, holding both objects.
+        let other = try makeRootContext(at: container.storeURL)
+        let (first, second) = try other.performAndWait {
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.sortDescriptors = [FetchSortDescriptor(key: "id")]
+            let objects = try other.fetch(request)
+            return (objects[0], objects[1])
+        }
+        let writer = container.writerContext
+        let update = BatchUpdateRequest(entityName: "JournalEntry")
+        update.predicate = FetchPredicate(format: "id == 1")
+        update.propertiesToUpdate = ["rating": 9]
+        let updated = try writer.performAndWait { try writer.execute(update) }
+        let delete = BatchDeleteRequest(objectIDs: [second.objectID])
+        let deleted = try writer.performAndWait { try writer.execute(delete) }
+        #expect(other.performAndWait { first["rating"] as? Int } == 3)
+
+        ManagedObjectContext.mergeChanges(fromRemoteContextSave: updated.changes, into: [other])
+        ManagedObjectContext.mergeChanges(fromRemoteContextSave: deleted.changes, into: [other])
+        #expect(other.performAndWait { first["rating"] as? Int } == 9)
+        #expect(other.performAndWait { second.managedObjectContext == nil && other.registeredObjects.count == 1 })
+    }
+
+    @Test(arguments: [MergePolicy.error, .mergeByPropertyObjectTrump])
+    func unsavedChangesMeetTheBatchAtTheirSave(policy: MergePolicy) throws {
+        let container = try makeContainer(directory)
+        let view = container.viewContext
+        view.mergePolicy = policy
+        container.writerContext.mergePolicy = policy
+        view.performAndWait { _ = insertEntry(view, id: 1, location: "mine", date: day) }
+        let worker = container.newBackgroundContext()
+        _ = try worker.performAndWait {
+            try worker.execute(BatchInsertRequest(entityName: "JournalEntry", objects: [["id": 1, "date": day, "location": "batch", "rating": 2]]))
+        }
+        let saved = Result {
+            try view.performAndWait { try view.save() }
+            try container.writerContext.performAndWait { try container.writerContext.save() }
+        }
+        switch policy {
+        case .error:
+            #expect(throws: StoreError.self) { try saved.get() }
+            #expect(try storedEntries(container) == [1: ["location": "batch", "rating": "2"]])
+        default:
+            try saved.get()
+            #expect(try storedEntries(container) == [1: ["location": "mine", "rating": "2"]])
+        }
+    }
+
+    // MARK: 42: batch update and delete
+
+    @Test func aBatchUpdateSetsValuesAndExpressionsOnTheMatchedRowsOnly() throws {
+        let container = try makeContainer(directory)
+        try seed(container, [(1, "Reef", 3), (2, "Bay", 5), (3, "Cove", 1), (4, nil, nil)])
+        let request = BatchUpdateRequest(entityName: "JournalEntry")
+        request.predicate = FetchPredicate(format: "rating >= %@", 3)
+        request.propertiesToUpdate = ["rating": BatchExpression("rating * 2 - 1"), "wind": "calm"]
+        request.resultType = .changes
+        let writer = container.writerContext
+        let result = try writer.performAndWait { try writer.execute(request) }
+        #expect((result.updated, result.unchanged, result.count) == (2, 0, 2))
+        #expect(try storedEntries(container) == [
+            1: ["location": "Reef", "rating": "5", "wind": "calm"], 2: ["location": "Bay", "rating": "9", "wind": "calm"],
+            3: ["location": "Cove", "rating": "1"], 4: [:],
+        ])
+        // Matched rows that already hold the new values are unchanged, not written.
+        let again = BatchUpdateRequest(entityName: "JournalEntry")
+        again.predicate = FetchPredicate(format: "wind == 'calm'")
+        again.propertiesToUpdate = ["wind": "calm", "rating": BatchExpression("rating")]
+        again.resultType = .changes
+        let repeated = try writer.performAndWait { try writer.execute(again) }
+        #expect((repeated.updated, repeated.unchanged) == (0, 2))
+        // Nil arithmetic stays nil; nil into a required attribute fails, writing nothing.
+        let nulls = BatchUpdateRequest(entityName: "JournalEntry")
+        nulls.propertiesToUpdate = ["rating": BatchExpression("rating + 1"), "id": BatchExpression("id + rating")]
+        #expect {
+            try writer.performAndWait { try writer.execute(nulls) }
+        } throws: { error in
+            guard case .missingRequiredValue(_, "id")? = error as? StoreError else { return false }
+            return true
+        }
+        #expect(try storedEntries(container)[1]?["rating"] == "5")
+    }
+
+    @Test(arguments: ["ratin + 1", "rating +", "location * 2", "(rating"])
+    func aBatchExpressionThatDoesNotFitFailsNamingWhere(format: String) throws {
+        let container = try makeContainer(directory)
+        try seed(container, [(1, "Reef", 3)])
+        let request = BatchUpdateRequest(entityName: "JournalEntry")
+        request.propertiesToUpdate = ["rating": BatchExpression(format)]
+        let writer = container.writerContext
+        #expect {
+            try writer.performAndWait { try writer.execute(request) }
+        } throws: { error in
+            guard case .invalidExpression(format, _, _)? = error as? StoreError else { return false }
+            return true
+        }
+    }
+
+    @Test func aBatchDeleteAppliesCascadeNullifyAndDeny() throws {
+        let container = PersistentContainer(name: "graph", managedObjectModel: relationshipModel, storeURL: directory.storeURL("graph"))
+        try container.loadPersistentStores()
+        let writer = container.writerContext
+        try writer.performAndWait {
+            let spot = writer.insertNewObject(forEntityName: "Spot")
+            spot["name"] = "Reef"
+            for id in 1...3 {
+                let entry = writer.insertNewObject(forEntityName: "Entry")
+                entry["id"] = id
+                entry["spot"] = spot
+            }
+            let order = writer.insertNewObject(forEntityName: "Order")
+            order["id"] = 1
+            for sku in ["a", "b"] {
+                let line = writer.insertNewObject(forEntityName: "Line")
+                line["sku"] = sku
+                line["order"] = order
+            }
+            let owner = writer.insertNewObject(forEntityName: "Owner")
+            owner["name"] = "Ann"
+            let pet = writer.insertNewObject(forEntityName: "Pet")
+            pet["name"] = "Rex"
+            pet["owner"] = owner
+            try writer.save()
+        }
+        let reader = try makeRootContext(at: container.storeURL, model: relationshipModel)
+        // Cascade: the order's lines go with it.
+        let orders = BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "Order"))
+        orders.resultType = .changes
+        let cascaded = try writer.performAndWait { try writer.execute(orders) }
+        #expect(cascaded.deleted == 3 && cascaded.count == 3)
+        #expect(try count(reader, "Line") == 0)
+        // Nullify: the entries stay, without their spot.
+        let spots = BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "Spot"))
+        let nullified = try writer.performAndWait { try writer.execute(spots) }
+        #expect(nullified.deleted == 1)
+        #expect(try count(reader, "Entry") == 3)
+        #expect(try count(reader, "Entry", "spot == nil") == 3)
+        // Deny: refused whole, naming the object and the relationship.
+        let owners = BatchDeleteRequest(fetchRequest: FetchRequest(entityName: "Owner"))
+        #expect {
+            try writer.performAndWait { try writer.execute(owners) }
+        } throws: { error in
+            guard case .deleteDenied(let object, "pets", 1)? = error as? StoreError else { return false }
+            return object.entityName == "Owner"
+        }
+        #expect(try count(reader, "Owner") == 1)
+        #expect(try count(reader, "Pet") == 1)
+    }
+
+    @Test func aBatchDeleteByIDsSkipsIDsOfNoStoredObject() throws {
+        let container = try makeContainer(directory)
+        try seed(container, [(1, "Reef", 3), (2, "Bay", 5)])
+        let writer = container.writerContext
+        let ids = try writer.performAndWait {
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.sortDescriptors = [FetchSortDescriptor(key: "id")]
+            return try writer.fetch(request).map(\.objectID)
+        }
+        let first = BatchDeleteRequest(objectIDs: [ids[0]])
+        first.resultType = .objectIDs
+        #expect(try writer.performAndWait { try writer.execute(first) }.objectIDs == [ids[0]])
+        let again = BatchDeleteRequest(objectIDs: ids)
+        again.resultType = .count
+        #expect(try writer.performAndWait { try writer.execute(again) }.count == 1)
+        #expect(try storedRowCount(container.storeURL) == 0)
+        #expect(writer.performAndWait { writer.registeredObjects.isEmpty })
+    }
+}
+
+/// A counter a `@Sendable`-free handler can bump (the handler runs on the writer's queue).
+final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func next() -> Int { lock.withLock { defer { count += 1 }; return count } }
+}
+
+/// The synchronous `execute` from async code (where the bare call picks the async one).
+func executeSynchronously(_ request: any BatchRequest, in context: ManagedObjectContext) throws -> BatchResult {
+    try context.execute(request)
+}
+
+/// Flags noted from any thread.
+final class LockedFlags: @unchecked Sendable {
+    private let lock = NSLock()
+    private var flags: [Bool] = []
+    var values: [Bool] { lock.withLock { flags } }
+    func note(_ flag: Bool) { lock.withLock { flags.append(flag) } }
+}
+
+/// Records a fetched results controller's reports (used on the main queue only).
+@MainActor
+final class ChangeRecorder: FetchedResultsControllerDelegate, @unchecked Sendable {
+    struct Change { var type: FetchedResultsChangeType; var indexPath: IndexPath?; var newIndexPath: IndexPath? }
+    var changes: [Change] = []
+    nonisolated func controller(_ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: IndexPath?,
+                                for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
+        MainActor.assumeIsolated { changes.append(Change(type: type, indexPath: indexPath, newIndexPath: newIndexPath)) }
+    }
+}
