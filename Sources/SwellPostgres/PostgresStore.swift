@@ -242,7 +242,7 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
             try writer.query("BEGIN")
             var committer = PostgresCommitter(connection: writer, model: model, storeIdentifier: identifier, policy: changes.mergePolicy)
             // Runs of new objects of one entity go in one COPY (the fast path); the rest row by row.
-            let operations = changes.operations
+            let operations = changes.allOperations
             var start = 0
             while start < operations.count {
                 var end = start + 1

@@ -73,16 +73,103 @@ struct BatchWriter {
                 index += 1
             }
         case .columns(let columns):
-            let positions = try columnPositions(columns, indices: indices)
-            var mask = AttributeMask.empty
-            for position in positions { mask.insert(position) }
-            for index in 0..<columns.rowCount {
-                var values = [StoreValue](repeating: .null, count: entity.attributes.count)
-                for (column, position) in positions.enumerated() { values[position] = columns.value(row: index, column: column) }
-                add(IncomingRow(values: values, mask: mask, index: index))
-            }
+            return try insert(columns, indices: indices)
         }
         return try write(rows, rowForKey: rowForKey)
+    }
+
+    /// Columns: the new rows go to the store as the buffers they are (`ColumnInsert`); only
+    /// rows whose key is stored become values, to be merged by the policy.
+    private func insert(_ columns: BatchColumns, indices: [String: Int]) throws -> Outcome {
+        let positions = try columnPositions(columns, indices: indices)
+        var mask = AttributeMask.empty
+        for position in positions { mask.insert(position) }
+        let keyColumns = entity.keyIndices.map { positions.firstIndex(of: $0) }
+        // Within the request the later row for a key wins: the rows kept, in order.
+        var kept: [Int] = []
+        var rowForKey: [[StoreValue]: Int] = [:]
+        if !keyColumns.isEmpty, !keyColumns.contains(nil) {
+            rowForKey.reserveCapacity(columns.rowCount)
+            var winner = [Int](repeating: -1, count: columns.rowCount)
+            for row in 0..<columns.rowCount {
+                let key = keyColumns.map { columns.value(row: row, column: $0!) }
+                if key.contains(where: \.isNull) { winner[row] = row; continue }
+                if let earlier = rowForKey.updateValue(row, forKey: key) { winner[earlier] = -1 }
+                winner[row] = row
+            }
+            kept = winner.filter { $0 >= 0 }
+        } else {
+            kept = Array(0..<columns.rowCount)
+        }
+        let stored: [[StoreValue]: StoreRow] = rowForKey.isEmpty ? [:] : try store.read { reader in
+            try reader.rows(forKeys: Array(rowForKey.keys), entity: entity)
+        }
+        let required = entity.attributes.indices.filter {
+            !entity.attributes[$0].isOptional && entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil
+        }
+        var newRows: [Int] = []
+        newRows.reserveCapacity(kept.count)
+        var merging: [IncomingRow] = []
+        for row in kept {
+            if !stored.isEmpty {
+                let key = keyColumns.map { columns.value(row: row, column: $0!) }
+                if stored[key] != nil {
+                    var values = [StoreValue](repeating: .null, count: entity.attributes.count)
+                    for (column, position) in positions.enumerated() { values[position] = columns.value(row: row, column: column) }
+                    merging.append(IncomingRow(values: values, mask: mask, index: row))
+                    continue
+                }
+            }
+            newRows.append(row)
+        }
+        if let first = newRows.first {
+            for index in required {
+                guard let column = positions.firstIndex(of: index) else {
+                    throw StoreError.invalidBatchRow(entity: entity.name, row: first, attribute: entity.attributes[index].name,
+                                                     problem: "is required and has no value")
+                }
+                if let row = newRows.first(where: { columns.columns[column].isNull($0) }) {
+                    throw StoreError.invalidBatchRow(entity: entity.name, row: row, attribute: entity.attributes[index].name,
+                                                     problem: "is required and has no value")
+                }
+            }
+        }
+        var outcome = Outcome()
+        let operations = try merge(merging, stored: stored, outcome: &outcome)
+        var keys: [Int64?] = []
+        if entity.rowidKeyIndex != nil, let column = keyColumns.first ?? nil, case .integers(let values) = columns.columns[column].values {
+            keys = newRows.map { values[$0] }
+        }
+        let ids = try newIDs(count: newRows.count, keys: keys)
+        let insert = ColumnInsert(entity: entity.name, columns: columns, positions: positions, rows: newRows, ids: ids,
+                                  attributeCount: entity.attributes.count)
+        try commit(operations, columnInserts: newRows.isEmpty ? [] : [insert], into: &outcome)
+        return outcome
+    }
+
+    /// IDs for `count` new rows: where the entity's key is its table's rowid, a row's key
+    /// (`keys[i]`, when given) is its ID unless another object holds that ID already (a
+    /// row whose key changed keeps its old key as its ID); the others are reserved.
+    private func newIDs(count: Int, keys: [Int64?]) throws -> [Int64] {
+        guard count > 0 else { return [] }
+        var ids = [Int64](repeating: 0, count: count)
+        var candidates: [Int64] = []
+        if !keys.isEmpty {
+            for (n, key) in keys.enumerated() {
+                if let key, coordinator.mayUseKeyAsID(key, for: entity.name) {
+                    ids[n] = key
+                    candidates.append(key)
+                }
+            }
+        }
+        let displaced = candidates.isEmpty ? [:] : try store.read { try $0.rows(displacedIDs: candidates, entity: entity) }
+        var reserve: [Int] = []
+        for n in 0..<count where ids[n] == 0 || displaced[ids[n]] != nil { reserve.append(n) }
+        if !reserve.isEmpty {
+            let reserved = try coordinator.allocatePrimaryKeys(for: entity.name, count: Int64(reserve.count))
+            for (n, id) in zip(reserve, reserved) { ids[n] = id }
+        }
+        return ids
     }
 
     /// A dictionary row as stored values; unknown names and values of the wrong type fail, naming the row.
@@ -140,18 +227,46 @@ struct BatchWriter {
             !entity.attributes[$0].isOptional && entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil
         }
         var newRows: [IncomingRow] = []
-        var operations: [StoreChangeSet.Operation] = []
-        var outcome = Outcome()
+        var merging: [IncomingRow] = []
         for row in rows {
             let key = keyIndices.map { row.values[$0] }
-            guard !keyIndices.isEmpty, let existing = stored[key] else {
-                if let missing = required.first(where: { row.values[$0].isNull }) {
-                    throw StoreError.invalidBatchRow(entity: entity.name, row: row.index, attribute: entity.attributes[missing].name,
-                                                     problem: "is required and has no value")
-                }
-                newRows.append(row)
+            if !keyIndices.isEmpty, stored[key] != nil {
+                merging.append(row)
                 continue
             }
+            if let missing = required.first(where: { row.values[$0].isNull }) {
+                throw StoreError.invalidBatchRow(entity: entity.name, row: row.index, attribute: entity.attributes[missing].name,
+                                                 problem: "is required and has no value")
+            }
+            newRows.append(row)
+        }
+        var outcome = Outcome()
+        var operations = try merge(merging, stored: stored, outcome: &outcome)
+        var keys: [Int64?] = []
+        if let rowidKey = entity.rowidKeyIndex {
+            keys = newRows.map { if case .integer(let key) = $0.values[rowidKey] { key } else { nil } }
+        }
+        let ids = try newIDs(count: newRows.count, keys: keys)
+        for (row, id) in zip(newRows, ids) {
+            var pending = PendingRow(kind: .inserted, values: row.values, mask: row.mask, sequence: UInt64(operations.count))
+            pending.keyCheckedAgainstStore = true
+            operations.append(.init(entity: entity.name, primaryKey: id, row: pending))
+        }
+        try commit(operations, into: &outcome)
+        return outcome
+    }
+
+    /// Rows whose key is stored, merged with their stored rows by the policy: the
+    /// updates to write; the rows that stay as they are are noted unchanged.
+    private func merge(_ rows: [IncomingRow], stored: [[StoreValue]: StoreRow], outcome: inout Outcome) throws -> [StoreChangeSet.Operation] {
+        let keyIndices = entity.keyIndices
+        let required = entity.attributes.indices.filter {
+            !entity.attributes[$0].isOptional && entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil
+        }
+        let own = Array(attributeIndices.values)
+        var operations: [StoreChangeSet.Operation] = []
+        for row in rows {
+            guard let existing = stored[keyIndices.map { row.values[$0] }] else { continue }
             let id = objectID(existing.primaryKey)
             switch policy.resolution {
             case .fail:
@@ -164,7 +279,7 @@ struct BatchWriter {
             }
             var values = existing.values
             var changed = AttributeMask.empty
-            for index in attributeIndices.values {
+            for index in own {
                 let merged = policy.merged(existing: existing.values[index], incoming: row.values[index], incomingSet: row.mask.contains(index))
                 if merged != existing.values[index] {
                     values[index] = merged
@@ -182,16 +297,7 @@ struct BatchWriter {
                                         row: PendingRow(kind: .updated, values: values, mask: changed, sequence: UInt64(operations.count))))
             }
         }
-        if !newRows.isEmpty {
-            let ids = try coordinator.allocatePrimaryKeys(for: entity.name, count: Int64(newRows.count))
-            for (row, id) in zip(newRows, ids) {
-                var pending = PendingRow(kind: .inserted, values: row.values, mask: row.mask, sequence: UInt64(operations.count))
-                pending.keyCheckedAgainstStore = true
-                operations.append(.init(entity: entity.name, primaryKey: id, row: pending))
-            }
-        }
-        try commit(operations, into: &outcome)
-        return outcome
+        return operations
     }
 
     // MARK: Batch update
@@ -256,9 +362,9 @@ struct BatchWriter {
 
     // MARK: Committing
 
-    private func commit(_ operations: [StoreChangeSet.Operation], into outcome: inout Outcome) throws {
-        guard !operations.isEmpty else { return }
-        let result = try store.commit(StoreChangeSet(operations: operations, metadata: [:], mergePolicy: policy))
+    private func commit(_ operations: [StoreChangeSet.Operation], columnInserts: [ColumnInsert] = [], into outcome: inout Outcome) throws {
+        guard !operations.isEmpty || !columnInserts.isEmpty else { return }
+        let result = try store.commit(StoreChangeSet(operations: operations, columnInserts: columnInserts, metadata: [:], mergePolicy: policy))
         coordinator.noteCommit()
         outcome.changes.inserted = result.inserted
         outcome.changes.updated = result.updated

@@ -105,7 +105,7 @@ final class InMemoryStore: PersistentStore, @unchecked Sendable {
         defer { lock.unlock() }
         // All or nothing: the changes go to a copy, which replaces the state only at the end.
         var committer = InMemoryCommitter(state: state, model: model, storeIdentifier: identifier, policy: changes.mergePolicy)
-        for operation in changes.operations { try committer.apply(operation) }
+        for operation in changes.allOperations { try committer.apply(operation) }
         committer.redirectReferences()
         for (key, value) in changes.metadata {
             committer.state.metadata[key] = value

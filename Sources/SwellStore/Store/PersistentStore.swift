@@ -96,10 +96,47 @@ package struct StoreChangeSet: Sendable {
     }
 
     package var operations: [Operation]
+    /// New rows given as columns (a batch insert's), written before `operations`: their
+    /// keys were looked up and not stored. A store binds them straight from the buffers,
+    /// or takes them as operations (`allOperations`).
+    package var columnInserts: [ColumnInsert] = []
     /// Values kept beside the data, written in the same transaction (nil removes).
     package var metadata: [String: String?] = [:]
     /// How the store resolves a key that already belongs to another row.
     package var mergePolicy: MergePolicy
+}
+
+/// New rows of one entity as columns: rows `rows` of `columns`, column `c` holding the
+/// attribute at `positions[c]`, the row `rows[i]` getting the ID `ids[i]`.
+package struct ColumnInsert: Sendable {
+    package var entity: String
+    package var columns: BatchColumns
+    package var positions: [Int]
+    package var rows: [Int]
+    package var ids: [Int64]
+    /// How many attributes the entity keeps (the operations' value count).
+    package var attributeCount: Int
+
+    /// Row `n` of the insert as an operation: merged by the policy if its key is taken after all.
+    package func operation(_ n: Int) -> StoreChangeSet.Operation {
+        var values = [StoreValue](repeating: .null, count: attributeCount)
+        var mask = AttributeMask.empty
+        for (column, position) in positions.enumerated() {
+            values[position] = columns.value(row: rows[n], column: column)
+            mask.insert(position)
+        }
+        var row = PendingRow(kind: .inserted, values: values, mask: mask, sequence: UInt64(n))
+        row.keyCheckedAgainstStore = true
+        return .init(entity: entity, primaryKey: ids[n], row: row)
+    }
+}
+
+extension StoreChangeSet {
+    /// Every change as operations, the column inserts first (for a store without a columnar path).
+    package var allOperations: [Operation] {
+        guard !columnInserts.isEmpty else { return operations }
+        return columnInserts.flatMap { insert in (0..<insert.rows.count).map(insert.operation) } + operations
+    }
 }
 
 /// What a commit did, for the did-save notification.

@@ -8,9 +8,9 @@ struct SQLiteCommitter {
     let model: ManagedObjectModel
     let storeIdentifier: String
     let policy: MergePolicy
-    private(set) var result = StoreCommitResult()
+    var result = StoreCommitResult()
     /// Each entity with its table's layout, by name.
-    private let tables: [String: (entity: EntityDescription, layout: TableLayout)]
+    let tables: [String: (entity: EntityDescription, layout: TableLayout)]
 
     init(connection: SQLiteConnection, model: ManagedObjectModel, storeIdentifier: String, policy: MergePolicy) {
         self.connection = connection
@@ -29,7 +29,7 @@ struct SQLiteCommitter {
         result.inserted.reserveCapacity(count)
     }
 
-    private func objectID(_ entity: String, _ key: Int64) -> ObjectID {
+    func objectID(_ entity: String, _ key: Int64) -> ObjectID {
         ObjectID(entityName: entity, primaryKey: key, storeIdentifier: storeIdentifier)
     }
 

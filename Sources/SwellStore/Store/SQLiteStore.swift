@@ -248,6 +248,7 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
                 var committer = SQLiteCommitter(connection: writer, model: model, storeIdentifier: identifier,
                                                  policy: changes.mergePolicy)
                 committer.reserveCapacity(changes.operations.count)
+                for insert in changes.columnInserts { try committer.insertColumns(insert) }
                 for (index, operation) in changes.operations.enumerated() {
                     try committer.apply(operation)
                     if let observer, (index + 1) % interval == 0 { observer(index + 1) }
