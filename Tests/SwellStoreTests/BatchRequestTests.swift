@@ -103,6 +103,42 @@ import Testing
         #expect(dates == Date(timeIntervalSince1970: 864_000))
     }
 
+    /// Where the key is the table's rowid, a new row's key is its ID (no `_pk` kept), unless
+    /// another object holds that ID: a row whose key changed keeps its old key as its ID.
+    @Test(.enabled(if: TestStore.current != .postgres, "PostgreSQL tables keep IDs apart from keys"))
+    func aRowidKeyedRowTakesItsKeyAsIDUnlessAnotherObjectHoldsIt() throws {
+        let container = try makeContainer(directory)
+        let writer = container.writerContext
+        writer.mergePolicy = .mergeByPropertyObjectTrump
+        func insert(_ ids: [Int]) throws -> [ObjectID] {
+            var columns = BatchColumns()
+            let id = columns.integers("id"), date = columns.dates("date")
+            for value in ids {
+                columns.append(value, to: id)
+                columns.append(day, to: date)
+            }
+            let request = BatchInsertRequest(entityName: "JournalEntry", columns: columns)
+            request.resultType = .objectIDs
+            return try writer.performAndWait { try writer.execute(request).objectIDs ?? [] }
+        }
+        #expect(try insert([7, 3]).map(\.primaryKey) == [3, 7])
+        // The object with ID 7 takes the key 8: ID 7 stays its.
+        try writer.performAndWait {
+            let seven = try writer.existingObject(with: ObjectID(entityName: "JournalEntry", primaryKey: 7, storeIdentifier: container.writerContext.persistentStoreCoordinator!.storeIdentifier))
+            seven["id"] = 8
+            try writer.save()
+        }
+        let again = try insert([7])
+        #expect(again.count == 1 && again[0].primaryKey != 7)
+        let keys = try writer.performAndWait { () throws -> (Int?, Int?) in
+            writer.reset()
+            return (try writer.existingObject(with: again[0])["id"] as? Int,
+                    try writer.existingObject(with: ObjectID(entityName: "JournalEntry", primaryKey: 7, storeIdentifier: writer.persistentStoreCoordinator!.storeIdentifier))["id"] as? Int)
+        }
+        #expect(keys.0 == 7 && keys.1 == 8)
+        #expect(try storedEntries(container).keys.sorted() == [3, 7, 8])
+    }
+
     @Test func columnsThatDoNotFitTheEntityAreRefused() throws {
         let container = try makeContainer(directory)
         var wrongType = BatchColumns()
