@@ -4,27 +4,38 @@ import SwellPipeline
 import SwellTestSupport
 import Testing
 
-/// A worker whose batch fails still saves the batch's valid records; when that save fails
-/// too, the run reports its first failure and the second goes to the run's log — it used to
-/// be dropped (issue 20, item 4).
+/// A worker whose batch of nested records fails still saves the batch's valid records; when
+/// that save fails too, the run reports its first failure and the second goes to the run's
+/// log — it used to be dropped (issue 20, item 4). (Flat sources write each batch as one
+/// batch insert: there is no second save to fail.)
 @Suite struct FailedBatchLogTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("swell-failed-batch-\(UUID().uuidString)").path
 
     private func pipeline(page: String) throws -> PipelineFile {
         try PipelineFileLoader(environment: [:]).load(text: """
-            version: 1
+            version: 2
             name: failed-batch
             store: \(directory)/store.sqlite
             entities:
-              Item: { key: [code], attributes: { code: string, title: string? } }
+              Item:
+                key: [code]
+                attributes: { code: string, title: string? }
+                relationships:
+                  owner: { to: Owner }
+              Owner: { key: [name], attributes: { name: string } }
             sources:
-              - { name: items, entity: Item, url: "\(page)", retries: 0 }
+              - name: items
+                entity: Item
+                url: "\(page)"
+                retries: 0
+                fields:
+                  owner: { path: owner, fields: { name: name } }
             """, path: directory + "/failed-batch.yml")
     }
 
     private func page(_ name: String, codes: [String]) throws -> String {
         let path = "\(directory)/\(name).json"
-        let records = codes.map { #"{"code": "\#($0)", "title": "t-\#($0)"}"# }
+        let records = codes.map { #"{"code": "\#($0)", "title": "t-\#($0)", "owner": {"name": "o-\#($0)"}}"# }
         try "[\(records.joined(separator: ","))]".write(toFile: path, atomically: false, encoding: .utf8)
         return path
     }

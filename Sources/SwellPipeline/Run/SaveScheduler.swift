@@ -55,13 +55,6 @@ final class SaveScheduler: Sendable {
         requestSave()
     }
 
-    /// Waits while more than `rowsInFlight` rows saved by workers are not on disk
-    /// (or until the run failed): a batch can be committed while the workers
-    /// build the next, and memory is bounded by rows, not batches (BENCHMARKS.md).
-    func waitForRoom() {
-        backlog.waitForRoom(rows: rowsInFlight) { state.failure != nil }
-    }
-
     /// Waits until every batch saved so far is on disk (or the run failed): a source with
     /// nested records looks its keys and links up in the store, so it must find there
     /// what its earlier batches wrote.

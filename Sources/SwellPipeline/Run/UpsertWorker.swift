@@ -3,16 +3,20 @@ import Logging
 import SwellCSV
 import SwellStore
 
-/// An upsert worker: a thread with its own private child context of the view
-/// context. It takes chunks of records from its queue, maps each (the key came
-/// mapped from the router), sends bad ones to the rejects file (or fails the
-/// run), inserts the rest without creating objects, and every `batchSize`
-/// records saves its context into the view context and lets the rows go — so
-/// records wait in small chunks, not whole batches. After each save it waits
-/// while more than a batch of saved rows is not on disk yet (backpressure: the
-/// writer commits one batch while the workers build the next).
+/// An upsert worker: a thread with its own private child context of the view context,
+/// taking chunks of records from its queue and mapping each (the key came mapped from
+/// the router); bad ones go to the rejects file (or fail the run).
 ///
-/// A failed run does not stop it: it keeps saving the valid records already
+/// A flat source's records go into columns, and every `batchSize` records become one
+/// batch insert executed from the worker's context (`runFlat`): one transaction on the
+/// writer's queue, while the other workers build their next batch.
+///
+/// Records with nested objects go through the graph writer into the worker's context,
+/// which every `batchSize` records saves into the view context and lets the rows go;
+/// after each save the worker waits until the batches are on disk (its look-ups read the
+/// store), and the `SaveScheduler` moves them up.
+///
+/// A failed run does not stop a worker: it keeps saving the valid records already
 /// fetched, so earlier pages stay saved.
 struct UpsertWorker: Sendable {
     let source: SourceSpec
@@ -49,6 +53,10 @@ struct UpsertWorker: Sendable {
         let context = container.newBackgroundContext()
         context.name = "\(source.name).upsert.\(number)"
         let patterns = DatePatterns()
+        guard !source.nested.isEmpty else {
+            runFlat(context: context, queue: queue, patterns: patterns)
+            return
+        }
         var unsaved = 0
         context.performAndWait { context.reserveRows(batchSize, entity: mapper.entity) }
         // Version 2: records with nested objects go through the graph writer.
@@ -96,21 +104,17 @@ struct UpsertWorker: Sendable {
                 }
             }
         }
-        var probe = UnchangedProbe()
         while let chunk = queue.take() {
             let (saved, failure) = step {
-                unchanged += try insert(chunk, in: context, patterns: patterns, probe: &probe, graph: &graph)
+                unchanged += try insert(chunk, in: context, patterns: patterns, graph: &graph)
                 unsaved += chunk.count
                 return unsaved >= batchSize
             }
             if let saved { scheduler.batchSaved(saved) }
             // The run fails, but this worker keeps saving the valid records already fetched.
             if let failure { state.fail(failure) }
-            // Wait while too many saved rows are not on disk yet (the other workers go on meanwhile);
-            // nested records wait for all of them (their look-ups read the store).
-            if saved != nil {
-                if graph == nil { scheduler.waitForRoom() } else { scheduler.waitForDisk() }
-            }
+            // Nested records wait for the saved batches to be on disk (their look-ups read the store).
+            if saved != nil { scheduler.waitForDisk() }
         }
         if unsaved > 0 {
             let (saved, failure) = step { true }
@@ -128,14 +132,71 @@ struct UpsertWorker: Sendable {
         if let failure { state.fail(failure) }
     }
 
+    /// A flat source: each chunk's records are mapped into columns, and every `batchSize`
+    /// records go to the store as one batch insert (an upsert: the worker context's merge
+    /// policy is `objectTrump`), executed from the worker's context on the writer's queue —
+    /// one transaction, counted in the report once it returns. The workers build their
+    /// next batch while the writer commits one. After a bad record the worker goes on
+    /// writing the valid records already fetched.
+    private func runFlat(context: ManagedObjectContext, queue: BatchQueue<[IncomingRecord]>, patterns: DatePatterns) {
+        context.mergePolicy = .mergeByPropertyObjectTrump
+        var batch = ColumnBatch(entity: mapper.entity)
+        var unwritten = Set<[StoreValue]>()
+        func write() {
+            guard batch.count > 0 else { return }
+            unwritten.removeAll()
+            let request = BatchInsertRequest(entityName: entity.name, columns: batch.take())
+            request.resultType = .changes
+            logger.debug("writer saving", metadata: ["source": "\(source.name)", "worker": "\(context.name ?? "-")"])
+            do {
+                let result = try context.performAndWait { try context.execute(request) }
+                state.count(committed: [SaveScheduler.BatchCounts(inserted: result.inserted, updated: result.updated, unchanged: result.unchanged)])
+            } catch {
+                state.fail(savingFailed(error))
+            }
+        }
+        while let chunk = queue.take() {
+            do {
+                try context.performAndWait { try map(chunk, into: &batch, unwritten: &unwritten, in: context, patterns: patterns) }
+            } catch {
+                state.fail(error as? PipelineError ?? PipelineError(.other, redactor("source \(source.name): \(error)"), underlying: error))
+            }
+            if batch.count >= batchSize { write() }
+        }
+        write()
+    }
+
+    /// Maps a chunk of a flat source's records into `batch`; bad ones go to the rejects
+    /// file, or the first is thrown after the valid ones are in the batch.
+    /// `unwritten`: append mode's keys of the records in `batch` (not in the store yet).
+    private func map(_ chunk: [IncomingRecord], into batch: inout ColumnBatch, unwritten: inout Set<[StoreValue]>,
+                     in context: ManagedObjectContext, patterns: DatePatterns) throws {
+        var firstBad: PipelineError?
+        var rejected = 0
+        var accepted: [(IncomingRecord, [StoreValue])] = []
+        accepted.reserveCapacity(chunk.count)
+        for item in chunk {
+            switch mapper.map(item.record, key: item.key, using: patterns) {
+            case .success(let values): accepted.append((item, values))
+            case .failure(let bad): try reject(item, message: bad.message, attribute: bad.attribute, firstBad: &firstBad, rejected: &rejected)
+            }
+        }
+        if source.mode == .append {
+            accepted = try dropExisting(accepted, in: context, seen: &unwritten, firstBad: &firstBad, rejected: &rejected)
+        }
+        for (_, values) in accepted { batch.append(values) }
+        count(accepted, chunk: chunk, rejected: rejected)
+        if let firstBad { throw firstBad }
+    }
+
     private func savingFailed(_ error: any Error) -> PipelineError {
         PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)"), underlying: error)
     }
 
-    /// Maps and inserts a chunk of records into the worker's context (not saved yet);
-    /// returns how many arrived unchanged (left out of the context).
+    /// Maps a chunk of records with nested objects and writes them into the worker's
+    /// context through the graph writer (not saved yet); returns how many arrived unchanged.
     private func insert(_ chunk: [IncomingRecord], in context: ManagedObjectContext, patterns: DatePatterns,
-                        probe: inout UnchangedProbe, graph: inout NestedUpsert?) throws -> Int {
+                        graph: inout NestedUpsert?) throws -> Int {
         var firstBad: PipelineError?
         var rejected = 0
         var accepted: [(IncomingRecord, [StoreValue])] = []
@@ -154,41 +215,21 @@ struct UpsertWorker: Sendable {
                     case .failure(let bad):
                         try reject(item, message: bad.message, attribute: bad.attribute, firstBad: &firstBad, rejected: &rejected)
                     }
-                } else {
-                    accepted.append((item, values))
                 }
             case .failure(let bad):
                 try reject(item, message: bad.message, attribute: bad.attribute, firstBad: &firstBad, rejected: &rejected)
             }
         }
-        if graph != nil {
-            if source.mode == .append {
-                accepted = try dropExisting(accepted, in: context, firstBad: &firstBad, rejected: &rejected)
-            }
-            let nodes = accepted.compactMap { trees["\($0.0.index)#\($0.0.page)"] }
-            try graph!.write(nodes, in: context)
-            let unchanged = graph!.takeUnchanged(of: entity.name)
-            count(accepted, chunk: chunk, rejected: rejected)
-            if let firstBad { throw firstBad }
-            return unchanged
-        }
         if source.mode == .append {
-            accepted = try dropExisting(accepted, in: context, firstBad: &firstBad, rejected: &rejected)
+            var seen = Set<[StoreValue]>()
+            accepted = try dropExisting(accepted, in: context, seen: &seen, firstBad: &firstBad, rejected: &rejected)
         }
-        let description = mapper.entity
-        let keyIndices = mapper.keyIndices
-        var unchanged = Set<Int>()
-        if source.mode != .append, probe.shouldLookUp() {
-            let (left, stored) = try unchangedRecords(accepted.map(\.1), in: context)
-            unchanged = left
-            probe.found(stored)
-        }
-        for (position, (_, values)) in accepted.enumerated() where !unchanged.contains(position) {
-            context.insertRow(entity: description, keyIndices: keyIndices, values: values)
-        }
+        let nodes = accepted.compactMap { trees["\($0.0.index)#\($0.0.page)"] }
+        try graph!.write(nodes, in: context)
+        let unchanged = graph!.takeUnchanged(of: entity.name)
         count(accepted, chunk: chunk, rejected: rejected)
         if let firstBad { throw firstBad }
-        return unchanged.count
+        return unchanged
     }
 
     /// Counts a chunk's records, and notes their keys (replace) and cursor values.
@@ -203,29 +244,6 @@ struct UpsertWorker: Sendable {
         state.count(records: chunk.count, rejected: rejected, cursor: largest)
         sweeper?.saw(keys)
         progress.addRecords(chunk.count)
-    }
-
-    /// The positions of the records that arrived equal to their stored object, which
-    /// nothing unsaved concerns: they stay out of the context (counted as unchanged).
-    /// A key that comes twice in the chunk is never left out (the later record must win).
-    /// Also returns how many of the chunk's keys the store had.
-    private func unchangedRecords(_ records: [[StoreValue]], in context: ManagedObjectContext) throws -> (Set<Int>, stored: Int) {
-        let keyIndices = mapper.keyIndices
-        guard !keyIndices.isEmpty, !records.isEmpty else { return ([], 0) }
-        var positions: [[StoreValue]: Int] = [:]
-        positions.reserveCapacity(records.count)
-        var repeated = Set<[StoreValue]>()
-        for (position, values) in records.enumerated() {
-            let key = keyIndices.map { values[$0] }
-            if positions.updateValue(position, forKey: key) != nil { repeated.insert(key) }
-        }
-        for key in repeated { positions.removeValue(forKey: key) }
-        let stored = try context.storedValues(forKeys: Array(positions.keys), entity: mapper.entity)
-        var unchanged = Set<Int>()
-        for (key, values) in stored {
-            if let position = positions[key], records[position] == values { unchanged.insert(position) }
-        }
-        return (unchanged, stored.count)
     }
 
     /// Saves the worker's context into the view context and lets its rows go; the
@@ -279,11 +297,11 @@ struct UpsertWorker: Sendable {
     }
 
     /// Append mode: a record whose key is stored already (or came earlier in the run) is a bad record.
-    private func dropExisting(_ accepted: [(IncomingRecord, [StoreValue])], in context: ManagedObjectContext,
+    /// `seen`: the keys of records accepted earlier and not in the store yet.
+    private func dropExisting(_ accepted: [(IncomingRecord, [StoreValue])], in context: ManagedObjectContext, seen: inout Set<[StoreValue]>,
                               firstBad: inout PipelineError?, rejected: inout Int) throws -> [(IncomingRecord, [StoreValue])] {
         let keyIndices = mapper.keyIndices
         let existing = try KeyLookup(entity: mapper.entity).existing(accepted.map { item in keyIndices.map { item.1[$0] } }, in: context)
-        var seen = Set<[StoreValue]>()
         var kept: [(IncomingRecord, [StoreValue])] = []
         for (item, values) in accepted {
             let key = keyIndices.map { values[$0] }
