@@ -49,9 +49,9 @@ struct ColumnBatch {
             case (.double(let column), _): columns.append(nil as Double?, to: column)
             case (.boolean(let column), .integer(let int)): columns.append(int != 0, to: column)
             case (.boolean(let column), _): columns.append(nil as Bool?, to: column)
-            case (.date(let column), .real(let seconds)): columns.append(Date(timeIntervalSince1970: seconds), to: column)
-            case (.date(let column), .integer(let seconds)): columns.append(Date(timeIntervalSince1970: Double(seconds)), to: column)
-            case (.date(let column), _): columns.append(nil as Date?, to: column)
+            case (.date(let column), .real(let seconds)): columns.append(secondsSince1970: seconds, to: column)
+            case (.date(let column), .integer(let seconds)): columns.append(secondsSince1970: Double(seconds), to: column)
+            case (.date(let column), _): columns.append(secondsSince1970: nil, to: column)
             case (.text(let column), .text(let text)): columns.append(text, to: column)
             case (.text(let column), _): columns.append(nil as String?, to: column)
             }

@@ -32,22 +32,30 @@ public struct BatchColumns: Sendable {
     /// A column of `.string` or `.json` values (UTF-8 text).
     public struct TextColumn: Sendable, Hashable { let index: Int }
 
-    enum Values: Sendable {
-        case integers([Int64])
-        case doubles([Double])
-        case booleans([Bool])
-        /// Unix seconds.
-        case dates([Double])
-        /// UTF-8 bytes of every value, one after another; `ends[i]` is where value `i` ends.
-        case text(arena: [UInt8], ends: [Int])
+    /// What a column holds.
+    enum Kind: Sendable {
+        case integers, doubles, booleans, dates, text
     }
 
+    /// One attribute's values: the buffer of its kind (the others stay empty) and a null bitmap.
     struct Column: Sendable {
         var name: String
-        var values: Values
+        var kind: Kind
+        var integers: [Int64] = []
+        /// Doubles, and dates as Unix seconds.
+        var doubles: [Double] = []
+        var booleans: [Bool] = []
+        /// UTF-8 bytes of every text value, one after another; `ends[i]` is where value `i` ends.
+        var arena: [UInt8] = []
+        var ends: [Int] = []
         /// Bit `i` set: value `i` is null.
         var nulls: [UInt64] = []
         var count = 0
+
+        init(name: String, kind: Kind) {
+            self.name = name
+            self.kind = kind
+        }
 
         mutating func noteNull(_ isNull: Bool) {
             let word = count >> 6
@@ -58,6 +66,11 @@ public struct BatchColumns: Sendable {
 
         func isNull(_ row: Int) -> Bool {
             nulls[row >> 6] & (1 << UInt64(row & 63)) != 0
+        }
+
+        /// Where text value `row` starts and ends in `arena`.
+        func textRange(_ row: Int) -> Range<Int> {
+            (row == 0 ? 0 : ends[row - 1])..<ends[row]
         }
     }
 
@@ -72,46 +85,42 @@ public struct BatchColumns: Sendable {
     /// The attribute names, in the order the columns were added.
     public var attributeNames: [String] { columns.map(\.name) }
 
-    private mutating func add(_ name: String, _ values: Values) -> Int {
-        columns.append(Column(name: name, values: values))
+    private mutating func add(_ name: String, _ kind: Kind) -> Int {
+        columns.append(Column(name: name, kind: kind))
         return columns.count - 1
     }
 
     /// Adds a column for the integer attribute `name`.
     public mutating func integers(_ name: String, reservingCapacity capacity: Int = 0) -> IntegerColumn {
-        var storage: [Int64] = []
-        storage.reserveCapacity(capacity)
-        return IntegerColumn(index: add(name, .integers(storage)))
+        let index = add(name, .integers)
+        columns[index].integers.reserveCapacity(capacity)
+        return IntegerColumn(index: index)
     }
 
     /// Adds a column for the double attribute `name`.
     public mutating func doubles(_ name: String) -> DoubleColumn {
-        DoubleColumn(index: add(name, .doubles([])))
+        DoubleColumn(index: add(name, .doubles))
     }
 
     /// Adds a column for the boolean attribute `name`.
     public mutating func booleans(_ name: String) -> BooleanColumn {
-        BooleanColumn(index: add(name, .booleans([])))
+        BooleanColumn(index: add(name, .booleans))
     }
 
     /// Adds a column for the date attribute `name`.
     public mutating func dates(_ name: String) -> DateColumn {
-        DateColumn(index: add(name, .dates([])))
+        DateColumn(index: add(name, .dates))
     }
 
     /// Adds a column for the string (or JSON) attribute `name`.
     public mutating func strings(_ name: String) -> TextColumn {
-        TextColumn(index: add(name, .text(arena: [], ends: [])))
+        TextColumn(index: add(name, .text))
     }
 
     /// Appends the next value (nil: null) of an integer column.
     public mutating func append(_ value: Int64?, to column: IntegerColumn) {
         columns[column.index].noteNull(value == nil)
-        if case .integers(var values) = columns[column.index].values {
-            columns[column.index].values = .integers([])
-            values.append(value ?? 0)
-            columns[column.index].values = .integers(values)
-        }
+        columns[column.index].integers.append(value ?? 0)
     }
 
     /// Appends the next value (nil: null) of an integer column.
@@ -122,61 +131,46 @@ public struct BatchColumns: Sendable {
     /// Appends the next value (nil: null) of a double column.
     public mutating func append(_ value: Double?, to column: DoubleColumn) {
         columns[column.index].noteNull(value == nil)
-        if case .doubles(var values) = columns[column.index].values {
-            columns[column.index].values = .doubles([])
-            values.append(value ?? 0)
-            columns[column.index].values = .doubles(values)
-        }
+        columns[column.index].doubles.append(value ?? 0)
     }
 
     /// Appends the next value (nil: null) of a boolean column.
     public mutating func append(_ value: Bool?, to column: BooleanColumn) {
         columns[column.index].noteNull(value == nil)
-        if case .booleans(var values) = columns[column.index].values {
-            columns[column.index].values = .booleans([])
-            values.append(value ?? false)
-            columns[column.index].values = .booleans(values)
-        }
+        columns[column.index].booleans.append(value ?? false)
     }
 
     /// Appends the next value (nil: null) of a date column.
     public mutating func append(_ value: Date?, to column: DateColumn) {
-        columns[column.index].noteNull(value == nil)
-        if case .dates(var values) = columns[column.index].values {
-            columns[column.index].values = .dates([])
-            values.append(value?.timeIntervalSince1970 ?? 0)
-            columns[column.index].values = .dates(values)
-        }
+        append(secondsSince1970: value?.timeIntervalSince1970, to: column)
+    }
+
+    /// Appends the next value (nil: null) of a date column as Unix seconds.
+    public mutating func append(secondsSince1970 seconds: Double?, to column: DateColumn) {
+        columns[column.index].noteNull(seconds == nil)
+        columns[column.index].doubles.append(seconds ?? 0)
     }
 
     /// Appends the next value (nil: null) of a text column.
     public mutating func append(_ value: String?, to column: TextColumn) {
         guard var value else {
-            appendText(nil, to: column)
+            append(utf8: nil, to: column)
             return
         }
-        value.withUTF8 { appendText($0, to: column) }
+        value.withUTF8 { append(utf8: $0, to: column) }
     }
 
     /// Appends the next value of a text column as UTF-8 bytes (copied into the column's
     /// arena; nil: null). The bytes must be valid UTF-8.
     public mutating func append(utf8 bytes: UnsafeBufferPointer<UInt8>?, to column: TextColumn) {
-        appendText(bytes, to: column)
-    }
-
-    private mutating func appendText(_ bytes: UnsafeBufferPointer<UInt8>?, to column: TextColumn) {
         columns[column.index].noteNull(bytes == nil)
-        if case .text(var arena, var ends) = columns[column.index].values {
-            columns[column.index].values = .text(arena: [], ends: [])
-            if let bytes { arena.append(contentsOf: bytes) }
-            ends.append(arena.count)
-            columns[column.index].values = .text(arena: arena, ends: ends)
-        }
+        if let bytes { columns[column.index].arena.append(contentsOf: bytes) }
+        columns[column.index].ends.append(columns[column.index].arena.count)
     }
 
     /// The attribute type a column's values fit.
     func fits(_ column: Int, _ type: AttributeType) -> Bool {
-        switch (columns[column].values, type) {
+        switch (columns[column].kind, type) {
         case (.integers, .integer), (.doubles, .double), (.booleans, .boolean), (.dates, .date), (.text, .string), (.text, .json): true
         default: false
         }
@@ -186,14 +180,11 @@ public struct BatchColumns: Sendable {
     func value(row: Int, column: Int) -> StoreValue {
         let column = columns[column]
         if column.isNull(row) { return .null }
-        switch column.values {
-        case .integers(let values): return .integer(values[row])
-        case .doubles(let values): return .real(values[row])
-        case .booleans(let values): return .integer(values[row] ? 1 : 0)
-        case .dates(let values): return .real(values[row])
-        case .text(let arena, let ends):
-            let start = row == 0 ? 0 : ends[row - 1]
-            return .text(String(decoding: arena[start..<ends[row]], as: UTF8.self))
+        switch column.kind {
+        case .integers: return .integer(column.integers[row])
+        case .doubles, .dates: return .real(column.doubles[row])
+        case .booleans: return .integer(column.booleans[row] ? 1 : 0)
+        case .text: return .text(String(decoding: column.arena[column.textRange(row)], as: UTF8.self))
         }
     }
 }

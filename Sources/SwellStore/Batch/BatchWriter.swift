@@ -137,7 +137,8 @@ struct BatchWriter {
         var outcome = Outcome()
         let operations = try merge(merging, stored: stored, outcome: &outcome)
         var keys: [Int64?] = []
-        if entity.rowidKeyIndex != nil, let column = keyColumns.first ?? nil, case .integers(let values) = columns.columns[column].values {
+        if entity.rowidKeyIndex != nil, let column = keyColumns.first ?? nil, columns.columns[column].kind == .integers {
+            let values = columns.columns[column].integers
             keys = newRows.map { values[$0] }
         }
         let ids = try newIDs(count: newRows.count, keys: keys)
@@ -204,7 +205,7 @@ struct BatchWriter {
             let type = entity.attributes[position].type
             guard columns.fits(number, type) else {
                 throw StoreError.typeMismatch(entity: entity.name, attribute: column.name, expected: type,
-                                              value: "a column of \(column.values.typeName)")
+                                              value: "a column of \(column.kind)")
             }
             guard seen.insert(position).inserted else {
                 throw StoreError.invalidBatchRow(entity: entity.name, row: 0, attribute: column.name, problem: "has two columns")
@@ -387,19 +388,6 @@ private extension StoreValue {
         case (.real(let value), .integer): return Int64(exactly: value).map(StoreValue.integer)
         case (.integer(let value), .boolean): return value == 0 || value == 1 ? self : nil
         default: return nil
-        }
-    }
-}
-
-extension BatchColumns.Values {
-    /// How errors name a column's type.
-    var typeName: String {
-        switch self {
-        case .integers: "integers"
-        case .doubles: "doubles"
-        case .booleans: "booleans"
-        case .dates: "dates"
-        case .text: "text"
         }
     }
 }

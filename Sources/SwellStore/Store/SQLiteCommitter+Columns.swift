@@ -16,27 +16,28 @@ extension SQLiteCommitter {
         let statement = try connection.statement(sql)
         let keyColumn = layout.rowidKeyIndex.flatMap { insert.positions.firstIndex(of: $0) }
         let columns = insert.columns.columns
-        let arenas: [[UInt8]] = columns.map { if case .text(let arena, _) = $0.values { arena } else { [] } }
+        let connection = connection
         var fallbacks: [Int] = []
         var inserted: [ObjectID] = []
         inserted.reserveCapacity(insert.rows.count)
-        try withBuffers(arenas[...], []) { buffers in
+        let storeIdentifier = storeIdentifier
+        try Self.withBuffers(columns.map(\.arena)[...], []) { buffers in
+            let first: Int32 = idFirst ? 2 : 1
+            let idParameter: Int32 = idFirst ? 1 : Int32(columns.count + 1)
             for n in insert.rows.indices {
                 let row = insert.rows[n], id = insert.ids[n]
-                let first: Int32 = idFirst ? 2 : 1
-                for (c, column) in columns.enumerated() {
-                    try bind(column, row: row, text: buffers[c], to: statement, at: first + Int32(c))
+                for c in columns.indices {
+                    try Self.bind(columns[c], row: row, text: buffers[c], to: statement, at: first + Int32(c), connection: connection)
                 }
                 var idIsKey = false
-                if let keyColumn, !columns[keyColumn].isNull(row), case .integers(let keys) = columns[keyColumn].values {
-                    idIsKey = keys[row] == id
+                if let keyColumn, !columns[keyColumn].isNull(row), columns[keyColumn].kind == .integers {
+                    idIsKey = columns[keyColumn].integers[row] == id
                 }
-                let idParameter: Int32 = idFirst ? 1 : Int32(columns.count + 1)
                 let code = idIsKey ? sqlite3_bind_null(statement.handle, idParameter) : sqlite3_bind_int64(statement.handle, idParameter, id)
                 guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: try connection.handle, sql: sql) }
                 do {
                     try statement.run()
-                    inserted.append(objectID(entity.name, id))
+                    inserted.append(ObjectID(entityName: insert.entity, primaryKey: id, storeIdentifier: storeIdentifier))
                 } catch let error as SQLiteError where error.isUniqueViolation {
                     statement.reset()
                     fallbacks.append(n)
@@ -48,20 +49,21 @@ extension SQLiteCommitter {
         for n in fallbacks { try apply(insert.operation(n)) }
     }
 
-    private func bind(_ column: BatchColumns.Column, row: Int, text: UnsafeBufferPointer<UInt8>,
-                      to statement: SQLiteStatement, at index: Int32) throws {
+    private static func bind(_ column: BatchColumns.Column, row: Int, text: UnsafeBufferPointer<UInt8>,
+                             to statement: SQLiteStatement, at index: Int32, connection: SQLiteConnection) throws {
         let code: Int32
         if column.isNull(row) {
             code = sqlite3_bind_null(statement.handle, index)
         } else {
-            switch column.values {
-            case .integers(let values): code = sqlite3_bind_int64(statement.handle, index, values[row])
-            case .doubles(let values), .dates(let values): code = sqlite3_bind_double(statement.handle, index, values[row])
-            case .booleans(let values): code = sqlite3_bind_int64(statement.handle, index, values[row] ? 1 : 0)
-            case .text(_, let ends):
-                let start = row == 0 ? 0 : ends[row - 1]
-                let base = text.baseAddress.map { UnsafeRawPointer($0 + start).assumingMemoryBound(to: CChar.self) }
-                code = sqlite3_bind_text64(statement.handle, index, base ?? UnsafePointer(bitPattern: 1)!, UInt64(ends[row] - start),
+            switch column.kind {
+            case .integers: code = sqlite3_bind_int64(statement.handle, index, column.integers[row])
+            case .doubles, .dates: code = sqlite3_bind_double(statement.handle, index, column.doubles[row])
+            case .booleans: code = sqlite3_bind_int64(statement.handle, index, column.booleans[row] ? 1 : 0)
+            case .text:
+                let range = column.textRange(row)
+                let base = text.baseAddress.map { UnsafeRawPointer($0 + range.lowerBound).assumingMemoryBound(to: CChar.self) }
+                // SQLITE_STATIC (nil): SQLite reads the arena in place, which outlives the statement's step.
+                code = sqlite3_bind_text64(statement.handle, index, base ?? UnsafePointer(bitPattern: 1)!, UInt64(range.count),
                                            nil, UInt8(SQLITE_UTF8))
             }
         }
@@ -69,8 +71,8 @@ extension SQLiteCommitter {
     }
 
     /// Runs `body` with a pointer to each array's bytes, valid throughout.
-    private func withBuffers<R>(_ arrays: ArraySlice<[UInt8]>, _ collected: [UnsafeBufferPointer<UInt8>],
-                                _ body: ([UnsafeBufferPointer<UInt8>]) throws -> R) throws -> R {
+    private static func withBuffers<R>(_ arrays: ArraySlice<[UInt8]>, _ collected: [UnsafeBufferPointer<UInt8>],
+                                       _ body: ([UnsafeBufferPointer<UInt8>]) throws -> R) throws -> R {
         guard let first = arrays.first else { return try body(collected) }
         return try first.withUnsafeBufferPointer { try withBuffers(arrays.dropFirst(), collected + [$0], body) }
     }
