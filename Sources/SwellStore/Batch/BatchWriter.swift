@@ -88,21 +88,40 @@ struct BatchWriter {
         // Within the request the later row for a key wins: the rows kept, in order.
         var kept: [Int] = []
         var rowForKey: [[StoreValue]: Int] = [:]
+        var rowForInteger: [Int64: Int] = [:]
+        let integerKey = keyColumns.count == 1 && keyColumns[0].map { columns.columns[$0].kind == .integers } == true
         if !keyColumns.isEmpty, !keyColumns.contains(nil) {
-            rowForKey.reserveCapacity(columns.rowCount)
             var winner = [Int](repeating: -1, count: columns.rowCount)
-            for row in 0..<columns.rowCount {
-                let key = keyColumns.map { columns.value(row: row, column: $0!) }
-                if key.contains(where: \.isNull) { winner[row] = row; continue }
-                if let earlier = rowForKey.updateValue(row, forKey: key) { winner[earlier] = -1 }
-                winner[row] = row
+            if integerKey {
+                // One integer key (the common case): hashed from the buffer, no key arrays.
+                let column = columns.columns[keyColumns[0]!]
+                rowForInteger.reserveCapacity(columns.rowCount)
+                for row in 0..<columns.rowCount {
+                    if !column.isNull(row), let earlier = rowForInteger.updateValue(row, forKey: column.integers[row]) { winner[earlier] = -1 }
+                    winner[row] = row
+                }
+            } else {
+                rowForKey.reserveCapacity(columns.rowCount)
+                for row in 0..<columns.rowCount {
+                    let key = keyColumns.map { columns.value(row: row, column: $0!) }
+                    if key.contains(where: \.isNull) { winner[row] = row; continue }
+                    if let earlier = rowForKey.updateValue(row, forKey: key) { winner[earlier] = -1 }
+                    winner[row] = row
+                }
             }
             kept = winner.filter { $0 >= 0 }
         } else {
             kept = Array(0..<columns.rowCount)
         }
-        let stored: [[StoreValue]: StoreRow] = rowForKey.isEmpty ? [:] : try store.read { reader in
-            try reader.rows(forKeys: Array(rowForKey.keys), entity: entity)
+        var stored: [[StoreValue]: StoreRow] = [:]
+        var storedByInteger: [Int64: StoreRow] = [:]
+        if integerKey {
+            if !rowForInteger.isEmpty {
+                storedByInteger = try store.read { try $0.rows(forIntegerKeys: Array(rowForInteger.keys), entity: entity) }
+                for (key, row) in storedByInteger { stored[[.integer(key)]] = row }
+            }
+        } else if !rowForKey.isEmpty {
+            stored = try store.read { reader in try reader.rows(forKeys: Array(rowForKey.keys), entity: entity) }
         }
         let required = entity.attributes.indices.filter {
             !entity.attributes[$0].isOptional && entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil
@@ -112,8 +131,10 @@ struct BatchWriter {
         var merging: [IncomingRow] = []
         for row in kept {
             if !stored.isEmpty {
-                let key = keyColumns.map { columns.value(row: row, column: $0!) }
-                if stored[key] != nil {
+                let isStored = integerKey
+                    ? !columns.columns[keyColumns[0]!].isNull(row) && storedByInteger[columns.columns[keyColumns[0]!].integers[row]] != nil
+                    : stored[keyColumns.map { columns.value(row: row, column: $0!) }] != nil
+                if isStored {
                     var values = [StoreValue](repeating: .null, count: entity.attributes.count)
                     for (column, position) in positions.enumerated() { values[position] = columns.value(row: row, column: column) }
                     merging.append(IncomingRow(values: values, mask: mask, index: row))
@@ -157,7 +178,7 @@ struct BatchWriter {
         var candidates: [Int64] = []
         if !keys.isEmpty {
             for (n, key) in keys.enumerated() {
-                if let key, coordinator.mayUseKeyAsID(key, for: entity.name) {
+                if let key, store.mayUseKeyAsID(key, for: entity.name) {
                     ids[n] = key
                     candidates.append(key)
                 }

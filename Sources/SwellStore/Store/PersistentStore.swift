@@ -51,6 +51,8 @@ package protocol StoreReader {
     func countMatching(primaryKeys: [Int64], query: StoreQuery) throws -> Int
     /// The rows whose uniqueness-constraint values are among `keys`, by key.
     func rows(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: StoreRow]
+    /// For an entity whose key is one integer attribute: the rows whose key is among `keys`, by key.
+    func rows(forIntegerKeys keys: [Int64], entity: EntityDescription) throws -> [Int64: StoreRow]
     /// The row whose uniqueness-constraint values are `key`.
     func row(forKey key: [StoreValue], entity: EntityDescription) throws -> StoreRow?
     /// For an entity whose key is its table's rowid: the rows whose object ID is among `ids`
@@ -58,6 +60,17 @@ package protocol StoreReader {
     func rows(displacedIDs ids: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]]
     /// The owners whose join-table to-many lists `member` (the other side of a many-to-many), ascending.
     func owners(in join: JoinTable, linking member: Int64) throws -> [Int64]
+}
+
+extension StoreReader {
+    /// `rows(forKeys:entity:)` with one-integer keys (stores without a faster way).
+    package func rows(forIntegerKeys keys: [Int64], entity: EntityDescription) throws -> [Int64: StoreRow] {
+        var result: [Int64: StoreRow] = [:]
+        for (key, row) in try rows(forKeys: keys.map { [.integer($0)] }, entity: entity) {
+            if case .integer(let int)? = key.first { result[int] = row }
+        }
+        return result
+    }
 }
 
 /// A row of an entity's table: its primary key and a value per attribute.

@@ -167,6 +167,19 @@ struct SQLiteStoreReader: StoreReader {
         return result
     }
 
+    func rows(forIntegerKeys keys: [Int64], entity: EntityDescription) throws -> [Int64: StoreRow] {
+        var result: [Int64: StoreRow] = [:]
+        guard !keys.isEmpty, entity.uniquenessConstraint.count == 1, let column = entity.uniquenessConstraint.first,
+              let index = entity.attributes.firstIndex(where: { $0.name == column }) else { return result }
+        result.reserveCapacity(keys.count)
+        let layout = TableLayout(entity)
+        let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(quoteIdentifier(column)) IN (SELECT value FROM json_each(?))"
+        try forEachRow(sql, keyList(keys), entity) { id, values in
+            if case .integer(let key) = values[index] { result[key] = StoreRow(primaryKey: id, values: values) }
+        }
+        return result
+    }
+
     func rows(displacedIDs ids: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
         var result: [Int64: [StoreValue]] = [:]
         let layout = TableLayout(entity)
