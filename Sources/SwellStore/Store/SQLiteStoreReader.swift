@@ -132,37 +132,57 @@ struct SQLiteStoreReader: StoreReader {
 
     func rows(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: StoreRow] {
         var result: [[StoreValue]: StoreRow] = [:]
-        guard entity.uniquenessConstraint.count == 1, let column = entity.uniquenessConstraint.first,
-              let index = entity.attributes.firstIndex(where: { $0.name == column }) else {
+        let indices = entity.keyIndices
+        guard !indices.isEmpty, indices.count == entity.uniquenessConstraint.count else {
             for key in keys { if let row = try row(forKey: key, entity: entity) { result[key] = row } }
             return result
         }
-        let type = entity.attributes[index].type
-        // json_each ends a string at a NUL character: such keys are looked up one by one.
+        // One query for all the keys: a JSON array of the keys (each an array when the key has
+        // several attributes), joined through json_each. json_each ends a string at a NUL
+        // character: keys holding one are looked up one by one.
         var json = "["
         var batched = 0
-        for key in keys {
-            if case .text(let text)? = key.first, text.utf8.contains(0) {
-                if let row = try row(forKey: key, entity: entity) { result[key] = row }
-                continue
-            }
-            if batched > 0 { json += "," }
-            batched += 1
-            switch key.first ?? .null {
+        func append(_ value: StoreValue) {
+            switch value {
             case .integer(let int): json += String(int)
             case .real(let double): json += double.isFinite ? "\(double)" : "null"
             case .text(let text): json += Self.jsonString(text)
             case .null: json += "null"
             }
         }
+        for key in keys {
+            if key.contains(where: { if case .text(let text) = $0 { text.utf8.contains(0) } else { false } }) {
+                if let row = try row(forKey: key, entity: entity) { result[key] = row }
+                continue
+            }
+            if batched > 0 { json += "," }
+            batched += 1
+            if indices.count == 1 {
+                append(key.first ?? .null)
+            } else {
+                json += "["
+                for (position, value) in key.enumerated() {
+                    if position > 0 { json += "," }
+                    append(value)
+                }
+                json += "]"
+            }
+        }
         json += "]"
         guard batched > 0 else { return result }
         let layout = TableLayout(entity)
-        let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(quoteIdentifier(column)) IN (SELECT value FROM json_each(?))"
+        let names = indices.map { quoteIdentifier(entity.attributes[$0].name) }
+        let condition = indices.count == 1
+            ? "\(names[0]) IN (SELECT value FROM json_each(?))"
+            : "(\(names.joined(separator: ", "))) IN (SELECT \(indices.indices.map { "json_extract(value, '$[\($0)]')" }.joined(separator: ", ")) FROM json_each(?))"
+        let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(condition)"
         try forEachRow(sql, .text(json), entity) { id, values in
-            var key = values[index]
-            if type == .double || type == .date, case .integer(let int) = key { key = .real(Double(int)) }
-            result[[key]] = StoreRow(primaryKey: id, values: values)
+            let key = indices.map { index -> StoreValue in
+                let type = entity.attributes[index].type
+                if type == .double || type == .date, case .integer(let int) = values[index] { return .real(Double(int)) }
+                return values[index]
+            }
+            result[key] = StoreRow(primaryKey: id, values: values)
         }
         return result
     }
