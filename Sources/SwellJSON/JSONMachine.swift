@@ -14,7 +14,14 @@
 struct JSONMachine: Sendable {
     enum Mode: Sendable { case document, ndjson, page }
 
-    enum Step { case record(JSONValue), needMore }
+    enum Step {
+        /// A record completed.
+        case record(JSONValue)
+        /// The buffer ended (see `step`).
+        case needMore
+        /// A record starts at `position` and is left to the caller (`yieldsRecordStarts`).
+        case recordStart
+    }
 
     private enum State: UInt8, Sendable {
         case value, valueOrArrayEnd, keyOrObjectEnd, key, colon, afterElement, afterMember, end, lineEnd
@@ -43,6 +50,10 @@ struct JSONMachine: Sendable {
     /// Page mode: the keys to the records array; nil means the page is the array.
     let recordsPath: [String]?
     let capturePaths: [[String]]
+    /// Whether `step` stops at the first byte of each record (`.recordStart`)
+    /// instead of building it: the caller then reads the record's bytes with
+    /// a parser of its own and calls `recordEnded` after them.
+    let yieldsRecordStarts: Bool
 
     private var state: State = .value
     private var slot: Slot
@@ -62,9 +73,10 @@ struct JSONMachine: Sendable {
     private(set) var line = 1
     private(set) var lineStart = 0
 
-    init(mode: Mode, recordsPath: [String]?, capturePaths: [[String]], maxDepth: Int) {
+    init(mode: Mode, recordsPath: [String]?, capturePaths: [[String]], maxDepth: Int, yieldsRecordStarts: Bool = false) {
         self.mode = mode
         self.maxDepth = maxDepth
+        self.yieldsRecordStarts = yieldsRecordStarts
         let path = recordsPath.flatMap { $0.isEmpty ? nil : $0 }
         self.recordsPath = mode == .page ? path : nil
         self.capturePaths = mode == .page ? capturePaths : []
@@ -72,6 +84,21 @@ struct JSONMachine: Sendable {
         case .document, .ndjson: slot = .emit
         case .page: slot = path == nil ? .records : .nav
         }
+    }
+
+    /// How many arrays and objects are open: the depth of a record that starts now.
+    var depth: Int { frames.count }
+
+    /// Takes on the line count of the parser that read a record's bytes (`yieldsRecordStarts`).
+    mutating func setLine(_ line: Int, lineStart: Int) {
+        self.line = line
+        self.lineStart = lineStart
+    }
+
+    /// Goes on after a record that the caller read (`yieldsRecordStarts`): the
+    /// next byte is the one after the record's value.
+    mutating func recordEnded() {
+        afterValue()
     }
 
     /// The records path as written in a pipeline file, e.g. "meta.items".
@@ -153,6 +180,10 @@ struct JSONMachine: Sendable {
                         return .record(record)
                     }
                     continue
+                }
+                if yieldsRecordStarts, slot == .emit, JSONMachine.startsValue(byte) {
+                    position = index
+                    return .recordStart
                 }
                 let value: JSONValue
                 let valueStart = base + index
@@ -476,6 +507,17 @@ struct JSONMachine: Sendable {
         }
         if index == end, !isFinal { return nil }
         return index
+    }
+
+    /// Whether `byte` can start a value: a string, number, literal, array or object.
+    static func startsValue(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "-"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+            true
+        default:
+            false
+        }
     }
 
     @inline(__always)
