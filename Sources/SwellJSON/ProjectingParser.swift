@@ -156,7 +156,7 @@ struct ProjectingParser: Sendable {
     /// Calls `body` with the completed record's values (valid only during the call).
     @usableFromInline
     func withRecord(_ body: (ProjectedRecord) throws -> Void) rethrows {
-        try projector.slots.withUnsafeBufferPointer { slots in
+        try projector.withSlots { slots in
             try projector.strings.withUnsafeBytes { strings in
                 try projector.text.withUnsafeBytes { text in
                     try body(ProjectedRecord(slots: slots, strings: strings, text: text, rootKind: projector.rootKind))
@@ -208,13 +208,16 @@ struct ProjectingParser: Sendable {
 }
 
 /// A completed record's values, as `ProjectingParser.withRecord` lends them.
+///
+/// Inlined into `JSONProjectionReader.deliver`, so that a sink's `switch` on
+/// a value meets the slot it comes from.
 @usableFromInline
 struct ProjectedRecord {
     /// The fields' slots, then the record's excerpt.
-    private let slots: UnsafeBufferPointer<FieldSlot>
-    private let strings: UnsafeRawBufferPointer
-    private let text: UnsafeRawBufferPointer
-    private let rootKind: JSONValueKind
+    @usableFromInline let slots: UnsafeBufferPointer<FieldSlot>
+    @usableFromInline let strings: UnsafeRawBufferPointer
+    @usableFromInline let text: UnsafeRawBufferPointer
+    @usableFromInline let rootKind: JSONValueKind
 
     fileprivate init(slots: UnsafeBufferPointer<FieldSlot>, strings: UnsafeRawBufferPointer, text: UnsafeRawBufferPointer, rootKind: JSONValueKind) {
         self.slots = slots
@@ -224,11 +227,11 @@ struct ProjectedRecord {
     }
 
     /// How many fields the projection has.
-    @usableFromInline
+    @inlinable
     var fieldCount: Int { slots.count - 1 }
 
     /// What the record is when it is not an object.
-    @usableFromInline
+    @inlinable
     var notAnObject: JSONFieldMismatch? {
         guard rootKind != .object, case .mismatch(let found) = slots[slots.count - 1].value(strings: strings, text: text) else {
             return nil
@@ -237,7 +240,7 @@ struct ProjectedRecord {
     }
 
     /// Field `field`'s value.
-    @usableFromInline
+    @inlinable
     subscript(field: Int) -> JSONFieldValue {
         slots[field].value(strings: strings, text: text)
     }

@@ -102,37 +102,20 @@ extension RecordProjector {
     ///
     /// Eight bytes at a time until a quote, backslash or control character;
     /// the content is checked as UTF-8 only when a byte has its high bit set.
+    @inline(__always)
     mutating func scanString(
         _ buffer: UnsafeRawBufferPointer, from start: Int, base: Int
     ) throws(JSONError) -> ScannedString? {
-        let end = buffer.count
-        let contentStart = start + 1
-        var index = contentStart
+        let contentStart = start &+ 1
         var highBits: UInt64 = 0
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        while index + 8 <= end {
-            let word = buffer.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            let quotes = word ^ (ones &* 0x22)
-            let backslashes = word ^ (ones &* 0x5C)
-            let special = ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes) | ((word &- ones &* 0x20) & ~word)
-            if special & highs != 0 { break }
-            highBits |= word
-            index += 8
-        }
-        var byte: UInt8 = 0
-        while index < end {
-            byte = buffer[index]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-            highBits |= UInt64(byte)
-            index += 1
-        }
-        guard index < end else { return nil }
+        let index = Self.special(buffer, from: contentStart, highBits: &highBits)
+        guard index < buffer.count else { return nil }
+        let byte = buffer[index]
         if byte == UInt8(ascii: "\"") {
-            if highBits & highs != 0 {
-                try validateUTF8(UnsafeRawBufferPointer(rebasing: buffer[contentStart..<index]), base: base + contentStart)
+            if highBits & 0x8080_8080_8080_8080 != 0 {
+                try validateUTF8(UnsafeRawBufferPointer(rebasing: buffer[contentStart..<index]), base: base &+ contentStart)
             }
-            return ScannedString(end: index + 1, decodedStart: nil)
+            return ScannedString(end: index &+ 1, decodedStart: nil)
         }
         if byte < 0x20 {
             throw error("unescaped control character in a string", at: base + index)
@@ -145,6 +128,40 @@ extension RecordProjector {
         return ScannedString(end: stringEnd, decodedStart: decodedStart)
     }
 
+    /// The index of the first quote, backslash or control character from
+    /// `start` on (the buffer's end if none); ORs the bytes before it into
+    /// `highBits`, whose high bits then say whether any is not ASCII.
+    ///
+    /// Eight bytes at a time: the lowest flagged byte of a word is the first
+    /// special one (flags above it may be false).
+    @inline(__always)
+    static func special(_ buffer: UnsafeRawBufferPointer, from start: Int, highBits: inout UInt64) -> Int {
+        let end = buffer.count
+        var index = start
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while index &+ 8 <= end {
+            let word = buffer.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            let quotes = word ^ (ones &* 0x22)
+            let backslashes = word ^ (ones &* 0x5C)
+            let special = (((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes) | ((word &- ones &* 0x20) & ~word)) & highs
+            if special != 0 {
+                let before = special.trailingZeroBitCount & ~7
+                highBits |= word & ((1 &<< UInt64(before)) &- 1)
+                return index &+ before &>> 3
+            }
+            highBits |= word
+            index &+= 8
+        }
+        while index < end {
+            let byte = buffer[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { return index }
+            highBits |= UInt64(byte)
+            index &+= 1
+        }
+        return end
+    }
+
     /// The slow path of `scanString` for a string with escapes, decoded onto
     /// the end of `strings`; returns the index after the closing quote.
     private mutating func scanEscapedString(
@@ -153,23 +170,27 @@ extension RecordProjector {
         let end = buffer.count
         var runStart = contentStart
         var index = escape
+        // Whether the run before `index` has a byte that is not ASCII (the first run's is checked here).
+        var highBits: UInt64 = 0x80
         while index < end {
             let byte = buffer[index]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                let run = UnsafeRawBufferPointer(rebasing: buffer[runStart..<index])
-                try validateUTF8(run, base: base + runStart)
-                strings.append(contentsOf: run)
-                if byte == UInt8(ascii: "\"") {
-                    return index + 1
-                }
-                guard let next = try decodeEscape(buffer, at: index, base: base) else { return nil }
-                index = next
-                runStart = index
-            } else if byte < 0x20 {
+            guard byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else {
                 throw error("unescaped control character in a string", at: base + index)
-            } else {
-                index += 1
             }
+            if index > runStart {
+                let run = UnsafeRawBufferPointer(rebasing: buffer[runStart..<index])
+                if highBits & 0x8080_8080_8080_8080 != 0 {
+                    try validateUTF8(run, base: base + runStart)
+                }
+                strings.append(contentsOf: run)
+            }
+            if byte == UInt8(ascii: "\"") {
+                return index + 1
+            }
+            guard let next = try decodeEscape(buffer, at: index, base: base) else { return nil }
+            runStart = next
+            highBits = 0
+            index = Self.special(buffer, from: next, highBits: &highBits)
         }
         return nil
     }

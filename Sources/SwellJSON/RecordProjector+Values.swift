@@ -9,9 +9,9 @@ extension RecordProjector {
         }
         if pendingNode >= 0 {
             if frames.isEmpty { rootKind = .string }
-            let node = plan.nodes[Int(pendingNode)]
+            let node = plan.nodes[pendingNode]
             for index in node.slotsStart..<node.slotsEnd {
-                let slot = Int(plan.nodeSlots[Int(index)])
+                let slot = plan.nodeSlots[index]
                 switch plan.slotKinds[slot] {
                 case .string, .text:
                     if let decoded = scanned.decodedStart {
@@ -38,18 +38,19 @@ extension RecordProjector {
         }
     }
 
-    /// Gives a number to the slots of `pendingNode`, and to `text` when capturing.
-    mutating func takeNumber(_ buffer: UnsafeRawBufferPointer, from token: Int, to end: Int, base: Int) {
+    /// Gives a number to the slots of `pendingNode`, and to `text` when capturing;
+    /// `integer` is its value when already read.
+    mutating func takeNumber(_ buffer: UnsafeRawBufferPointer, from token: Int, to end: Int, base: Int, integer: Int64?) {
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[token..<end])
         if emitting > 0 { text.append(contentsOf: bytes) }
         guard pendingNode >= 0 else { return }
         if frames.isEmpty { rootKind = .number }
-        let node = plan.nodes[Int(pendingNode)]
+        let node = plan.nodes[pendingNode]
         for index in node.slotsStart..<node.slotsEnd {
-            let slot = Int(plan.nodeSlots[Int(index)])
+            let slot = plan.nodeSlots[index]
             switch plan.slotKinds[slot] {
             case .integer:
-                if let value = JSONNumber.int64(bytes) {
+                if let value = integer ?? JSONNumber.int64(bytes) {
                     slots[slot].setScalar(.integer, UInt64(bitPattern: value))
                 } else {
                     setMismatch(slot, found: .number, buffer, from: token, to: end, base: base)
@@ -77,9 +78,9 @@ extension RecordProjector {
         let first = buffer[token]
         let found: JSONValueKind = first == UInt8(ascii: "n") ? .null : .boolean
         if frames.isEmpty { rootKind = found }
-        let node = plan.nodes[Int(pendingNode)]
+        let node = plan.nodes[pendingNode]
         for index in node.slotsStart..<node.slotsEnd {
-            let slot = Int(plan.nodeSlots[Int(index)])
+            let slot = plan.nodeSlots[index]
             let kind = plan.slotKinds[slot]
             if found == .null, kind != .recordExcerpt {
                 slots[slot].setScalar(.null, 0)
@@ -100,13 +101,13 @@ extension RecordProjector {
 
     /// Starts capturing an array or object for the slots of `node` that keep
     /// its text (`.json`, and mismatches for their excerpt); true when any does.
-    mutating func startCaptures(node: Int32, object: Bool, at offset: Int) -> Bool {
+    mutating func startCaptures(node: Int, object: Bool, at offset: Int) -> Bool {
         let found: JSONValueKind = object ? .object : .array
         let position = JSONPosition(byteOffset: offset, line: line, column: max(1, offset - lineStart + 1))
         var captured = false
-        let owner = plan.nodes[Int(node)]
+        let owner = plan.nodes[node]
         for index in owner.slotsStart..<owner.slotsEnd {
-            let slot = Int(plan.nodeSlots[Int(index)])
+            let slot = plan.nodeSlots[index]
             switch plan.slotKinds[slot] {
             case .json:
                 slots[slot].setBytes(.json, .text, start: text.count, count: -1)
@@ -123,10 +124,10 @@ extension RecordProjector {
     }
 
     /// Ends the captures that `startCaptures` began for `node`: their text is complete.
-    mutating func endCaptures(node: Int32) {
-        let owner = plan.nodes[Int(node)]
+    mutating func endCaptures(node: Int) {
+        let owner = plan.nodes[node]
         for index in owner.slotsStart..<owner.slotsEnd {
-            let slot = Int(plan.nodeSlots[Int(index)])
+            let slot = plan.nodeSlots[index]
             if slots[slot].place == .text, slots[slot].count < 0 {
                 slots[slot].count = text.count - slots[slot].start
             }

@@ -19,12 +19,12 @@ struct RecordProjector: Sendable {
         /// Whether the container's compact text is being captured for the slots of `valueNode`.
         var captured: Bool
         /// The node whose children the object's keys are matched against (-1: none).
-        var keyNode: Int32
+        var keyNode: Int
         /// The node the container is the value of (-1: none).
-        var valueNode: Int32
+        var valueNode: Int
     }
 
-    let plan: JSONProjection.Plan
+    let plan: ProjectionPlan
     let ndjson: Bool
     let maxDepth: Int
 
@@ -33,16 +33,18 @@ struct RecordProjector: Sendable {
     var state = State.value
     var frames: [Frame] = []
     /// `frames.last?.keyNode`: the node the innermost object's keys are matched against (-1: none).
-    var keyNode: Int32 = -1
+    var keyNode = -1
     /// Whether the innermost container is an array.
     var inArray = false
     /// The node the next value belongs to (-1: none).
-    var pendingNode: Int32 = -1
+    var pendingNode = -1
     /// How many captured containers are open: while any is, every token is also written to `text`.
     var emitting = 0
 
-    /// One per slot of the plan; see `FieldSlot`.
-    var slots: [FieldSlot]
+    /// One slot per field of the plan (then the record's excerpt), and the key guesses.
+    private var table: SlotTable
+    /// The slots of `table`, written only after `makeTableUnique`.
+    var slots: UnsafeMutablePointer<FieldSlot> { table.slots }
     /// Decoded strings of this record (and values moved out of the input by `pin`).
     var strings: [UInt8] = []
     /// Compact JSON text of this record's captured values.
@@ -53,11 +55,25 @@ struct RecordProjector: Sendable {
     /// What the record's root is.
     var rootKind = JSONValueKind.object
 
-    init(plan: JSONProjection.Plan, ndjson: Bool, maxDepth: Int) {
+    init(plan: ProjectionPlan, ndjson: Bool, maxDepth: Int) {
         self.plan = plan
         self.ndjson = ndjson
         self.maxDepth = maxDepth
-        slots = Array(repeating: FieldSlot(), count: plan.slotKinds.count)
+        table = SlotTable(plan: plan)
+    }
+
+    /// Copies the table if another projector (a copy of this one) shares it.
+    private mutating func makeTableUnique() {
+        if !isKnownUniquelyReferenced(&table) {
+            table = SlotTable(copying: table)
+        }
+    }
+
+    /// Lends the slots, for reading, to `body`.
+    func withSlots<Result>(_ body: (UnsafeBufferPointer<FieldSlot>) throws -> Result) rethrows -> Result {
+        try withExtendedLifetime(table) {
+            try body(UnsafeBufferPointer(start: table.slots, count: table.slotCount))
+        }
     }
 
     /// Starts a record at the current byte, `depth` containers deep in the page.
@@ -66,16 +82,17 @@ struct RecordProjector: Sendable {
         self.lineStart = lineStart
         baseDepth = depth
         state = .value
-        frames.removeAll(keepingCapacity: true)
         keyNode = -1
         inArray = false
         pendingNode = 0
         emitting = 0
-        for index in slots.indices {
+        makeTableUnique()
+        for index in 0..<table.slotCount {
             slots[index].tag = .missing
         }
-        strings.removeAll(keepingCapacity: true)
-        text.removeAll(keepingCapacity: true)
+        if !frames.isEmpty { frames.removeAll(keepingCapacity: true) }
+        if !strings.isEmpty { strings.removeAll(keepingCapacity: true) }
+        if !text.isEmpty { text.removeAll(keepingCapacity: true) }
     }
 
     /// Parses from `position` until the record ends (true, `position` after
@@ -84,9 +101,14 @@ struct RecordProjector: Sendable {
     ///
     /// `base` is the page offset of `buffer[0]`. With `isFinal`, the end of the
     /// buffer is the end of the page: an unfinished token is an error.
+    ///
+    /// Object members are read by a loop of their own (key, colon, scalar,
+    /// comma) while they come without whitespace; anything else goes back to
+    /// the state machine.
     mutating func step(
         _ buffer: UnsafeRawBufferPointer, _ position: inout Int, base: Int, isFinal: Bool
     ) throws(JSONError) -> Bool {
+        makeTableUnique()
         let end = buffer.count
         var index = position
         while true {
@@ -117,49 +139,14 @@ struct RecordProjector: Sendable {
                     }
                     continue
                 }
-                switch byte {
-                case UInt8(ascii: "\""):
-                    guard let scanned = try scanString(buffer, from: index, base: base) else {
-                        if isFinal { throw error("unterminated string", at: base + index) }
-                        position = index
-                        return false
-                    }
-                    if pendingNode >= 0 || emitting > 0 {
-                        takeString(buffer, from: index, scanned, base: base)
-                    } else if let decoded = scanned.decodedStart {
-                        strings.removeSubrange(decoded...)
-                    }
-                    index = scanned.end
-                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
                     try open(object: byte == UInt8(ascii: "{"), at: base + index)
                     index += 1
                     continue
-                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    guard let next = try scanNumber(buffer, from: index, base: base, isFinal: isFinal) else {
-                        position = index
-                        return false
-                    }
-                    if pendingNode >= 0 || emitting > 0 {
-                        takeNumber(buffer, from: index, to: next, base: base)
-                    }
-                    index = next
-                case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
-                    let literal: StaticString = switch byte {
-                    case UInt8(ascii: "t"): "true"
-                    case UInt8(ascii: "f"): "false"
-                    default: "null"
-                    }
-                    guard try scanLiteral(literal, buffer, from: index, base: base, isFinal: isFinal) else {
-                        position = index
-                        return false
-                    }
-                    let next = index + literal.utf8CodeUnitCount
-                    if pendingNode >= 0 || emitting > 0 {
-                        takeLiteral(buffer, from: index, to: next, base: base)
-                    }
-                    index = next
-                default:
-                    throw unexpected(byte, at: base + index)
+                }
+                guard try scalar(byte, buffer, &index, base: base, isFinal: isFinal) else {
+                    position = index
+                    return false
                 }
                 if afterValue() {
                     position = index
@@ -177,14 +164,10 @@ struct RecordProjector: Sendable {
                 guard byte == UInt8(ascii: "\"") else {
                     throw unexpected(byte, at: base + index)
                 }
-                guard let scanned = try scanString(buffer, from: index, base: base) else {
-                    if isFinal { throw error("unterminated string", at: base + index) }
+                guard try members(buffer, &index, base: base, isFinal: isFinal) else {
                     position = index
                     return false
                 }
-                takeKey(buffer, from: index, scanned)
-                index = scanned.end
-                state = .colon
             case .colon:
                 guard byte == UInt8(ascii: ":") else { throw unexpected(byte, at: base + index) }
                 if emitting > 0 { text.append(byte) }
@@ -222,6 +205,152 @@ struct RecordProjector: Sendable {
         }
     }
 
+    /// Reads object members from the key whose opening quote is at `index`,
+    /// one after another, while each is a key, a colon and a scalar without
+    /// whitespace: the common case, kept out of the state machine's loop.
+    /// Returns true where the state machine takes over again (`state` says
+    /// what comes next), false when the buffer ends inside a token (`index`
+    /// at its first byte).
+    private mutating func members(
+        _ buffer: UnsafeRawBufferPointer, _ index: inout Int, base: Int, isFinal: Bool
+    ) throws(JSONError) -> Bool {
+        let end = buffer.count
+        while true {
+            if keyNode >= 0, let next = takeExpectedKey(buffer, from: index) {
+                index = next
+            } else {
+                guard let next = try readKey(buffer, from: index, base: base, isFinal: isFinal) else { return false }
+                index = next
+            }
+            state = .colon
+            guard index &+ 1 < end, buffer[index] == UInt8(ascii: ":") else { return true }
+            if emitting > 0 { text.append(UInt8(ascii: ":")) }
+            index &+= 1
+            state = .value
+            let first = buffer[index]
+            if first == UInt8(ascii: "\"") {
+                guard let scanned = try scanString(buffer, from: index, base: base) else {
+                    if isFinal { throw error("unterminated string", at: base + index) }
+                    return false
+                }
+                take(string: scanned, buffer, from: index, base: base)
+                index = scanned.end
+            } else if let (next, value) = Self.plainInteger(buffer, from: index) {
+                take(integer: value, buffer, from: index, to: next, base: base)
+                index = next
+            } else {
+                guard Self.startsScalar(first) else { return true }
+                guard try scalar(first, buffer, &index, base: base, isFinal: isFinal) else { return false }
+            }
+            state = .afterMember
+            pendingNode = -1
+            guard index &+ 1 < end, buffer[index] == UInt8(ascii: ","), buffer[index &+ 1] == UInt8(ascii: "\"") else { return true }
+            if emitting > 0 { text.append(UInt8(ascii: ",")) }
+            index &+= 1
+            state = .key
+        }
+    }
+
+    /// Gives a string value to the slots of `pendingNode`, if any.
+    @inline(__always)
+    private mutating func take(string scanned: ScannedString, _ buffer: UnsafeRawBufferPointer, from token: Int, base: Int) {
+        if pendingNode >= 0 || emitting > 0 {
+            // The common case first: one text field, a string without escapes, nothing captured.
+            if emitting == 0, scanned.decodedStart == nil, case let slot = plan.nodes[pendingNode].soleTextSlot, slot >= 0 {
+                slots[slot].setBytes(.string, .input, start: Int(bitPattern: buffer.baseAddress) &+ token &+ 1, count: scanned.end &- token &- 2)
+            } else {
+                takeString(buffer, from: token, scanned, base: base)
+            }
+        } else if let decoded = scanned.decodedStart {
+            strings.removeSubrange(decoded...)
+        }
+    }
+
+    /// Gives an integer read by `plainInteger` to the slots of `pendingNode`, if any.
+    @inline(__always)
+    private mutating func take(integer value: Int64, _ buffer: UnsafeRawBufferPointer, from token: Int, to end: Int, base: Int) {
+        guard pendingNode >= 0 || emitting > 0 else { return }
+        if emitting == 0, case let slot = plan.nodes[pendingNode].soleIntegerSlot, slot >= 0 {
+            slots[slot].setScalar(.integer, UInt64(bitPattern: value))
+        } else {
+            takeNumber(buffer, from: token, to: end, base: base, integer: value)
+        }
+    }
+
+    /// Whether `byte` starts a string, number or literal.
+    @inline(__always)
+    private static func startsScalar(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "-") || byte &- UInt8(ascii: "0") < 10
+            || byte == UInt8(ascii: "t") || byte == UInt8(ascii: "f") || byte == UInt8(ascii: "n")
+    }
+
+    /// The common number, read in one pass: an integer of 1 to 18 digits
+    /// (no leading zero) with what follows it in the buffer, which is neither
+    /// a fraction nor an exponent. Nil for anything else, left to `scanNumber`.
+    @inline(__always)
+    private static func plainInteger(_ buffer: UnsafeRawBufferPointer, from start: Int) -> (end: Int, value: Int64)? {
+        let end = buffer.count
+        let negative = buffer[start] == UInt8(ascii: "-")
+        let first = negative ? start &+ 1 : start
+        var index = first
+        var value: Int64 = 0
+        while index < end {
+            let digit = buffer[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { break }
+            value = value &* 10 &+ Int64(digit)
+            index &+= 1
+        }
+        let digits = index &- first
+        guard index < end, digits > 0, digits <= 18, digits == 1 || buffer[first] != UInt8(ascii: "0") else { return nil }
+        let next = buffer[index]
+        guard next != UInt8(ascii: "."), next | 0x20 != UInt8(ascii: "e") else { return nil }
+        return (index, negative ? -value : value)
+    }
+
+    /// Reads the string, number or literal starting with `byte` at `index`
+    /// into the slots of `pendingNode`; false when the buffer ends inside it
+    /// (and not `isFinal`), `index` then unchanged.
+    @inline(__always)
+    private mutating func scalar(
+        _ byte: UInt8, _ buffer: UnsafeRawBufferPointer, _ index: inout Int, base: Int, isFinal: Bool
+    ) throws(JSONError) -> Bool {
+        switch byte {
+        case UInt8(ascii: "\""):
+            guard let scanned = try scanString(buffer, from: index, base: base) else {
+                if isFinal { throw error("unterminated string", at: base + index) }
+                return false
+            }
+            take(string: scanned, buffer, from: index, base: base)
+            index = scanned.end
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            if let (next, value) = Self.plainInteger(buffer, from: index) {
+                take(integer: value, buffer, from: index, to: next, base: base)
+                index = next
+                return true
+            }
+            guard let next = try scanNumber(buffer, from: index, base: base, isFinal: isFinal) else { return false }
+            if pendingNode >= 0 || emitting > 0 {
+                takeNumber(buffer, from: index, to: next, base: base, integer: nil)
+            }
+            index = next
+        case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+            let literal: StaticString = switch byte {
+            case UInt8(ascii: "t"): "true"
+            case UInt8(ascii: "f"): "false"
+            default: "null"
+            }
+            guard try scanLiteral(literal, buffer, from: index, base: base, isFinal: isFinal) else { return false }
+            let next = index + literal.utf8CodeUnitCount
+            if pendingNode >= 0 || emitting > 0 {
+                takeLiteral(buffer, from: index, to: next, base: base)
+            }
+            index = next
+        default:
+            throw unexpected(byte, at: base + index)
+        }
+        return true
+    }
+
     // MARK: - Structure
 
     private mutating func newline(at offset: Int) throws(JSONError) {
@@ -239,12 +368,12 @@ struct RecordProjector: Sendable {
         let node = pendingNode
         if frames.isEmpty { rootKind = object ? .object : .array }
         var captured = false
-        if node >= 0 {
+        if node >= 0, object ? plan.nodes[node].capturesObjects : plan.nodes[node].capturesArrays {
             captured = startCaptures(node: node, object: object, at: offset)
         }
         if captured { emitting += 1 }
         if emitting > 0 { text.append(object ? UInt8(ascii: "{") : UInt8(ascii: "[")) }
-        let ownKeyNode: Int32 = object && node >= 0 && plan.nodes[Int(node)].keysEnd > plan.nodes[Int(node)].keysStart ? node : -1
+        let ownKeyNode = object && node >= 0 && plan.nodes[node].keysEnd > plan.nodes[node].keysStart ? node : -1
         frames.append(Frame(isArray: !object, captured: captured, keyNode: ownKeyNode, valueNode: node))
         keyNode = ownKeyNode
         inArray = !object
@@ -276,35 +405,93 @@ struct RecordProjector: Sendable {
         return false
     }
 
-    /// Matches a key in the innermost object: the node its value belongs to,
-    /// whose slots start over (a later duplicate key wins).
-    private mutating func takeKey(_ buffer: UnsafeRawBufferPointer, from token: Int, _ scanned: ScannedString) {
-        if keyNode >= 0 {
-            if let decoded = scanned.decodedStart {
-                pendingNode = strings.withUnsafeBytes { decodedBytes in
-                    child(of: keyNode, key: UnsafeRawBufferPointer(rebasing: decodedBytes[decoded...]))
-                }
-            } else {
-                pendingNode = child(of: keyNode, key: UnsafeRawBufferPointer(rebasing: buffer[(token + 1)..<(scanned.end - 1)]))
-            }
-            if pendingNode >= 0 {
-                let node = plan.nodes[Int(pendingNode)]
-                for index in node.subtreeStart..<node.subtreeEnd {
-                    slots[Int(plan.subtreeSlots[Int(index)])].tag = .missing
-                }
-            }
+    /// Reads any key (not the one expected); the index after it, or nil when the buffer ends inside it.
+    @inline(never)
+    private mutating func readKey(
+        _ buffer: UnsafeRawBufferPointer, from token: Int, base: Int, isFinal: Bool
+    ) throws(JSONError) -> Int? {
+        guard let scanned = try scanString(buffer, from: token, base: base) else {
+            if isFinal { throw error("unterminated string", at: base + token) }
+            return nil
         }
-        if emitting > 0 { emitString(buffer, from: token, scanned) }
-        if let decoded = scanned.decodedStart { strings.removeSubrange(decoded...) }
+        takeKey(buffer, from: token, scanned)
+        return scanned.end
     }
 
-    /// The child of `node` reached by `key`, or -1.
-    private func child(of node: Int32, key: UnsafeRawBufferPointer) -> Int32 {
+    /// Matches a key in the innermost object: the node its value belongs to (-1: none).
+    private mutating func takeKey(_ buffer: UnsafeRawBufferPointer, from token: Int, _ scanned: ScannedString) {
+        guard let decoded = scanned.decodedStart else {
+            if keyNode >= 0 {
+                let found = key(of: keyNode, matching: UnsafeRawBufferPointer(rebasing: buffer[(token &+ 1)..<(scanned.end &- 1)]))
+                if found >= 0 { take(key: found) }
+            }
+            if emitting > 0 { emitString(buffer, from: token, scanned) }
+            return
+        }
+        if keyNode >= 0 {
+            let found = strings.withUnsafeBytes { decodedBytes in
+                key(of: keyNode, matching: UnsafeRawBufferPointer(rebasing: decodedBytes[decoded...]))
+            }
+            if found >= 0 { take(key: found) }
+        }
+        if emitting > 0 { emitString(buffer, from: token, scanned) }
+        strings.removeSubrange(decoded...)
+    }
+
+    /// The fast path for a key: when the token at `token` is the key that came
+    /// after the last one matched in this node's objects, takes it and returns
+    /// the index after it; nil otherwise (the key is then read as any string).
+    ///
+    /// The guess is compared with the raw bytes: a key without escapes that
+    /// equals a plan's key is a whole, valid string token.
+    @inline(__always)
+    private mutating func takeExpectedKey(_ buffer: UnsafeRawBufferPointer, from token: Int) -> Int? {
+        let guess = table.guesses[keyNode]
+        let key = plan.keys.baseAddress.unsafelyUnwrapped + guess
+        let count = key.pointee.count
+        let contentStart = token &+ 1
+        let close = contentStart &+ count
+        guard close < buffer.count, buffer[close] == UInt8(ascii: "\""), key.pointee.isRaw else { return nil }
+        if contentStart &+ 8 <= buffer.count {
+            guard buffer.loadUnaligned(fromByteOffset: contentStart, as: UInt64.self) & key.pointee.mask == key.pointee.prefix else { return nil }
+        } else {
+            guard Self.prefix(of: UnsafeRawBufferPointer(rebasing: buffer[contentStart..<close])) == key.pointee.prefix else { return nil }
+        }
+        if count > 8 {
+            let offset = key.pointee.offset
+            for index in 8..<count where plan.keyBytes[offset &+ index] != buffer[contentStart &+ index] {
+                return nil
+            }
+        }
+        take(key: guess)
+        if emitting > 0 { text.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[token...close])) }
+        return close &+ 1
+    }
+
+    /// The value after key `index` of the plan belongs to its node, whose
+    /// descendants start over (with a later duplicate key, the later value
+    /// wins; the node's own slots are all set by the value); the key after it
+    /// is expected next.
+    @inline(__always)
+    private mutating func take(key index: Int) {
+        let key = plan.keys.baseAddress.unsafelyUnwrapped + index
+        pendingNode = key.pointee.node
+        var slot = key.pointee.descendantsStart
+        let end = key.pointee.descendantsEnd
+        while slot < end {
+            slots[plan.descendantSlots[slot]].tag = .missing
+            slot &+= 1
+        }
+        table.guesses[keyNode] = key.pointee.next
+    }
+
+    /// The index in the plan's keys of the child of `node` reached by `key`, or -1.
+    private func key(of node: Int, matching key: UnsafeRawBufferPointer) -> Int {
         let count = key.count
-        let owner = plan.nodes[Int(node)]
+        let owner = plan.nodes[node]
         var prefix: UInt64 = 0
         var prefixDone = false
-        for index in Int(owner.keysStart)..<Int(owner.keysEnd) {
+        for index in owner.keysStart..<owner.keysEnd {
             let candidate = plan.keys[index]
             guard candidate.count == count else { continue }
             if !prefixDone {
@@ -312,13 +499,12 @@ struct RecordProjector: Sendable {
                 prefixDone = true
             }
             guard candidate.prefix == prefix else { continue }
-            if count <= 8 { return candidate.node }
             var same = true
-            for offset in 8..<count where plan.keyBytes[candidate.offset + offset] != key[offset] {
+            for offset in 8..<max(8, count) where plan.keyBytes[candidate.offset + offset] != key[offset] {
                 same = false
                 break
             }
-            if same { return candidate.node }
+            if same { return index }
         }
         return -1
     }
@@ -339,7 +525,8 @@ struct RecordProjector: Sendable {
     /// Moves every value still pointing into the input into `strings`: call
     /// before the input buffer goes away in the middle of a record.
     mutating func pin() {
-        for index in slots.indices where slots[index].place == .input {
+        makeTableUnique()
+        for index in 0..<table.slotCount where slots[index].place == .input {
             switch slots[index].tag {
             case .string, .json, .mismatch:
                 let start = strings.count
@@ -361,24 +548,33 @@ struct RecordProjector: Sendable {
 /// (`start` is then their address, valid only until the input buffer goes
 /// away, which `RecordProjector.pin` is called before; so a slot never holds
 /// an address between two calls of the reader, and may cross threads).
+///
+/// Read by `JSONProjectionReader`'s inlined delivery, hence `@usableFromInline`.
+@usableFromInline
 struct FieldSlot: Sendable {
+    @usableFromInline
     enum Tag: UInt8, Sendable { case missing, null, integer, double, boolean, string, json, mismatch }
+
+    @usableFromInline
     enum Place: UInt8, Sendable { case input, strings, text }
 
-    var tag = Tag.missing
-    var place = Place.input
+    @usableFromInline var tag = Tag.missing
+    @usableFromInline var place = Place.input
     /// For a mismatch: what was found.
-    var found = JSONValueKind.null
+    @usableFromInline var found = JSONValueKind.null
     /// An integer's or a double's bits, or a boolean (0 or 1).
-    var scalar: UInt64 = 0
+    @usableFromInline var scalar: UInt64 = 0
     /// Where the bytes start: an address in the input, or an offset in `strings` or `text`.
-    var start = 0
+    @usableFromInline var start = 0
     /// How many bytes; -1 while a captured container is still open.
-    var count = 0
+    @usableFromInline var count = 0
     /// For a mismatch: where the value starts.
-    var position = JSONPosition(byteOffset: 0, line: 0, column: 0)
+    @usableFromInline var position = JSONPosition(byteOffset: 0, line: 0, column: 0)
+
+    init() {}
 
     /// The value, its bytes in the record's `strings` or `text`, or in the input.
+    @inlinable
     func value(strings: UnsafeRawBufferPointer, text: UnsafeRawBufferPointer) -> JSONFieldValue {
         switch tag {
         case .missing: return .missing
@@ -398,7 +594,8 @@ struct FieldSlot: Sendable {
         }
     }
 
-    private func bytes(strings: UnsafeRawBufferPointer, text: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+    @inlinable
+    func bytes(strings: UnsafeRawBufferPointer, text: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
         switch place {
         case .input: UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: start), count: count)
         case .strings: UnsafeRawBufferPointer(rebasing: strings[start..<(start + count)])
