@@ -157,6 +157,11 @@ struct ProjectingParser: Sendable {
     @usableFromInline
     func withRecord(_ body: (ProjectedRecord) throws -> Void) rethrows {
         try projector.withSlots { slots in
+            if projector.strings.isEmpty, projector.text.isEmpty {
+                // Most records: every value is in the input (or needs no bytes).
+                let none = UnsafeRawBufferPointer(start: nil, count: 0)
+                return try body(ProjectedRecord(slots: slots, strings: none, text: none, rootKind: projector.rootKind))
+            }
             try projector.strings.withUnsafeBytes { strings in
                 try projector.text.withUnsafeBytes { text in
                     try body(ProjectedRecord(slots: slots, strings: strings, text: text, rootKind: projector.rootKind))

@@ -218,6 +218,8 @@ struct RecordProjector: Sendable {
         while true {
             if keyNode >= 0, let next = takeExpectedKey(buffer, from: index) {
                 index = next
+            } else if keyNode >= 0, let next = takeAnyRawKey(buffer, from: index) {
+                index = next
             } else {
                 guard let next = try readKey(buffer, from: index, base: base, isFinal: isFinal) else { return false }
                 index = next
@@ -421,10 +423,7 @@ struct RecordProjector: Sendable {
     /// Matches a key in the innermost object: the node its value belongs to (-1: none).
     private mutating func takeKey(_ buffer: UnsafeRawBufferPointer, from token: Int, _ scanned: ScannedString) {
         guard let decoded = scanned.decodedStart else {
-            if keyNode >= 0 {
-                let found = key(of: keyNode, matching: UnsafeRawBufferPointer(rebasing: buffer[(token &+ 1)..<(scanned.end &- 1)]))
-                if found >= 0 { take(key: found) }
-            }
+            // Without escapes, `takeAnyRawKey` has already compared it with every key of the node.
             if emitting > 0 { emitString(buffer, from: token, scanned) }
             return
         }
@@ -440,14 +439,41 @@ struct RecordProjector: Sendable {
 
     /// The fast path for a key: when the token at `token` is the key that came
     /// after the last one matched in this node's objects, takes it and returns
-    /// the index after it; nil otherwise (the key is then read as any string).
-    ///
-    /// The guess is compared with the raw bytes: a key without escapes that
-    /// equals a plan's key is a whole, valid string token.
+    /// the index after it; nil otherwise.
     @inline(__always)
     private mutating func takeExpectedKey(_ buffer: UnsafeRawBufferPointer, from token: Int) -> Int? {
         let guess = table.guesses[keyNode]
-        let key = plan.keys.baseAddress.unsafelyUnwrapped + guess
+        guard let close = rawMatch(buffer, from: token, key: guess) else { return nil }
+        take(key: guess)
+        if emitting > 0 { text.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[token...close])) }
+        return close &+ 1
+    }
+
+    /// When the token at `token` is any key of this node's objects written
+    /// without escapes, takes it and returns the index after it; nil
+    /// otherwise (the key, if one of them, has escapes: `takeKey` decodes it).
+    @inline(never)
+    private mutating func takeAnyRawKey(_ buffer: UnsafeRawBufferPointer, from token: Int) -> Int? {
+        let node = plan.nodes[keyNode]
+        for index in node.keysStart..<node.keysEnd {
+            if let close = rawMatch(buffer, from: token, key: index) {
+                take(key: index)
+                if emitting > 0 { text.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[token...close])) }
+                return close &+ 1
+            }
+        }
+        return nil
+    }
+
+    /// The index of the closing quote when the token at `token` is key
+    /// `index` of the plan written as it is; nil otherwise.
+    ///
+    /// A key without escapes whose bytes equal a plan's key is a whole, valid
+    /// string token: the key's bytes are valid UTF-8 without `"`, `\` or
+    /// control characters.
+    @inline(__always)
+    private func rawMatch(_ buffer: UnsafeRawBufferPointer, from token: Int, key index: Int) -> Int? {
+        let key = plan.keys.baseAddress.unsafelyUnwrapped + index
         let count = key.pointee.count
         let contentStart = token &+ 1
         let close = contentStart &+ count
@@ -463,9 +489,7 @@ struct RecordProjector: Sendable {
                 return nil
             }
         }
-        take(key: guess)
-        if emitting > 0 { text.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[token...close])) }
-        return close &+ 1
+        return close
     }
 
     /// The value after key `index` of the plan belongs to its node, whose

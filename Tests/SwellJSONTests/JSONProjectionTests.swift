@@ -103,6 +103,15 @@ private func excerpt(_ text: String) -> String {
     #expect(fields[2] == .json(#""a\"b\\c/d\né😀\u0001\t""#))
 }
 
+@Test func keysThatJSONMustEscapeAreMatchedDecoded() throws {
+    let record = #"{"we\"ird":1,"back\\slash":2,"tab\there":3,"\u00e9t\u00e9":4,"été":5}"#
+    let fields = try projectRecord(record, [
+        Field(["we\"ird"], as: .integer), Field(["back\\slash"], as: .integer), Field(["tab\there"], as: .integer),
+        Field(["été"], as: .integer),
+    ])
+    #expect(fields == [.integer(1), .integer(2), .integer(3), .integer(5)])
+}
+
 @Test(arguments: [
     ("9223372036854775807", Int64.max), ("-9223372036854775808", Int64.min), ("-0", 0), ("0", 0), ("-0.0", 0),
     ("1e2", 100), ("1E+2", 100), ("10.0", 10), ("100e-2", 1), ("123456789012345678", 123_456_789_012_345_678),

@@ -76,17 +76,19 @@ struct ChecksumSink: JSONProjectionSink {
     }
 }
 
+/// The whole file, in one allocation (so that allocation counts do not depend on its size).
 func readFile(_ path: String) -> [UInt8]? {
     guard let file = fopen(path, "rb") else { return nil }
     defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-    while true {
-        let count = fread(&buffer, 1, buffer.count, file)
-        if count == 0 { break }
-        bytes.append(contentsOf: buffer[..<count])
+    guard fseek(file, 0, SEEK_END) == 0 else { return nil }
+    let size = ftell(file)
+    guard size >= 0, fseek(file, 0, SEEK_SET) == 0 else { return nil }
+    var complete = false
+    let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+        initialized = size == 0 ? 0 : fread(buffer.baseAddress, 1, size, file)
+        complete = initialized == size
     }
-    return bytes
+    return complete ? bytes : nil
 }
 
 func seconds(_ clock: clockid_t) -> Double {
