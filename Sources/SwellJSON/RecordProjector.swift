@@ -42,7 +42,7 @@ struct RecordProjector: Sendable {
     var emitting = 0
 
     /// One slot per field of the plan (then the record's excerpt), and the key guesses.
-    private var table: SlotTable
+    private(set) var table: SlotTable
     /// The slots of `table`, written only after `makeTableUnique`.
     var slots: UnsafeMutablePointer<FieldSlot> { table.slots }
     /// Decoded strings of this record (and values moved out of the input by `pin`).
@@ -170,12 +170,12 @@ struct RecordProjector: Sendable {
                 }
             case .colon:
                 guard byte == UInt8(ascii: ":") else { throw unexpected(byte, at: base + index) }
-                if emitting > 0 { text.append(byte) }
+                if emitting > 0 { emit(byte) }
                 index += 1
                 state = .value
             case .afterElement:
                 if byte == UInt8(ascii: ",") {
-                    if emitting > 0 { text.append(byte) }
+                    if emitting > 0 { emit(byte) }
                     index += 1
                     state = .value
                 } else if byte == UInt8(ascii: "]") {
@@ -189,7 +189,7 @@ struct RecordProjector: Sendable {
                 }
             case .afterMember:
                 if byte == UInt8(ascii: ",") {
-                    if emitting > 0 { text.append(byte) }
+                    if emitting > 0 { emit(byte) }
                     index += 1
                     state = .key
                 } else if byte == UInt8(ascii: "}") {
@@ -216,8 +216,11 @@ struct RecordProjector: Sendable {
     ) throws(JSONError) -> Bool {
         let end = buffer.count
         while true {
-            if keyNode >= 0, let next = takeExpectedKey(buffer, from: index) {
-                index = next
+            // The key that came after the last one matched in this node's objects, expected again.
+            if keyNode >= 0, case let guess = table.guesses[keyNode], let close = rawMatch(buffer, from: index, key: guess) {
+                take(key: guess)
+                if emitting > 0 { emit(UnsafeRawBufferPointer(rebasing: buffer[index...close])) }
+                index = close &+ 1
             } else if keyNode >= 0, let next = takeAnyRawKey(buffer, from: index) {
                 index = next
             } else {
@@ -226,14 +229,26 @@ struct RecordProjector: Sendable {
             }
             state = .colon
             guard index &+ 1 < end, buffer[index] == UInt8(ascii: ":") else { return true }
-            if emitting > 0 { text.append(UInt8(ascii: ":")) }
+            if emitting > 0 { emit(UInt8(ascii: ":")) }
             index &+= 1
             state = .value
             let first = buffer[index]
             if first == UInt8(ascii: "\"") {
-                guard let scanned = try scanString(buffer, from: index, base: base) else {
-                    if isFinal { throw error("unterminated string", at: base + index) }
-                    return false
+                // A string without escapes is read here; any other goes to `scanString`.
+                var highBits: UInt64 = 0
+                let close = JSONScanner.special(buffer, from: index &+ 1, highBits: &highBits)
+                let scanned: ScannedString
+                if close < end, buffer[close] == UInt8(ascii: "\"") {
+                    if highBits & 0x8080_8080_8080_8080 != 0 {
+                        try scanner.validateUTF8(UnsafeRawBufferPointer(rebasing: buffer[(index &+ 1)..<close]), base: base &+ index &+ 1)
+                    }
+                    scanned = ScannedString(end: close &+ 1, decodedStart: nil)
+                } else {
+                    guard let found = try scanString(buffer, from: index, base: base) else {
+                        if isFinal { throw error("unterminated string", at: base + index) }
+                        return false
+                    }
+                    scanned = found
                 }
                 take(string: scanned, buffer, from: index, base: base)
                 index = scanned.end
@@ -247,10 +262,54 @@ struct RecordProjector: Sendable {
             state = .afterMember
             pendingNode = -1
             guard index &+ 1 < end, buffer[index] == UInt8(ascii: ","), buffer[index &+ 1] == UInt8(ascii: "\"") else { return true }
-            if emitting > 0 { text.append(UInt8(ascii: ",")) }
+            if emitting > 0 { emit(UInt8(ascii: ",")) }
             index &+= 1
             state = .key
         }
+    }
+
+    /// The index of the closing quote when the token at `token` is key
+    /// `index` of the plan written as it is; nil otherwise.
+    ///
+    /// A key without escapes whose bytes equal a plan's key is a whole, valid
+    /// string token: the key's bytes are valid UTF-8 without `"`, `\` or
+    /// control characters.
+    @inline(__always)
+    func rawMatch(_ buffer: UnsafeRawBufferPointer, from token: Int, key index: Int) -> Int? {
+        let key = plan.keys.baseAddress.unsafelyUnwrapped + index
+        let count = key.pointee.count
+        let contentStart = token &+ 1
+        let close = contentStart &+ count
+        guard close < buffer.count, buffer[close] == UInt8(ascii: "\""), key.pointee.isRaw else { return nil }
+        if contentStart &+ 8 <= buffer.count {
+            guard buffer.loadUnaligned(fromByteOffset: contentStart, as: UInt64.self) & key.pointee.mask == key.pointee.prefix else { return nil }
+        } else {
+            guard Self.prefix(of: UnsafeRawBufferPointer(rebasing: buffer[contentStart..<close])) == key.pointee.prefix else { return nil }
+        }
+        if count > 8 {
+            let offset = key.pointee.offset
+            for index in 8..<count where plan.keyBytes[offset &+ index] != buffer[contentStart &+ index] {
+                return nil
+            }
+        }
+        return close
+    }
+
+    /// The value after key `index` of the plan belongs to its node, whose
+    /// descendants start over (with a later duplicate key, the later value
+    /// wins; the node's own slots are all set by the value); the key after it
+    /// is expected next.
+    @inline(__always)
+    mutating func take(key index: Int) {
+        let key = plan.keys.baseAddress.unsafelyUnwrapped + index
+        pendingNode = key.pointee.node
+        var slot = key.pointee.descendantsStart
+        let end = key.pointee.descendantsEnd
+        while slot < end {
+            slots[plan.descendantSlots[slot]].tag = .missing
+            slot &+= 1
+        }
+        table.guesses[keyNode] = key.pointee.next
     }
 
     /// Gives a string value to the slots of `pendingNode`, if any.
@@ -264,7 +323,7 @@ struct RecordProjector: Sendable {
                 takeString(buffer, from: token, scanned, base: base)
             }
         } else if let decoded = scanned.decodedStart {
-            strings.removeSubrange(decoded...)
+            dropDecoded(from: decoded)
         }
     }
 
@@ -386,7 +445,7 @@ struct RecordProjector: Sendable {
     /// Closes the innermost container; true when it was the record.
     private mutating func close(closer: UInt8) -> Bool {
         let frame = frames.removeLast()
-        if emitting > 0 { text.append(closer) }
+        if emitting > 0 { emit(closer) }
         if frame.captured {
             endCaptures(node: frame.valueNode)
             emitting -= 1
@@ -407,144 +466,24 @@ struct RecordProjector: Sendable {
         return false
     }
 
-    /// Reads any key (not the one expected); the index after it, or nil when the buffer ends inside it.
-    @inline(never)
-    private mutating func readKey(
-        _ buffer: UnsafeRawBufferPointer, from token: Int, base: Int, isFinal: Bool
-    ) throws(JSONError) -> Int? {
-        guard let scanned = try scanString(buffer, from: token, base: base) else {
-            if isFinal { throw error("unterminated string", at: base + token) }
-            return nil
-        }
-        takeKey(buffer, from: token, scanned)
-        return scanned.end
-    }
-
-    /// Matches a key in the innermost object: the node its value belongs to (-1: none).
-    private mutating func takeKey(_ buffer: UnsafeRawBufferPointer, from token: Int, _ scanned: ScannedString) {
-        guard let decoded = scanned.decodedStart else {
-            // Without escapes, `takeAnyRawKey` has already compared it with every key of the node.
-            if emitting > 0 { emitString(buffer, from: token, scanned) }
-            return
-        }
-        if keyNode >= 0 {
-            let found = strings.withUnsafeBytes { decodedBytes in
-                key(of: keyNode, matching: UnsafeRawBufferPointer(rebasing: decodedBytes[decoded...]))
-            }
-            if found >= 0 { take(key: found) }
-        }
-        if emitting > 0 { emitString(buffer, from: token, scanned) }
-        strings.removeSubrange(decoded...)
-    }
-
-    /// The fast path for a key: when the token at `token` is the key that came
-    /// after the last one matched in this node's objects, takes it and returns
-    /// the index after it; nil otherwise.
-    @inline(__always)
-    private mutating func takeExpectedKey(_ buffer: UnsafeRawBufferPointer, from token: Int) -> Int? {
-        let guess = table.guesses[keyNode]
-        guard let close = rawMatch(buffer, from: token, key: guess) else { return nil }
-        take(key: guess)
-        if emitting > 0 { text.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[token...close])) }
-        return close &+ 1
-    }
-
-    /// When the token at `token` is any key of this node's objects written
-    /// without escapes, takes it and returns the index after it; nil
-    /// otherwise (the key, if one of them, has escapes: `takeKey` decodes it).
-    @inline(never)
-    private mutating func takeAnyRawKey(_ buffer: UnsafeRawBufferPointer, from token: Int) -> Int? {
-        let node = plan.nodes[keyNode]
-        for index in node.keysStart..<node.keysEnd {
-            if let close = rawMatch(buffer, from: token, key: index) {
-                take(key: index)
-                if emitting > 0 { text.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[token...close])) }
-                return close &+ 1
-            }
-        }
-        return nil
-    }
-
-    /// The index of the closing quote when the token at `token` is key
-    /// `index` of the plan written as it is; nil otherwise.
-    ///
-    /// A key without escapes whose bytes equal a plan's key is a whole, valid
-    /// string token: the key's bytes are valid UTF-8 without `"`, `\` or
-    /// control characters.
-    @inline(__always)
-    private func rawMatch(_ buffer: UnsafeRawBufferPointer, from token: Int, key index: Int) -> Int? {
-        let key = plan.keys.baseAddress.unsafelyUnwrapped + index
-        let count = key.pointee.count
-        let contentStart = token &+ 1
-        let close = contentStart &+ count
-        guard close < buffer.count, buffer[close] == UInt8(ascii: "\""), key.pointee.isRaw else { return nil }
-        if contentStart &+ 8 <= buffer.count {
-            guard buffer.loadUnaligned(fromByteOffset: contentStart, as: UInt64.self) & key.pointee.mask == key.pointee.prefix else { return nil }
-        } else {
-            guard Self.prefix(of: UnsafeRawBufferPointer(rebasing: buffer[contentStart..<close])) == key.pointee.prefix else { return nil }
-        }
-        if count > 8 {
-            let offset = key.pointee.offset
-            for index in 8..<count where plan.keyBytes[offset &+ index] != buffer[contentStart &+ index] {
-                return nil
-            }
-        }
-        return close
-    }
-
-    /// The value after key `index` of the plan belongs to its node, whose
-    /// descendants start over (with a later duplicate key, the later value
-    /// wins; the node's own slots are all set by the value); the key after it
-    /// is expected next.
-    @inline(__always)
-    private mutating func take(key index: Int) {
-        let key = plan.keys.baseAddress.unsafelyUnwrapped + index
-        pendingNode = key.pointee.node
-        var slot = key.pointee.descendantsStart
-        let end = key.pointee.descendantsEnd
-        while slot < end {
-            slots[plan.descendantSlots[slot]].tag = .missing
-            slot &+= 1
-        }
-        table.guesses[keyNode] = key.pointee.next
-    }
-
-    /// The index in the plan's keys of the child of `node` reached by `key`, or -1.
-    private func key(of node: Int, matching key: UnsafeRawBufferPointer) -> Int {
-        let count = key.count
-        let owner = plan.nodes[node]
-        var prefix: UInt64 = 0
-        var prefixDone = false
-        for index in owner.keysStart..<owner.keysEnd {
-            let candidate = plan.keys[index]
-            guard candidate.count == count else { continue }
-            if !prefixDone {
-                prefix = Self.prefix(of: key)
-                prefixDone = true
-            }
-            guard candidate.prefix == prefix else { continue }
-            var same = true
-            for offset in 8..<max(8, count) where plan.keyBytes[candidate.offset + offset] != key[offset] {
-                same = false
-                break
-            }
-            if same { return index }
-        }
-        return -1
-    }
-
-    /// The first (up to) 8 bytes of `key`, little-endian, zero-padded.
-    @inline(__always)
-    private static func prefix(of key: UnsafeRawBufferPointer) -> UInt64 {
-        let count = min(key.count, 8)
-        var prefix: UInt64 = 0
-        for index in 0..<count {
-            prefix |= UInt64(key[index]) << (8 * UInt64(index))
-        }
-        return prefix
-    }
-
     // MARK: - Output
+
+    /// Appends to the captured text (kept out of line: the hot paths only test `emitting`).
+    @inline(never)
+    mutating func emit(_ byte: UInt8) {
+        text.append(byte)
+    }
+
+    @inline(never)
+    mutating func emit(_ bytes: UnsafeRawBufferPointer) {
+        text.append(contentsOf: bytes)
+    }
+
+    /// Drops the decoded bytes of a string that no slot took.
+    @inline(never)
+    mutating func dropDecoded(from start: Int) {
+        strings.removeSubrange(start...)
+    }
 
     /// Moves every value still pointing into the input into `strings`: call
     /// before the input buffer goes away in the middle of a record.
@@ -562,68 +501,6 @@ struct RecordProjector: Sendable {
             case .missing, .null, .integer, .double, .boolean:
                 break
             }
-        }
-    }
-}
-
-/// What a slot holds for the current record.
-///
-/// Bytes are in the record's `strings` or `text`, or still in the input
-/// (`start` is then their address, valid only until the input buffer goes
-/// away, which `RecordProjector.pin` is called before; so a slot never holds
-/// an address between two calls of the reader, and may cross threads).
-///
-/// Read by `JSONProjectionReader`'s inlined delivery, hence `@usableFromInline`.
-@usableFromInline
-struct FieldSlot: Sendable {
-    @usableFromInline
-    enum Tag: UInt8, Sendable { case missing, null, integer, double, boolean, string, json, mismatch }
-
-    @usableFromInline
-    enum Place: UInt8, Sendable { case input, strings, text }
-
-    @usableFromInline var tag = Tag.missing
-    @usableFromInline var place = Place.input
-    /// For a mismatch: what was found.
-    @usableFromInline var found = JSONValueKind.null
-    /// An integer's or a double's bits, or a boolean (0 or 1).
-    @usableFromInline var scalar: UInt64 = 0
-    /// Where the bytes start: an address in the input, or an offset in `strings` or `text`.
-    @usableFromInline var start = 0
-    /// How many bytes; -1 while a captured container is still open.
-    @usableFromInline var count = 0
-    /// For a mismatch: where the value starts.
-    @usableFromInline var position = JSONPosition(byteOffset: 0, line: 0, column: 0)
-
-    init() {}
-
-    /// The value, its bytes in the record's `strings` or `text`, or in the input.
-    @inlinable
-    func value(strings: UnsafeRawBufferPointer, text: UnsafeRawBufferPointer) -> JSONFieldValue {
-        switch tag {
-        case .missing: return .missing
-        case .null: return .null
-        case .integer: return .integer(Int64(bitPattern: scalar))
-        case .double: return .double(Double(bitPattern: scalar))
-        case .boolean: return .bool(scalar != 0)
-        case .string: return .string(bytes(strings: strings, text: text))
-        case .json: return .json(bytes(strings: strings, text: text))
-        case .mismatch:
-            let bytes = bytes(strings: strings, text: text)
-            var cut = min(bytes.count, JSONFieldMismatch.excerptLimit)
-            if cut < bytes.count {
-                while cut > 0, bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
-            }
-            return .mismatch(JSONFieldMismatch(found: found, excerpt: UnsafeRawBufferPointer(rebasing: bytes[..<cut]), position: position))
-        }
-    }
-
-    @inlinable
-    func bytes(strings: UnsafeRawBufferPointer, text: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
-        switch place {
-        case .input: UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: start), count: count)
-        case .strings: UnsafeRawBufferPointer(rebasing: strings[start..<(start + count)])
-        case .text: UnsafeRawBufferPointer(rebasing: text[start..<(start + count)])
         }
     }
 }
