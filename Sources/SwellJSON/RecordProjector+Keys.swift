@@ -1,5 +1,49 @@
 /// Keys: matching them against the plan's, fast for the expected one.
 extension RecordProjector {
+    /// The index of the closing quote when the token at `token` is key
+    /// `index` of the plan written as it is; nil otherwise.
+    ///
+    /// A key without escapes whose bytes equal a plan's key is a whole, valid
+    /// string token: the key's bytes are valid UTF-8 without `"`, `\` or
+    /// control characters.
+    @inline(__always)
+    func rawMatch(_ buffer: UnsafeRawBufferPointer, from token: Int, key index: Int) -> Int? {
+        let key = plan.keys.baseAddress.unsafelyUnwrapped + index
+        let count = key.pointee.count
+        let contentStart = token &+ 1
+        let close = contentStart &+ count
+        guard close < buffer.count, buffer[close] == UInt8(ascii: "\""), key.pointee.isRaw else { return nil }
+        if contentStart &+ 8 <= buffer.count {
+            guard buffer.loadUnaligned(fromByteOffset: contentStart, as: UInt64.self) & key.pointee.mask == key.pointee.prefix else { return nil }
+        } else {
+            guard Self.prefix(of: UnsafeRawBufferPointer(rebasing: buffer[contentStart..<close])) == key.pointee.prefix else { return nil }
+        }
+        if count > 8 {
+            let offset = key.pointee.offset
+            for index in 8..<count where plan.keyBytes[offset &+ index] != buffer[contentStart &+ index] {
+                return nil
+            }
+        }
+        return close
+    }
+
+    /// The value after key `index` of the plan belongs to its node, whose
+    /// descendants start over (with a later duplicate key, the later value
+    /// wins; the node's own slots are all set by the value); the key after it
+    /// is expected next.
+    @inline(__always)
+    mutating func take(key index: Int) {
+        let key = plan.keys.baseAddress.unsafelyUnwrapped + index
+        pendingNode = key.pointee.node
+        var slot = key.pointee.descendantsStart
+        let end = key.pointee.descendantsEnd
+        while slot < end {
+            slots[plan.descendantSlots[slot]].tag = .missing
+            slot &+= 1
+        }
+        table.guesses[keyNode] = key.pointee.next
+    }
+
     /// Reads any key (not the one expected); the index after it, or nil when the buffer ends inside it.
     @inline(never)
     mutating func readKey(

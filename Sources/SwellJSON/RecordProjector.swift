@@ -63,7 +63,7 @@ struct RecordProjector: Sendable {
     }
 
     /// Copies the table if another projector (a copy of this one) shares it.
-    private mutating func makeTableUnique() {
+    mutating func makeTableUnique() {
         if !isKnownUniquelyReferenced(&table) {
             table = SlotTable(copying: table)
         }
@@ -268,50 +268,6 @@ struct RecordProjector: Sendable {
         }
     }
 
-    /// The index of the closing quote when the token at `token` is key
-    /// `index` of the plan written as it is; nil otherwise.
-    ///
-    /// A key without escapes whose bytes equal a plan's key is a whole, valid
-    /// string token: the key's bytes are valid UTF-8 without `"`, `\` or
-    /// control characters.
-    @inline(__always)
-    func rawMatch(_ buffer: UnsafeRawBufferPointer, from token: Int, key index: Int) -> Int? {
-        let key = plan.keys.baseAddress.unsafelyUnwrapped + index
-        let count = key.pointee.count
-        let contentStart = token &+ 1
-        let close = contentStart &+ count
-        guard close < buffer.count, buffer[close] == UInt8(ascii: "\""), key.pointee.isRaw else { return nil }
-        if contentStart &+ 8 <= buffer.count {
-            guard buffer.loadUnaligned(fromByteOffset: contentStart, as: UInt64.self) & key.pointee.mask == key.pointee.prefix else { return nil }
-        } else {
-            guard Self.prefix(of: UnsafeRawBufferPointer(rebasing: buffer[contentStart..<close])) == key.pointee.prefix else { return nil }
-        }
-        if count > 8 {
-            let offset = key.pointee.offset
-            for index in 8..<count where plan.keyBytes[offset &+ index] != buffer[contentStart &+ index] {
-                return nil
-            }
-        }
-        return close
-    }
-
-    /// The value after key `index` of the plan belongs to its node, whose
-    /// descendants start over (with a later duplicate key, the later value
-    /// wins; the node's own slots are all set by the value); the key after it
-    /// is expected next.
-    @inline(__always)
-    mutating func take(key index: Int) {
-        let key = plan.keys.baseAddress.unsafelyUnwrapped + index
-        pendingNode = key.pointee.node
-        var slot = key.pointee.descendantsStart
-        let end = key.pointee.descendantsEnd
-        while slot < end {
-            slots[plan.descendantSlots[slot]].tag = .missing
-            slot &+= 1
-        }
-        table.guesses[keyNode] = key.pointee.next
-    }
-
     /// Gives a string value to the slots of `pendingNode`, if any.
     @inline(__always)
     private mutating func take(string scanned: ScannedString, _ buffer: UnsafeRawBufferPointer, from token: Int, base: Int) {
@@ -464,43 +420,5 @@ struct RecordProjector: Sendable {
         state = inArray ? .afterElement : .afterMember
         pendingNode = -1
         return false
-    }
-
-    // MARK: - Output
-
-    /// Appends to the captured text (kept out of line: the hot paths only test `emitting`).
-    @inline(never)
-    mutating func emit(_ byte: UInt8) {
-        text.append(byte)
-    }
-
-    @inline(never)
-    mutating func emit(_ bytes: UnsafeRawBufferPointer) {
-        text.append(contentsOf: bytes)
-    }
-
-    /// Drops the decoded bytes of a string that no slot took.
-    @inline(never)
-    mutating func dropDecoded(from start: Int) {
-        strings.removeSubrange(start...)
-    }
-
-    /// Moves every value still pointing into the input into `strings`: call
-    /// before the input buffer goes away in the middle of a record.
-    mutating func pin() {
-        makeTableUnique()
-        for index in 0..<table.slotCount where slots[index].place == .input {
-            switch slots[index].tag {
-            case .string, .json, .mismatch:
-                let start = strings.count
-                if let address = UnsafeRawPointer(bitPattern: slots[index].start) {
-                    strings.append(contentsOf: UnsafeRawBufferPointer(start: address, count: slots[index].count))
-                }
-                slots[index].place = .strings
-                slots[index].start = start
-            case .missing, .null, .integer, .double, .boolean:
-                break
-            }
-        }
     }
 }
