@@ -101,6 +101,47 @@ struct JSONMachine: Sendable {
         afterValue()
     }
 
+    /// Between records (`yieldsRecordStarts`): moves over the separator after
+    /// a record when the next record starts right after it — a line end in
+    /// NDJSON, a comma and whitespace in an array of records — and returns
+    /// true with `position` at the record's first byte. Anything else (a
+    /// blank line, the array's end, an error, the buffer's end) changes
+    /// nothing and returns false: `step` then reads it.
+    mutating func skipToNextRecord(_ buffer: UnsafeRawBufferPointer, _ position: inout Int, base: Int) -> Bool {
+        let end = buffer.count
+        var index = position
+        var line = self.line
+        var lineStart = self.lineStart
+        if state == .lineEnd {
+            if index < end, buffer[index] == 0x0D { index += 1 }
+            guard index < end, buffer[index] == 0x0A else { return false }
+            index += 1
+            line += 1
+            lineStart = base + index
+        } else if state == .afterElement, frames.last?.kind == .records {
+            guard index < end, buffer[index] == UInt8(ascii: ",") else { return false }
+            index += 1
+            while index < end {
+                let byte = buffer[index]
+                guard byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A else { break }
+                index += 1
+                if byte == 0x0A {
+                    line += 1
+                    lineStart = base + index
+                }
+            }
+        } else {
+            return false
+        }
+        guard index < end, JSONMachine.startsValue(buffer[index]) else { return false }
+        position = index
+        self.line = line
+        self.lineStart = lineStart
+        state = .value
+        slot = .emit
+        return true
+    }
+
     /// The records path as written in a pipeline file, e.g. "meta.items".
     var recordsPathText: String { recordsPath?.joined(separator: ".") ?? "" }
 

@@ -188,17 +188,20 @@ struct ProjectingParser: Sendable {
                 recordCount += 1
                 return true
             }
-            switch try machine.step(buffer, &position, base: base, isFinal: isFinal) {
-            case .needMore:
-                return false
-            case .recordStart:
-                let offset = base + position
-                recordStart = JSONPosition(byteOffset: offset, line: machine.line, column: max(1, offset - machine.lineStart + 1))
-                projector.begin(line: machine.line, lineStart: machine.lineStart, depth: machine.depth)
-                inRecord = true
-            case .record:
-                preconditionFailure("a machine that yields record starts never builds a record")
+            if !machine.skipToNextRecord(buffer, &position, base: base) {
+                switch try machine.step(buffer, &position, base: base, isFinal: isFinal) {
+                case .needMore:
+                    return false
+                case .recordStart:
+                    break
+                case .record:
+                    preconditionFailure("a machine that yields record starts never builds a record")
+                }
             }
+            let offset = base + position
+            recordStart = JSONPosition(byteOffset: offset, line: machine.line, column: max(1, offset - machine.lineStart + 1))
+            projector.begin(line: machine.line, lineStart: machine.lineStart, depth: machine.depth)
+            inRecord = true
         }
     }
 

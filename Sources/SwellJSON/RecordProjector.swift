@@ -224,8 +224,19 @@ struct RecordProjector: Sendable {
             } else if keyNode >= 0, let next = takeAnyRawKey(buffer, from: index) {
                 index = next
             } else {
-                guard let next = try readKey(buffer, from: index, base: base, isFinal: isFinal) else { return false }
-                index = next
+                // Any other key: one without escapes matches nothing (every key of the node was tried above).
+                var highBits: UInt64 = 0
+                let close = JSONScanner.special(buffer, from: index &+ 1, highBits: &highBits)
+                if close < end, buffer[close] == UInt8(ascii: "\"") {
+                    if highBits & 0x8080_8080_8080_8080 != 0 {
+                        try scanner.validateUTF8(UnsafeRawBufferPointer(rebasing: buffer[(index &+ 1)..<close]), base: base &+ index &+ 1)
+                    }
+                    if emitting > 0 { emit(UnsafeRawBufferPointer(rebasing: buffer[index...close])) }
+                    index = close &+ 1
+                } else {
+                    guard let next = try readKey(buffer, from: index, base: base, isFinal: isFinal) else { return false }
+                    index = next
+                }
             }
             state = .colon
             guard index &+ 1 < end, buffer[index] == UInt8(ascii: ":") else { return true }
