@@ -92,6 +92,12 @@ let package = Package(
             dependencies: ["SwellLocks", .product(name: "Logging", package: "swift-log")],
             path: "Tests/SwellTestSupport"
         ),
+        // `swift build -c release --product swell-json-bench`: times SwellJSON's readers; in no shipped product.
+        .executableTarget(
+            name: "swell-json-bench",
+            dependencies: ["SwellJSON"],
+            path: "bench/swell-json-bench"
+        ),
         .executableTarget(
             name: "SurfJournalExample",
             dependencies: ["SwellStore"],

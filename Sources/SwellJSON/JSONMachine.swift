@@ -14,7 +14,14 @@
 struct JSONMachine: Sendable {
     enum Mode: Sendable { case document, ndjson, page }
 
-    enum Step { case record(JSONValue), needMore }
+    enum Step {
+        /// A record completed.
+        case record(JSONValue)
+        /// The buffer ended (see `step`).
+        case needMore
+        /// A record starts at `position` and is left to the caller (`yieldsRecordStarts`).
+        case recordStart
+    }
 
     private enum State: UInt8, Sendable {
         case value, valueOrArrayEnd, keyOrObjectEnd, key, colon, afterElement, afterMember, end, lineEnd
@@ -43,6 +50,10 @@ struct JSONMachine: Sendable {
     /// Page mode: the keys to the records array; nil means the page is the array.
     let recordsPath: [String]?
     let capturePaths: [[String]]
+    /// Whether `step` stops at the first byte of each record (`.recordStart`)
+    /// instead of building it: the caller then reads the record's bytes with
+    /// a parser of its own and calls `recordEnded` after them.
+    let yieldsRecordStarts: Bool
 
     private var state: State = .value
     private var slot: Slot
@@ -62,9 +73,10 @@ struct JSONMachine: Sendable {
     private(set) var line = 1
     private(set) var lineStart = 0
 
-    init(mode: Mode, recordsPath: [String]?, capturePaths: [[String]], maxDepth: Int) {
+    init(mode: Mode, recordsPath: [String]?, capturePaths: [[String]], maxDepth: Int, yieldsRecordStarts: Bool = false) {
         self.mode = mode
         self.maxDepth = maxDepth
+        self.yieldsRecordStarts = yieldsRecordStarts
         let path = recordsPath.flatMap { $0.isEmpty ? nil : $0 }
         self.recordsPath = mode == .page ? path : nil
         self.capturePaths = mode == .page ? capturePaths : []
@@ -72,6 +84,62 @@ struct JSONMachine: Sendable {
         case .document, .ndjson: slot = .emit
         case .page: slot = path == nil ? .records : .nav
         }
+    }
+
+    /// How many arrays and objects are open: the depth of a record that starts now.
+    var depth: Int { frames.count }
+
+    /// Takes on the line count of the parser that read a record's bytes (`yieldsRecordStarts`).
+    mutating func setLine(_ line: Int, lineStart: Int) {
+        self.line = line
+        self.lineStart = lineStart
+    }
+
+    /// Goes on after a record that the caller read (`yieldsRecordStarts`): the
+    /// next byte is the one after the record's value.
+    mutating func recordEnded() {
+        afterValue()
+    }
+
+    /// Between records (`yieldsRecordStarts`): moves over the separator after
+    /// a record when the next record starts right after it — a line end in
+    /// NDJSON, a comma and whitespace in an array of records — and returns
+    /// true with `position` at the record's first byte. Anything else (a
+    /// blank line, the array's end, an error, the buffer's end) changes
+    /// nothing and returns false: `step` then reads it.
+    mutating func skipToNextRecord(_ buffer: UnsafeRawBufferPointer, _ position: inout Int, base: Int) -> Bool {
+        let end = buffer.count
+        var index = position
+        var line = self.line
+        var lineStart = self.lineStart
+        if state == .lineEnd {
+            if index < end, buffer[index] == 0x0D { index += 1 }
+            guard index < end, buffer[index] == 0x0A else { return false }
+            index += 1
+            line += 1
+            lineStart = base + index
+        } else if state == .afterElement, frames.last?.kind == .records {
+            guard index < end, buffer[index] == UInt8(ascii: ",") else { return false }
+            index += 1
+            while index < end {
+                let byte = buffer[index]
+                guard byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A else { break }
+                index += 1
+                if byte == 0x0A {
+                    line += 1
+                    lineStart = base + index
+                }
+            }
+        } else {
+            return false
+        }
+        guard index < end, JSONMachine.startsValue(buffer[index]) else { return false }
+        position = index
+        self.line = line
+        self.lineStart = lineStart
+        state = .value
+        slot = .emit
+        return true
     }
 
     /// The records path as written in a pipeline file, e.g. "meta.items".
@@ -153,6 +221,10 @@ struct JSONMachine: Sendable {
                         return .record(record)
                     }
                     continue
+                }
+                if yieldsRecordStarts, slot == .emit, JSONMachine.startsValue(byte) {
+                    position = index
+                    return .recordStart
                 }
                 let value: JSONValue
                 let valueStart = base + index
@@ -431,73 +503,33 @@ struct JSONMachine: Sendable {
 
     // MARK: - Scalars
 
+    /// Whether `byte` can start a value: a string, number, literal, array or object.
+    static func startsValue(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "-"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+            true
+        default:
+            false
+        }
+    }
+
+    /// A scanner for a token on the current line.
+    private var scanner: JSONScanner { JSONScanner(line: line, lineStart: lineStart) }
+
     /// Scans a number starting at `start`; returns the index after it, or nil when
     /// the buffer ends where the number could go on (and not `isFinal`).
     private func scanNumber(
         _ buffer: UnsafeRawBufferPointer, from start: Int, base: Int, isFinal: Bool
     ) throws(JSONError) -> Int? {
-        let end = buffer.count
-        var index = start
-        if buffer[index] == UInt8(ascii: "-") { index += 1 }
-        guard index < end else {
-            if isFinal { throw error("expected a digit", at: base + index) }
-            return nil
-        }
-        let first = buffer[index]
-        if first == UInt8(ascii: "0") {
-            index += 1
-            if index < end, isDigit(buffer[index]) {
-                throw error("leading zero in a number", at: base + start)
-            }
-        } else if isDigit(first) {
-            index += 1
-            while index < end, isDigit(buffer[index]) { index += 1 }
-        } else {
-            throw error("expected a digit", at: base + index)
-        }
-        if index < end, buffer[index] == UInt8(ascii: ".") {
-            index += 1
-            guard index < end else {
-                if isFinal { throw error("expected a digit after '.'", at: base + index) }
-                return nil
-            }
-            guard isDigit(buffer[index]) else { throw error("expected a digit after '.'", at: base + index) }
-            while index < end, isDigit(buffer[index]) { index += 1 }
-        }
-        if index < end, buffer[index] | 0x20 == UInt8(ascii: "e") {
-            index += 1
-            if index < end, buffer[index] == UInt8(ascii: "+") || buffer[index] == UInt8(ascii: "-") { index += 1 }
-            guard index < end else {
-                if isFinal { throw error("expected a digit in the exponent", at: base + index) }
-                return nil
-            }
-            guard isDigit(buffer[index]) else { throw error("expected a digit in the exponent", at: base + index) }
-            while index < end, isDigit(buffer[index]) { index += 1 }
-        }
-        if index == end, !isFinal { return nil }
-        return index
-    }
-
-    @inline(__always)
-    private func isDigit(_ byte: UInt8) -> Bool {
-        byte &- UInt8(ascii: "0") < 10
+        try scanner.number(buffer, from: start, base: base, isFinal: isFinal)
     }
 
     /// Checks `true`, `false` or `null` at `start`; false when the buffer ends inside it (and not `isFinal`).
     private func scanLiteral(
         _ literal: StaticString, _ buffer: UnsafeRawBufferPointer, from start: Int, base: Int, isFinal: Bool
     ) throws(JSONError) -> Bool {
-        let length = literal.utf8CodeUnitCount
-        let available = min(length, buffer.count - start)
-        let expected = UnsafeRawBufferPointer(start: literal.utf8Start, count: length)
-        for offset in 0..<available where buffer[start + offset] != expected[offset] {
-            throw error("invalid literal, expected '\(literal)'", at: base + start)
-        }
-        if available < length {
-            if isFinal { throw error("invalid literal, expected '\(literal)'", at: base + start) }
-            return false
-        }
-        return true
+        try scanner.literal(literal, buffer, from: start, base: base, isFinal: isFinal)
     }
 
     /// Scans a string whose opening quote is at `start`; returns it and the index
@@ -505,160 +537,11 @@ struct JSONMachine: Sendable {
     private mutating func scanString(
         _ buffer: UnsafeRawBufferPointer, from start: Int, base: Int
     ) throws(JSONError) -> (string: String, end: Int)? {
-        let end = buffer.count
-        let contentStart = start + 1
-        var index = contentStart
-        var highBits: UInt64 = 0
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        while index + 8 <= end {
-            let word = buffer.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            let quotes = word ^ (ones &* 0x22)
-            let backslashes = word ^ (ones &* 0x5C)
-            let special = ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes) | ((word &- ones &* 0x20) & ~word)
-            if special & highs != 0 { break }
-            highBits |= word
-            index += 8
+        if !scratch.isEmpty { scratch.removeAll(keepingCapacity: true) }
+        guard let (end, escaped) = try scanner.string(buffer, from: start, base: base, decodingInto: &scratch) else { return nil }
+        if escaped {
+            return (String(decoding: scratch, as: UTF8.self), end)
         }
-        var byte: UInt8 = 0
-        while index < end {
-            byte = buffer[index]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-            highBits |= UInt64(byte)
-            index += 1
-        }
-        guard index < end else { return nil }
-        if byte == UInt8(ascii: "\"") {
-            let content = UnsafeRawBufferPointer(rebasing: buffer[contentStart..<index])
-            if highBits & highs != 0 {
-                try validateUTF8(content, base: base + contentStart)
-            }
-            return (String(decoding: content, as: UTF8.self), index + 1)
-        }
-        if byte < 0x20 {
-            throw error("unescaped control character in a string", at: base + index)
-        }
-        return try scanEscapedString(buffer, contentStart: contentStart, escape: index, base: base)
-    }
-
-    /// The slow path of `scanString` for a string with escapes, decoded into `scratch`.
-    private mutating func scanEscapedString(
-        _ buffer: UnsafeRawBufferPointer, contentStart: Int, escape: Int, base: Int
-    ) throws(JSONError) -> (string: String, end: Int)? {
-        let end = buffer.count
-        scratch.removeAll(keepingCapacity: true)
-        var runStart = contentStart
-        var index = escape
-        while index < end {
-            let byte = buffer[index]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                let run = UnsafeRawBufferPointer(rebasing: buffer[runStart..<index])
-                try validateUTF8(run, base: base + runStart)
-                scratch.append(contentsOf: run)
-                if byte == UInt8(ascii: "\"") {
-                    return (String(decoding: scratch, as: UTF8.self), index + 1)
-                }
-                guard let next = try decodeEscape(buffer, at: index, base: base) else { return nil }
-                index = next
-                runStart = index
-            } else if byte < 0x20 {
-                throw error("unescaped control character in a string", at: base + index)
-            } else {
-                index += 1
-            }
-        }
-        return nil
-    }
-
-    /// Decodes the escape at `start` (a backslash) into `scratch`; returns the
-    /// index after it, or nil when the buffer ends before it is complete.
-    private mutating func decodeEscape(
-        _ buffer: UnsafeRawBufferPointer, at start: Int, base: Int
-    ) throws(JSONError) -> Int? {
-        let end = buffer.count
-        guard start + 1 < end else { return nil }
-        let simple: UInt8
-        switch buffer[start + 1] {
-        case UInt8(ascii: "\""): simple = 0x22
-        case UInt8(ascii: "\\"): simple = 0x5C
-        case UInt8(ascii: "/"): simple = 0x2F
-        case UInt8(ascii: "b"): simple = 0x08
-        case UInt8(ascii: "f"): simple = 0x0C
-        case UInt8(ascii: "n"): simple = 0x0A
-        case UInt8(ascii: "r"): simple = 0x0D
-        case UInt8(ascii: "t"): simple = 0x09
-        case UInt8(ascii: "u"):
-            guard let unit = try hexUnit(buffer, at: start, base: base) else { return nil }
-            var scalarValue = UInt32(unit)
-            var next = start + 6
-            if unit >= 0xDC00, unit < 0xE000 {
-                throw error("lone surrogate in a \\u escape", at: base + start)
-            }
-            if unit >= 0xD800, unit < 0xDC00 {
-                if next < end, buffer[next] != UInt8(ascii: "\\") {
-                    throw error("lone surrogate in a \\u escape", at: base + start)
-                }
-                if next + 1 < end, buffer[next + 1] != UInt8(ascii: "u") {
-                    throw error("lone surrogate in a \\u escape", at: base + start)
-                }
-                guard let low = try hexUnit(buffer, at: next, base: base) else { return nil }
-                guard low >= 0xDC00, low < 0xE000 else {
-                    throw error("lone surrogate in a \\u escape", at: base + start)
-                }
-                scalarValue = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
-                next += 6
-            }
-            appendUTF8(scalarValue)
-            return next
-        default:
-            throw error("invalid escape in a string", at: base + start)
-        }
-        scratch.append(simple)
-        return start + 2
-    }
-
-    /// Appends a scalar value (never a surrogate) as UTF-8.
-    private mutating func appendUTF8(_ value: UInt32) {
-        switch value {
-        case 0..<0x80:
-            scratch.append(UInt8(value))
-        case 0x80..<0x800:
-            scratch.append(UInt8(0xC0 | value >> 6))
-            scratch.append(UInt8(0x80 | value & 0x3F))
-        case 0x800..<0x10000:
-            scratch.append(UInt8(0xE0 | value >> 12))
-            scratch.append(UInt8(0x80 | value >> 6 & 0x3F))
-            scratch.append(UInt8(0x80 | value & 0x3F))
-        default:
-            scratch.append(UInt8(0xF0 | value >> 18))
-            scratch.append(UInt8(0x80 | value >> 12 & 0x3F))
-            scratch.append(UInt8(0x80 | value >> 6 & 0x3F))
-            scratch.append(UInt8(0x80 | value & 0x3F))
-        }
-    }
-
-    /// Reads the four hex digits of `\uXXXX` at `start`; nil when the buffer ends first.
-    private func hexUnit(_ buffer: UnsafeRawBufferPointer, at start: Int, base: Int) throws(JSONError) -> UInt16? {
-        var unit: UInt16 = 0
-        for index in (start + 2)..<(start + 6) {
-            guard index < buffer.count else { return nil }
-            let byte = buffer[index]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw error("invalid \\u escape", at: base + start)
-            }
-            unit = unit << 4 | UInt16(digit)
-        }
-        return unit
-    }
-
-    private func validateUTF8(_ bytes: UnsafeRawBufferPointer, base: Int) throws(JSONError) {
-        if let offset = UTF8Validation.firstInvalidOffset(bytes) {
-            throw error("invalid UTF-8", at: base + offset)
-        }
+        return (String(decoding: UnsafeRawBufferPointer(rebasing: buffer[(start + 1)..<(end - 1)]), as: UTF8.self), end)
     }
 }
-

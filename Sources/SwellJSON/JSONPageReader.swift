@@ -31,16 +31,9 @@ public struct JSONPageReader: Sendable {
         case ndjson
     }
 
-    private enum TokenKind: Sendable { case string, number, literal }
-
     private var machine: JSONMachine
-    /// The unfinished token that the last chunk ended in, from its first byte.
-    private var carry: [UInt8] = []
-    /// The page offset of `carry[0]`.
-    private var carryBase = 0
-    private var carryKind: TokenKind = .literal
-    /// In a carried string: whether its last byte is an unconsumed backslash.
-    private var carryEscaped = false
+    /// The unfinished token that the last chunk ended in.
+    private var carry = CarriedToken()
     /// Bytes fed so far.
     private var fedCount = 0
     private var failed = false
@@ -69,7 +62,7 @@ public struct JSONPageReader: Sendable {
     ///
     /// Only the token that the last chunk cut in two is held as bytes, so this
     /// is at most the size of the largest string or number of the page.
-    public var bufferedByteCount: Int { carry.count }
+    public var bufferedByteCount: Int { carry.bytes.count }
 
     /// Number of records delivered so far.
     public private(set) var recordCount = 0
@@ -87,21 +80,16 @@ public struct JSONPageReader: Sendable {
         failed = true
         var start = 0
         if !carry.isEmpty {
-            let (taken, complete) = carriedTokenEnd(in: bytes)
-            carry.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[0..<taken]))
+            let (taken, complete) = carry.extend(from: bytes)
             start = taken
             if complete {
                 let leftover = try runCarry(isFinal: false, onRecord: onRecord)
-                if !leftover.isEmpty {
-                    let leftoverBase = carryBase
-                    carry = []
-                    (leftover + Array(bytes[taken...])).withUnsafeBytes { startCarry($0, base: leftoverBase) }
+                if let leftover {
+                    (leftover.bytes + Array(bytes[taken...])).withUnsafeBytes { carry.start($0, base: leftover.base) }
                     fedCount += bytes.count
                     failed = false
                     return
                 }
-            } else {
-                updateEscape(UnsafeRawBufferPointer(rebasing: bytes[0..<taken]))
             }
         }
         var position = start
@@ -109,7 +97,7 @@ public struct JSONPageReader: Sendable {
             try deliver(record, onRecord)
         }
         if position < bytes.count {
-            startCarry(UnsafeRawBufferPointer(rebasing: bytes[position...]), base: fedCount + position)
+            carry.start(UnsafeRawBufferPointer(rebasing: bytes[position...]), base: fedCount + position)
         }
         fedCount += bytes.count
         failed = false
@@ -154,12 +142,13 @@ public struct JSONPageReader: Sendable {
     }
 
     /// Parses the carried token (now complete, or the page's end); returns
-    /// whatever the parser could not consume, which is empty unless the token
-    /// still needs more input.
-    private mutating func runCarry(isFinal: Bool, onRecord: (Int, JSONValue) throws -> Void) throws -> [UInt8] {
-        var bytes: [UInt8] = []
-        swap(&bytes, &carry)
-        let base = carryBase
+    /// whatever the parser could not consume (nil unless the token still needs
+    /// more input) and its page offset.
+    private mutating func runCarry(
+        isFinal: Bool, onRecord: (Int, JSONValue) throws -> Void
+    ) throws -> (bytes: [UInt8], base: Int)? {
+        let base = carry.base
+        var bytes = carry.take()
         var position = 0
         try bytes.withUnsafeBytes { buffer in
             while case .record(let record) = try machine.step(buffer, &position, base: base, isFinal: isFinal) {
@@ -167,72 +156,9 @@ public struct JSONPageReader: Sendable {
             }
         }
         if position < bytes.count {
-            carryBase = base + position
-            return Array(bytes[position...])
+            return (Array(bytes[position...]), base + position)
         }
-        bytes.removeAll(keepingCapacity: bytes.capacity <= 1 << 16)
-        swap(&bytes, &carry)
-        return []
-    }
-
-    private mutating func startCarry(_ bytes: UnsafeRawBufferPointer, base: Int) {
-        carry.append(contentsOf: bytes)
-        carryBase = base
-        switch bytes.first ?? 0 {
-        case UInt8(ascii: "\""):
-            carryKind = .string
-            carryEscaped = false
-            updateEscape(UnsafeRawBufferPointer(rebasing: bytes[1...]))
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            carryKind = .number
-        default:
-            carryKind = .literal
-        }
-    }
-
-    /// Follows backslashes through newly carried string bytes.
-    private mutating func updateEscape(_ bytes: UnsafeRawBufferPointer) {
-        guard carryKind == .string else { return }
-        for byte in bytes {
-            if carryEscaped {
-                carryEscaped = false
-            } else if byte == UInt8(ascii: "\\") {
-                carryEscaped = true
-            }
-        }
-    }
-
-    /// How many bytes of the chunk finish the carried token (with one byte of
-    /// what follows a number or literal, so that the parser sees its end),
-    /// and whether the token ends in this chunk at all.
-    private func carriedTokenEnd(in bytes: UnsafeRawBufferPointer) -> (count: Int, complete: Bool) {
-        switch carryKind {
-        case .string:
-            var escaped = carryEscaped
-            for (index, byte) in bytes.enumerated() {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    return (index + 1, true)
-                }
-            }
-        case .number:
-            for (index, byte) in bytes.enumerated() {
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"),
-                    UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"):
-                    continue
-                default:
-                    return (index + 1, true)
-                }
-            }
-        case .literal:
-            for (index, byte) in bytes.enumerated() where !(UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) {
-                return (index + 1, true)
-            }
-        }
-        return (bytes.count, false)
+        carry.recycle(&bytes)
+        return nil
     }
 }

@@ -5,6 +5,10 @@ enum UTF8Validation {
         let end = bytes.count
         var index = 0
         while index < end {
+            if index + 8 <= end, bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                index += 8
+                continue
+            }
             let lead = bytes[index]
             if lead < 0x80 {
                 index += 1

@@ -71,3 +71,30 @@ private func suiteFiles(prefix: String) throws -> [(name: String, bytes: [UInt8]
     }
     #expect(arrays > 60)
 }
+
+@Test func theProjectingReaderAnswersEveryFileOfJSONTestSuiteAsThePageReaderDoes() throws {
+    let fields = [JSONProjection.Field([], as: .json), JSONProjection.Field(["a"], as: .text)]
+    for file in try suiteFiles(prefix: "") {
+        for format in [JSONPageReader.Format.json, .ndjson] {
+            for chunkSize in [1, 1 << 16] {
+                let expected: FedPage
+                do {
+                    expected = try feed(file.bytes, chunkSize: chunkSize, format: format)
+                } catch {
+                    #expect(projectError(file.bytes, fields, chunkSize: chunkSize, format: format) == error as? JSONError,
+                            "\(file.name) (\(format), chunks of \(chunkSize))")
+                    continue
+                }
+                let projected = try project(file.bytes, fields, chunkSize: chunkSize, format: format)
+                #expect(projected.records.count == expected.records.count, "\(file.name)")
+                for (record, tree) in zip(projected.records, expected.records) {
+                    if case .object = tree {
+                        #expect(record.fields.first == .json(tree.jsonText), "\(file.name)")
+                    } else {
+                        #expect(record.notAnObject != nil, "\(file.name)")
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+/// Receives the projected fields of each record from a `JSONProjectionReader`.
+///
+/// For every record, in page order: either `field` once per field of the
+/// projection, in field order (an object record), or `notAnObject` once (any
+/// other record); then `recordEnd`. The reader is generic over its sink, so
+/// these calls are direct, and buffers given to them are valid only during
+/// the call. Whatever a method throws stops the reader and is rethrown
+/// unchanged from `feed` or `finish`.
+public protocol JSONProjectionSink {
+    /// The value of field `field` (an index into `JSONProjection.fields`) in the current record.
+    mutating func field(_ field: Int, value: JSONFieldValue) throws
+
+    /// The current record is not an object (`found`: what it is instead); its fields are not given.
+    mutating func notAnObject(_ found: JSONFieldMismatch) throws
+
+    /// The current record ended: its 0-based index in the page, and where its first byte is.
+    mutating func recordEnd(index: Int, start: JSONPosition) throws
+}

@@ -1,0 +1,234 @@
+import Foundation
+import Testing
+@testable import SwellJSON
+
+// Random pages projected through `JSONProjectionReader`, against the same pages
+// read by `JSONPageReader` with each field looked up in the record's tree. The
+// seeds are fixed; a failure names its seed, and `SWELL_PROJECTION_SEED=<seed>`
+// runs that one alone.
+
+/// SplitMix64: small, fast, and the same sequence on every platform.
+private struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
+
+/// Writes random pages: records drawn from a small pool of keys (so keys
+/// repeat, and paths meet arrays, scalars and null on their way), every
+/// kind of value, escapes, and random whitespace.
+private struct RandomPages {
+    var random: SeededGenerator
+    /// Whether whitespace may hold newlines (not in NDJSON records).
+    var newlines = true
+
+    static let keys = ["a", "b", "id", "name", "é", "x y", "", "a_long_key_name"]
+
+    mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &random) < percent }
+
+    mutating func pick<T>(_ values: [T]) -> T { values[Int.random(in: 0..<values.count, using: &random)] }
+
+    mutating func space() -> String {
+        guard chance(20) else { return "" }
+        return pick(newlines ? [" ", "\t", "\n", " \r\n  ", "  "] : [" ", "\t", "\r", "  "])
+    }
+
+    mutating func key() -> String {
+        let key = pick(Self.keys)
+        if key == "a", chance(30) { return #""\u0061""# }
+        return "\"" + key + "\""
+    }
+
+    mutating func string() -> String {
+        var text = "\""
+        for _ in 0..<Int.random(in: 0...6, using: &random) {
+            text += pick([
+                "abc", "Ocean Beach, CA", #"\""#, #"\\"#, #"\/"#, #"\n"#, #"\u00e9"#, "é", "東京", "😀", #"\ud83d\ude00"#,
+                #"\t"#, #"\u0001"#, #"\u001F"#, " ", "Kelly's Cove", "0123456789abcdef0123456789",
+            ])
+        }
+        return text + "\""
+    }
+
+    mutating func number() -> String {
+        pick([
+            "0", "-0", "7", "-12", "123456", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+            "1.5", "10.0", "-0.0", "1e2", "1E-2", "2.5e+3", "123456789012345678901234567890", "0.1", "1e400",
+            "4.9e-324", "100e-2", "3.14159", "-1e-7",
+        ])
+    }
+
+    mutating func value(depth: Int) -> String {
+        switch Int.random(in: 0..<(depth > 3 ? 6 : 10), using: &random) {
+        case 0: return "null"
+        case 1: return pick(["true", "false"])
+        case 2, 3: return number()
+        case 4, 5: return string()
+        case 6, 7: return object(depth: depth + 1)
+        default: return array(depth: depth + 1)
+        }
+    }
+
+    mutating func object(depth: Int) -> String {
+        let members = (0..<Int.random(in: 0...5, using: &random)).map { _ in
+            space() + key() + space() + ":" + space() + value(depth: depth) + space()
+        }
+        return "{" + (members.isEmpty ? space() : members.joined(separator: ",")) + "}"
+    }
+
+    mutating func array(depth: Int) -> String {
+        let elements = (0..<Int.random(in: 0...3, using: &random)).map { _ in space() + value(depth: depth) + space() }
+        return "[" + (elements.isEmpty ? space() : elements.joined(separator: ",")) + "]"
+    }
+
+    mutating func record() -> String {
+        chance(90) ? object(depth: 0) : value(depth: 0)
+    }
+
+    mutating func fields() -> [JSONProjection.Field] {
+        let kinds: [JSONProjection.Kind] = [.integer, .double, .boolean, .string, .json, .text]
+        return (0..<Int.random(in: 1...8, using: &random)).map { _ in
+            let path = (0..<Int.random(in: 0...3, using: &random)).map { _ in pick(Self.keys) }
+            return JSONProjection.Field(path.isEmpty && chance(50) ? ["a"] : path, as: pick(kinds))
+        }
+    }
+}
+
+/// A page and how to read it.
+private struct RandomCase {
+    var page: [UInt8]
+    var format: JSONPageReader.Format
+    var recordsPath: [String]?
+    var fields: [JSONProjection.Field]
+    var cuts: [Int]
+
+    init(seed: UInt64) {
+        var pages = RandomPages(random: SeededGenerator(state: seed))
+        format = pages.chance(50) ? .json : .ndjson
+        pages.newlines = format == .json
+        let records = (0..<Int.random(in: 0...12, using: &pages.random)).map { _ in pages.record() }
+        var text: String
+        if format == .ndjson {
+            text = records.map { pages.space() + $0 + pages.space() }.joined(separator: pages.pick(["\n", "\r\n", "\n\n"]))
+            recordsPath = nil
+        } else if pages.chance(50) {
+            text = "[" + records.map { pages.space() + $0 + pages.space() }.joined(separator: ",") + "]"
+            recordsPath = nil
+        } else {
+            text = #"{"meta":{"n":1},"data":["# + records.joined(separator: "," + pages.space()) + #"],"next":null}"#
+            recordsPath = ["data"]
+        }
+        page = Array(text.utf8)
+        fields = pages.fields()
+        let chunk = pages.pick([1, 2, 3, 5, 8, 13, 64, 1 << 16])
+        cuts = Array(stride(from: chunk, to: page.count, by: chunk))
+    }
+}
+
+/// What `field` should give for `record`, from its tree (`JSONValue.value(at:)`).
+///
+/// A mismatch's position is left out (the tree has none), and so is the
+/// excerpt of a string, which is the string as written in the page.
+private func expectedValue(_ record: JSONValue, _ field: JSONProjection.Field) -> Projected {
+    guard let value = record.value(at: field.path) else { return .missing }
+    let origin = JSONPosition(byteOffset: 0, line: 0, column: 0)
+    func mismatch() -> Projected {
+        let kind: JSONValueKind
+        let text: String
+        switch value {
+        case .null: kind = .null; text = "null"
+        case .bool(let flag): kind = .boolean; text = flag ? "true" : "false"
+        case .number(let number): kind = .number; text = number.text
+        case .string: kind = .string; text = ""
+        case .array: kind = .array; text = value.jsonText
+        case .object: kind = .object; text = value.jsonText
+        }
+        return .mismatch(kind, excerpt: excerptOf(text), position: origin)
+    }
+    switch (value, field.kind) {
+    case (.null, _): return .null
+    case (.number(let number), .integer): return number.int64.map { .integer($0) } ?? mismatch()
+    case (.number(let number), .double): return number.double.map { .double($0) } ?? mismatch()
+    case (.number(let number), .text): return .text(number.text)
+    case (.string(let string), .string), (.string(let string), .text): return .text(string)
+    case (.bool(let flag), .boolean): return .bool(flag)
+    case (.bool(let flag), .text): return .text(flag ? "true" : "false")
+    case (_, .json): return .json(value.jsonText)
+    default: return mismatch()
+    }
+}
+
+private func excerptOf(_ text: String) -> String {
+    let bytes = Array(text.utf8)
+    guard bytes.count > JSONFieldMismatch.excerptLimit else { return text }
+    var cut = JSONFieldMismatch.excerptLimit
+    while cut > 0, bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
+    return String(decoding: bytes[..<cut], as: UTF8.self)
+}
+
+/// A projected value as the tree can check it: positions and string excerpts left out.
+private func comparable(_ value: Projected) -> Projected {
+    guard case .mismatch(let kind, let excerpt, _) = value.withoutPosition else { return value }
+    return .mismatch(kind, excerpt: kind == .string ? "" : excerpt, position: JSONPosition(byteOffset: 0, line: 0, column: 0))
+}
+
+/// Runs one seed: the page as it is, then three times with one byte changed,
+/// inserted or deleted; both readers must agree on every field of every
+/// record, or throw the same error.
+private func checkSeed(_ seed: UInt64) throws {
+    var random = SeededGenerator(state: seed ^ 0x5EED)
+    let original = RandomCase(seed: seed)
+    for round in 0..<4 {
+        var testCase = original
+        if round > 0 {
+            guard !testCase.page.isEmpty else { return }
+            let bytes: [UInt8] = Array("{}[],:\"\\ 0-1e.tfnu\n".utf8) + [0xC3, 0x80, 0x01, 0xED]
+            let at = Int.random(in: 0..<testCase.page.count, using: &random)
+            let byte = bytes[Int.random(in: 0..<bytes.count, using: &random)]
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0: testCase.page[at] = byte
+            case 1: testCase.page.insert(byte, at: at)
+            default: testCase.page.remove(at: at)
+            }
+            testCase.cuts = testCase.cuts.filter { $0 < testCase.page.count }
+        }
+        let label = "seed \(seed)\(round > 0 ? " (one byte changed)" : ""): \(String(decoding: testCase.page, as: UTF8.self).debugDescription) fields \(testCase.fields)"
+        let expected: FedPage
+        do {
+            expected = try feed(testCase.page, chunkSize: 1 << 20, format: testCase.format, recordsPath: testCase.recordsPath)
+        } catch {
+            let projected = projectError(testCase.page, testCase.fields, chunkSize: testCase.cuts.first ?? 1 << 20,
+                                         format: testCase.format, recordsPath: testCase.recordsPath)
+            #expect(projected == error as? JSONError, "\(label)")
+            continue
+        }
+        let projected = try project(testCase.page, testCase.fields, cuts: testCase.cuts, format: testCase.format, recordsPath: testCase.recordsPath)
+        #expect(projected.records.count == expected.records.count, "\(label)")
+        for (index, (record, tree)) in zip(projected.records, expected.records).enumerated() {
+            #expect(record.index == index, "\(label)")
+            guard case .object = tree else {
+                #expect(record.fields.isEmpty && record.notAnObject != nil, "\(label): record \(index)")
+                continue
+            }
+            #expect(record.notAnObject == nil, "\(label): record \(index)")
+            let wanted = testCase.fields.map { comparable(expectedValue(tree, $0)) }
+            #expect(record.fields.map(comparable) == wanted, "\(label): record \(index)")
+        }
+    }
+}
+
+@Test func randomRecordsProjectAsTheirTreesAreReadWithEverySeed() throws {
+    if let replay = ProcessInfo.processInfo.environment["SWELL_PROJECTION_SEED"], let seed = UInt64(replay) {
+        try checkSeed(seed)
+        return
+    }
+    for seed in UInt64(1)...1000 {
+        try checkSeed(seed)
+    }
+}
