@@ -22,6 +22,13 @@ struct BatchWriter {
         return indices
     }
 
+    /// The indices of the entity's required attributes (not relationship columns).
+    private var requiredAttributes: [Int] {
+        entity.attributes.indices.filter {
+            !entity.attributes[$0].isOptional && entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil
+        }
+    }
+
     private func objectID(_ key: Int64) -> ObjectID {
         ObjectID(entityName: entity.name, primaryKey: key, storeIdentifier: store.identifier)
     }
@@ -123,9 +130,7 @@ struct BatchWriter {
         } else if !rowForKey.isEmpty {
             stored = try store.read { reader in try reader.rows(forKeys: Array(rowForKey.keys), entity: entity) }
         }
-        let required = entity.attributes.indices.filter {
-            !entity.attributes[$0].isOptional && entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil
-        }
+        let required = requiredAttributes
         var newRows: [Int] = []
         newRows.reserveCapacity(kept.count)
         var merging: [IncomingRow] = []
@@ -245,9 +250,7 @@ struct BatchWriter {
             try reader.rows(forKeys: Array(rowForKey.keys), entity: entity)
         }
         let keyIndices = entity.keyIndices
-        let required = entity.attributes.indices.filter {
-            !entity.attributes[$0].isOptional && entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil
-        }
+        let required = requiredAttributes
         var newRows: [IncomingRow] = []
         var merging: [IncomingRow] = []
         for row in rows {
@@ -282,9 +285,7 @@ struct BatchWriter {
     /// updates to write; the rows that stay as they are are noted unchanged.
     private func merge(_ rows: [IncomingRow], stored: [[StoreValue]: StoreRow], outcome: inout Outcome) throws -> [StoreChangeSet.Operation] {
         let keyIndices = entity.keyIndices
-        let required = entity.attributes.indices.filter {
-            !entity.attributes[$0].isOptional && entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil
-        }
+        let required = requiredAttributes
         let own = Array(attributeIndices.values)
         var operations: [StoreChangeSet.Operation] = []
         for row in rows {
