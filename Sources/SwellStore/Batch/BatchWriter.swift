@@ -125,7 +125,6 @@ struct BatchWriter {
         if integerKey {
             if !rowForInteger.isEmpty {
                 storedByInteger = try store.read { try $0.rows(forIntegerKeys: Array(rowForInteger.keys), entity: entity) }
-                for (key, row) in storedByInteger { stored[[.integer(key)]] = row }
             }
         } else if !rowForKey.isEmpty {
             stored = try store.read { reader in try reader.rows(forKeys: Array(rowForKey.keys), entity: entity) }
@@ -133,16 +132,16 @@ struct BatchWriter {
         let required = requiredAttributes
         var newRows: [Int] = []
         newRows.reserveCapacity(kept.count)
-        var merging: [IncomingRow] = []
+        var merging: [(IncomingRow, StoreRow)] = []
         for row in kept {
-            if !stored.isEmpty {
-                let isStored = integerKey
-                    ? !columns.columns[keyColumns[0]!].isNull(row) && storedByInteger[columns.columns[keyColumns[0]!].integers[row]] != nil
-                    : stored[keyColumns.map { columns.value(row: row, column: $0!) }] != nil
-                if isStored {
+            if !stored.isEmpty || !storedByInteger.isEmpty {
+                let existing = integerKey
+                    ? (columns.columns[keyColumns[0]!].isNull(row) ? nil : storedByInteger[columns.columns[keyColumns[0]!].integers[row]])
+                    : stored[keyColumns.map { columns.value(row: row, column: $0!) }]
+                if let existing {
                     var values = [StoreValue](repeating: .null, count: entity.attributes.count)
                     for (column, position) in positions.enumerated() { values[position] = columns.value(row: row, column: column) }
-                    merging.append(IncomingRow(values: values, mask: mask, index: row))
+                    merging.append((IncomingRow(values: values, mask: mask, index: row), existing))
                     continue
                 }
             }
@@ -161,7 +160,7 @@ struct BatchWriter {
             }
         }
         var outcome = Outcome()
-        let operations = try merge(merging, stored: stored, outcome: &outcome)
+        let operations = try merge(merging, outcome: &outcome)
         var keys: [Int64?] = []
         if entity.rowidKeyIndex != nil, let column = keyColumns.first ?? nil, columns.columns[column].kind == .integers {
             let values = columns.columns[column].integers
@@ -252,11 +251,10 @@ struct BatchWriter {
         let keyIndices = entity.keyIndices
         let required = requiredAttributes
         var newRows: [IncomingRow] = []
-        var merging: [IncomingRow] = []
+        var merging: [(IncomingRow, StoreRow)] = []
         for row in rows {
-            let key = keyIndices.map { row.values[$0] }
-            if !keyIndices.isEmpty, stored[key] != nil {
-                merging.append(row)
+            if !keyIndices.isEmpty, let existing = stored[keyIndices.map { row.values[$0] }] {
+                merging.append((row, existing))
                 continue
             }
             if let missing = required.first(where: { row.values[$0].isNull }) {
@@ -266,7 +264,7 @@ struct BatchWriter {
             newRows.append(row)
         }
         var outcome = Outcome()
-        var operations = try merge(merging, stored: stored, outcome: &outcome)
+        var operations = try merge(merging, outcome: &outcome)
         var keys: [Int64?] = []
         if let rowidKey = entity.rowidKeyIndex {
             keys = newRows.map { if case .integer(let key) = $0.values[rowidKey] { key } else { nil } }
@@ -281,15 +279,13 @@ struct BatchWriter {
         return outcome
     }
 
-    /// Rows whose key is stored, merged with their stored rows by the policy: the
+    /// Rows whose key is stored, each with its stored row, merged by the policy: the
     /// updates to write; the rows that stay as they are are noted unchanged.
-    private func merge(_ rows: [IncomingRow], stored: [[StoreValue]: StoreRow], outcome: inout Outcome) throws -> [StoreChangeSet.Operation] {
-        let keyIndices = entity.keyIndices
+    private func merge(_ rows: [(IncomingRow, StoreRow)], outcome: inout Outcome) throws -> [StoreChangeSet.Operation] {
         let required = requiredAttributes
         let own = Array(attributeIndices.values)
         var operations: [StoreChangeSet.Operation] = []
-        for row in rows {
-            guard let existing = stored[keyIndices.map { row.values[$0] }] else { continue }
+        for (row, existing) in rows {
             let id = objectID(existing.primaryKey)
             switch policy.resolution {
             case .fail:

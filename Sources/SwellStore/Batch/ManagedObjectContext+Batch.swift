@@ -64,10 +64,7 @@ extension ManagedObjectContext {
     /// changes), deleted ones are deleted in them, and their fetched results controllers
     /// report the changes. Runs on each context's queue and waits for it.
     public static func mergeChanges(fromRemoteContextSave changes: [String: Set<ObjectID>], into contexts: [ManagedObjectContext]) {
-        var notice = ContextDidSaveChanges()
-        notice.inserted = changes["inserted"] ?? []
-        notice.deleted = changes["deleted"] ?? []
-        for id in changes["updated"] ?? [] { notice.updated[id] = [] }
+        let notice = ContextDidSaveChanges(notice: changes)
         for context in contexts {
             context.performAndWait { context.mergeChanges(notice) }
         }
@@ -158,6 +155,17 @@ extension ManagedObjectContext {
     }
 }
 
+extension ContextDidSaveChanges {
+    /// The changes of a change notice (`"inserted"`, `"updated"`, `"deleted"` IDs; updated
+    /// attributes unnamed).
+    init(notice: [String: Set<ObjectID>]) {
+        self.init()
+        inserted = notice["inserted"] ?? []
+        deleted = notice["deleted"] ?? []
+        for id in notice["updated"] ?? [] { updated[id] = [] }
+    }
+}
+
 extension BatchResult {
     /// Which rows `count` and `objectIDs` report.
     enum Written {
@@ -166,11 +174,5 @@ extension BatchResult {
     }
 
     /// The result as a did-save notice.
-    var notice: ContextDidSaveChanges {
-        var notice = ContextDidSaveChanges()
-        notice.inserted = changes["inserted"] ?? []
-        notice.deleted = changes["deleted"] ?? []
-        for id in changes["updated"] ?? [] { notice.updated[id] = [] }
-        return notice
-    }
+    var notice: ContextDidSaveChanges { ContextDidSaveChanges(notice: changes) }
 }
