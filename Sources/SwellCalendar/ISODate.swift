@@ -10,10 +10,14 @@ public enum ISODate {
     /// hour 24, second 60), surrounding spaces, anything after the zone.
     public static func seconds(from text: String) -> Double? {
         var text = text
-        return text.withUTF8 { bytes in
-            var scanner = ISOScanner(bytes: bytes)
-            return scanner.parse()
-        }
+        return text.withUTF8 { seconds(fromUTF8: $0) }
+    }
+
+    /// `seconds(from:)` of a date's UTF-8 bytes, read in place (a bulk import reads
+    /// dates this way, without making a string per value).
+    public static func seconds(fromUTF8 bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        var scanner = ISOScanner(bytes: bytes)
+        return scanner.parse()
     }
 
     /// ISO-8601 UTC from Unix seconds: "2024-05-01T06:30:00Z"; with ".SSS" only when the milliseconds are not zero ("2024-05-01T06:30:00.250Z"). Round to the nearest millisecond. Fast: no DateFormatter (civil-from-days arithmetic).

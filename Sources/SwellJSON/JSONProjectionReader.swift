@@ -92,6 +92,6 @@ public struct JSONProjectionReader: Sendable {
                 }
             }
         }
-        try sink.recordEnd(index: parser.recordCount - 1, start: parser.recordStart)
+        try sink.recordEnd(index: parser.recordCount - 1, start: parser.recordStart, end: parser.recordEnd)
     }
 }

@@ -13,6 +13,8 @@ public protocol JSONProjectionSink {
     /// The current record is not an object (`found`: what it is instead); its fields are not given.
     mutating func notAnObject(_ found: JSONFieldMismatch) throws
 
-    /// The current record ended: its 0-based index in the page, and where its first byte is.
-    mutating func recordEnd(index: Int, start: JSONPosition) throws
+    /// The current record ended: its 0-based index in the page, where its first byte
+    /// is, and `end`, the page offset one past its last byte (its text is the page's
+    /// bytes `start.byteOffset..<end`).
+    mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws
 }

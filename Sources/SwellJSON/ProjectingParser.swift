@@ -39,6 +39,8 @@ struct ProjectingParser: Sendable {
     @usableFromInline private(set) var recordCount = 0
     /// Where the current (or last) record starts.
     @usableFromInline private(set) var recordStart = JSONPosition(byteOffset: 0, line: 1, column: 1)
+    /// The page offset one past the last completed record's last byte.
+    @usableFromInline private(set) var recordEnd = 0
 
     init(projection: JSONProjection, format: JSONPageReader.Format, recordsPath: [String]?, capturePaths: [[String]], maxDepth: Int) {
         machine = JSONMachine(
@@ -183,6 +185,7 @@ struct ProjectingParser: Sendable {
             if inRecord {
                 guard try projector.step(buffer, &position, base: base, isFinal: isFinal) else { return false }
                 inRecord = false
+                recordEnd = base + position
                 machine.setLine(projector.line, lineStart: projector.lineStart)
                 machine.recordEnded()
                 recordCount += 1

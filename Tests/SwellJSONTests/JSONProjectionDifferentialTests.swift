@@ -212,6 +212,9 @@ private func checkSeed(_ seed: UInt64) throws {
         #expect(projected.records.count == expected.records.count, "\(label)")
         for (index, (record, tree)) in zip(projected.records, expected.records).enumerated() {
             #expect(record.index == index, "\(label)")
+            // The record's own text, from its start to its end, is the record.
+            let text = testCase.page[max(0, record.start.byteOffset)..<max(0, min(record.end, testCase.page.count))]
+            #expect((try? JSONValue.parse(text)) == tree, "\(label): record \(index)'s text \(String(decoding: text, as: UTF8.self).debugDescription)")
             guard case .object = tree else {
                 #expect(record.fields.isEmpty && record.notAnObject != nil, "\(label): record \(index)")
                 continue

@@ -58,6 +58,8 @@ struct ProjectedRecordResult: Equatable, CustomStringConvertible {
     var notAnObject: Projected?
     var index = -1
     var start = JSONPosition(byteOffset: -1, line: -1, column: -1)
+    /// The page offset one past the record's last byte.
+    var end = -1
 
     var description: String {
         "#\(index) at \(start.byteOffset): \(notAnObject.map { "not an object: \($0)" } ?? fields.description)"
@@ -86,9 +88,10 @@ struct CollectingSink: JSONProjectionSink {
         current.notAnObject = Projected(.mismatch(found))
     }
 
-    mutating func recordEnd(index: Int, start: JSONPosition) throws {
+    mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws {
         current.index = index
         current.start = start
+        current.end = end
         records.append(current)
         current = ProjectedRecordResult()
         if index == stopAt { throw StopProjecting() }

@@ -71,7 +71,7 @@ struct ChecksumSink: JSONProjectionSink {
         mismatches += 1
     }
 
-    mutating func recordEnd(index: Int, start: JSONPosition) throws {
+    mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws {
         checksum &+= UInt64(index)
     }
 }

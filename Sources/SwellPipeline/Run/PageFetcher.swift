@@ -21,10 +21,9 @@ struct FetchedPage: Sendable {
 }
 
 /// Fetches one page of a source — over HTTP (libcurl, with retries and
-/// conditional GET) or from a file — and hands its records to the router as
-/// they parse.
+/// conditional GET) or from a file — and feeds its bytes to a `PageParser`.
 ///
-/// File pages stream records as they are read; an HTTP page's bytes are kept
+/// File pages are parsed as they are read; an HTTP page's bytes are kept
 /// until it arrived whole (so a retried attempt never sends a record twice),
 /// then parsed and sent on the same way. Conditional GET is for HTTP pages of
 /// sources not in replace mode (replace needs every record).
@@ -34,7 +33,6 @@ struct FetchedPage: Sendable {
 /// what the view context holds, and keeps the store read off the main queue).
 struct PageFetcher {
     private let source: SourceSpec
-    private let capturePaths: [[String]]
     private let client: HTTPClient
     private let stateReader: ManagedObjectContext
     private let logger: Logger
@@ -42,7 +40,7 @@ struct PageFetcher {
     private let progress: SourceProgress
     private let isFile: Bool
 
-    init(source: SourceSpec, capturePaths: [[String]], container: PersistentContainer, logger: Logger, redactor: Redactor,
+    init(source: SourceSpec, container: PersistentContainer, logger: Logger, redactor: Redactor,
          progress: SourceProgress) throws(PipelineError) {
         do {
             client = try HTTPClient(userAgent: SwellVersion.userAgent)
@@ -50,7 +48,6 @@ struct PageFetcher {
             throw PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
         }
         self.source = source
-        self.capturePaths = capturePaths
         stateReader = container.newBackgroundContext()
         stateReader.name = "\(source.name).state"
         self.logger = logger
@@ -77,16 +74,13 @@ struct PageFetcher {
         return (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
     }
 
-    private func makeReader() -> JSONPageReader {
-        JSONPageReader(format: source.isNDJSON ? .ndjson : .json, recordsPath: source.records, capturePaths: capturePaths)
-    }
-
-    /// Fetches the page at `url`, sending its records to `router`. `failure`
+    /// Fetches the page at `url`, reading its records with `parser`. `failure`
     /// tells whether the run failed meanwhile (then reading stops with it).
     ///
     /// - Throws: `PipelineError`: `.data` for a page that is not valid JSON /
-    ///   NDJSON, `.unavailable` when it could not be had, or the run's failure.
-    func fetch(_ url: String, into router: inout RecordRouter, failure: () -> PipelineError?) throws -> FetchedPage {
+    ///   NDJSON, `.unavailable` when it could not be had, the run's failure, or
+    ///   what `parser` threw for a bad record.
+    func fetch<Parser: PageParser>(_ url: String, into parser: inout Parser, failure: () -> PipelineError?) throws -> FetchedPage {
         var request = HTTPRequest(source: source, url: url)
         let conditional = !isFile && source.mode != .replace
         if conditional, let text = try storeMetadata(forKey: HTTPValidators.metadataKey(source: source.name, url: url)),
@@ -96,21 +90,7 @@ struct PageFetcher {
         if isFile && source.pagination == nil, let size = Self.fileSize(url) {
             progress.expect(bytes: size)    // one local file: the progress line can give a percentage
         }
-        var reader = makeReader()
-        var parsed: [(index: Int, record: JSONValue)] = []
-        let emit: (Int, JSONValue) throws -> Void = { index, record in
-            parsed.append((index, record))
-        }
-        /// Sends the parsed records on, a chunk of records at a time.
-        func send() {
-            for item in parsed { router.add(page: url, index: item.index, record: item.record) }
-            parsed.removeAll(keepingCapacity: true)
-        }
-        /// Parses bytes and sends their records on.
-        func parse(_ bytes: UnsafeRawBufferPointer) throws {
-            try reader.feed(bytes, onRecord: emit)
-            send()
-        }
+        parser.begin(url: url)
         // An HTTP page's body, kept until the attempt completes (bytes are about
         // a third of the memory its parsed records would take).
         var body: [UInt8] = []
@@ -123,13 +103,12 @@ struct PageFetcher {
                 onAttempt: { attempt in
                     if attempt > 1 { logger.info("retrying", metadata: ["source": "\(source.name)", "url": "\(redactor(url))", "attempt": "\(attempt)"]) }
                     body.removeAll(keepingCapacity: true)
-                    reader = makeReader()
-                    parsed.removeAll()
+                    parser.begin(url: url)
                 },
                 onBody: { bytes in
                     // A failed run stops reading (a big file need not be read to its end).
                     if let failure = failure() { throw failure }
-                    if isFile { try parse(bytes) } else { body.append(contentsOf: bytes) }
+                    if isFile { try parser.parse(bytes) } else { body.append(contentsOf: bytes) }
                     progress.addBytes(bytes.count)
                 })
             if response.isNotModified {
@@ -140,22 +119,21 @@ struct PageFetcher {
                 var offset = 0
                 try body.withUnsafeBytes { all in
                     while offset < all.count {
-                        try parse(UnsafeRawBufferPointer(rebasing: all[offset..<min(offset + slice, all.count)]))
+                        try parser.parse(UnsafeRawBufferPointer(rebasing: all[offset..<min(offset + slice, all.count)]))
                         offset += slice
                     }
                 }
                 body = []
             }
-            captured = try reader.finish(onRecord: emit)
+            captured = try parser.finish()
         } catch let error as JSONError {
-            router.flush()
+            parser.flush()
             throw PipelineError(.data, redactor("source \(source.name): page \(url) is not valid \(source.isNDJSON ? "NDJSON" : "JSON"): \(error)"), underlying: error)
         } catch let error as HTTPError {
             throw PipelineError(.unavailable, redactor("source \(source.name): \(error)"), underlying: error)
         }
-        send()
-        router.flush()
-        let records = reader.recordCount
+        parser.endPage()
+        let records = parser.recordCount
         progress.addPage()
         logger.debug("page fetched", metadata: ["source": "\(source.name)", "url": "\(redactor(url))", "records": "\(records)"])
         return FetchedPage(url: url, records: records, captured: captured, linkHeader: response.header("link"),

@@ -51,26 +51,31 @@ struct SourceRun {
         let worker = UpsertWorker(source: source, entity: entity, mapper: mapper, batchSize: options.batchSize, container: container,
                                   state: state, scheduler: scheduler, rejects: rejects, sweeper: sweeper, cursor: cursor,
                                   redactor: redactor, progress: counts, pipelineEntities: pipelineEntities, logger: logger)
-        // Nested records link objects that records of other keys share: one worker writes them
-        // in the order they came, so the later record wins for links as for values.
-        let workers = source.nested.isEmpty ? options.workers : 1
-        let queues = (0..<workers).map { _ in BatchQueue<[IncomingRecord]>(capacity: 4) }
+        let capturePaths = Paginator.capturePaths(source.pagination)
         let group = DispatchGroup()
-        for (number, queue) in queues.enumerated() {
-            worker.start(number: number, queue: queue, group: group)
+        let validators: [String: String]?
+        if source.nested.isEmpty && source.mode != .append {
+            // A flat source: this thread reads records straight into columns; one writer commits the batches.
+            let batches = BatchQueue<BatchColumns>(capacity: 1)
+            ColumnWriter(source: source, entity: entity, container: container, state: state, redactor: redactor, logger: logger)
+                .start(queue: batches, group: group)
+            let rejecter = RecordRejecter(source: source, rejects: rejects, redactor: redactor)
+            let sink = ColumnRecordSink(mapper: mapper, rejecter: rejecter, batchSize: options.batchSize, output: batches, state: state,
+                                        progress: counts, sweeper: sweeper, cursor: cursor)
+            var pages = ColumnPages(sink: sink, output: batches, source: source, capturePaths: capturePaths)
+            validators = fetchAll(into: &pages, state: state, cursor: cursor, counts: counts)
+        } else {
+            // Nested records link objects that records of other keys share: one worker writes them
+            // in the order they came, so the later record wins for links as for values.
+            let workers = source.nested.isEmpty ? options.workers : 1
+            let queues = (0..<workers).map { _ in BatchQueue<[IncomingRecord]>(capacity: 4) }
+            for (number, queue) in queues.enumerated() {
+                worker.start(number: number, queue: queue, group: group)
+            }
+            let router = RecordRouter(queues: queues, chunk: min(options.batchSize, 500), mapper: mapper)
+            var pages = TreePages(router: router, source: source, capturePaths: capturePaths)
+            validators = fetchAll(into: &pages, state: state, cursor: cursor, counts: counts)
         }
-        var router = RecordRouter(queues: queues, chunk: min(options.batchSize, 500), mapper: mapper)
-        var validators: [String: String]?
-        do {
-            validators = try fetchAll(into: &router, state: state, cursor: cursor, counts: counts)
-        } catch let error as PipelineError {
-            state.fail(error)
-        } catch {
-            state.fail(PipelineError(.other, redactor("source \(source.name): \(error)"), underlying: error))
-        }
-        // Also after a failure the workers drain what was fetched: earlier pages stay saved.
-        router.flush()
-        router.close()
         group.wait()
         do { try rejects.close() } catch { state.fail(error) }
         finish(validators: state.failure == nil ? validators : nil, state: state, scheduler: scheduler, sweeper: sweeper, cursor: cursor)
@@ -81,11 +86,29 @@ struct SourceRun {
 
     static func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
 
-    /// Fetches every page; returns the validators to keep (by metadata key)
-    /// when the last page was reached, nil when the run failed first.
-    private func fetchAll(into router: inout RecordRouter, state: SourceRunState, cursor: IncrementalCursor?,
-                          counts: SourceProgress) throws -> [String: String]? {
-        let fetcher = try PageFetcher(source: source, capturePaths: Paginator.capturePaths(source.pagination), container: container,
+    /// Fetches every page into `pages`, then sends on what it holds and closes it (also
+    /// after a failure: the next stage drains what was fetched, and earlier pages stay
+    /// saved). Returns the validators to keep (by metadata key) when the last page was
+    /// reached, nil when the run failed.
+    private func fetchAll<Pages: PageParser>(into pages: inout Pages, state: SourceRunState, cursor: IncrementalCursor?,
+                                             counts: SourceProgress) -> [String: String]? {
+        defer {
+            pages.flush()
+            pages.close()
+        }
+        do {
+            return try fetchPages(into: &pages, state: state, cursor: cursor, counts: counts)
+        } catch let error as PipelineError {
+            state.fail(error)
+        } catch {
+            state.fail(PipelineError(.other, redactor("source \(source.name): \(error)"), underlying: error))
+        }
+        return nil
+    }
+
+    private func fetchPages<Pages: PageParser>(into pages: inout Pages, state: SourceRunState, cursor: IncrementalCursor?,
+                                               counts: SourceProgress) throws -> [String: String]? {
+        let fetcher = try PageFetcher(source: source, container: container,
                                       logger: logger, redactor: redactor, progress: counts)
         var sourceURL = source.url
         if let cursor {
@@ -100,7 +123,7 @@ struct SourceRun {
             guard visited.insert(current).inserted else {
                 throw PipelineError(.data, redactor("source \(source.name): pagination returned to \(current), a page already fetched"))
             }
-            let page = try fetcher.fetch(current, into: &router) { state.failure }
+            let page = try fetcher.fetch(current, into: &pages) { state.failure }
             state.count(page)
             if let pageValidators = page.validators {
                 validators[HTTPValidators.metadataKey(source: source.name, url: current)] = pageValidators.metadataText

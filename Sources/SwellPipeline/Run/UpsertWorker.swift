@@ -7,9 +7,10 @@ import SwellStore
 /// taking chunks of records from its queue and mapping each (the key came mapped from
 /// the router); bad ones go to the rejects file (or fail the run).
 ///
-/// A flat source's records go into columns, and every `batchSize` records become one
-/// batch insert executed from the worker's context (`runFlat`): one transaction on the
-/// writer's queue, while the other workers build their next batch.
+/// Workers take the records of sources that the fetch thread cannot read straight
+/// into columns (`ColumnRecordSink`): records with nested objects, and append mode's.
+/// An append-mode record goes into columns, and every `batchSize` records become one
+/// batch insert executed from the worker's context (`runFlat`).
 ///
 /// Records with nested objects go through the graph writer into the worker's context,
 /// which every `batchSize` records saves into the view context and lets the rows go;
@@ -132,28 +133,19 @@ struct UpsertWorker: Sendable {
         if let failure { state.fail(failure) }
     }
 
-    /// A flat source: each chunk's records are mapped into columns, and every `batchSize`
-    /// records go to the store as one batch insert (an upsert: the worker context's merge
-    /// policy is `objectTrump`), executed from the worker's context on the writer's queue —
-    /// one transaction, counted in the report once it returns. The workers build their
-    /// next batch while the writer commits one. After a bad record the worker goes on
-    /// writing the valid records already fetched.
+    /// A flat source in append mode (the others are read straight into columns on the
+    /// fetch thread: `ColumnRecordSink`): each chunk's records are mapped into columns,
+    /// the keys already stored are rejected, and every `batchSize` records go to the
+    /// store as one batch insert (`ColumnWriter.write`). After a bad record the worker
+    /// goes on writing the valid records already fetched.
     private func runFlat(context: ManagedObjectContext, queue: BatchQueue<[IncomingRecord]>, patterns: DatePatterns) {
-        context.mergePolicy = .mergeByPropertyObjectTrump
+        let writer = ColumnWriter(source: source, entity: entity, container: container, state: state, redactor: redactor, logger: logger)
         var batch = ColumnBatch(entity: mapper.entity)
         var unwritten = Set<[StoreValue]>()
         func write() {
             guard batch.count > 0 else { return }
             unwritten.removeAll()
-            let request = BatchInsertRequest(entityName: entity.name, columns: batch.take())
-            request.resultType = .changes
-            logger.debug("writer saving", metadata: ["source": "\(source.name)", "worker": "\(context.name ?? "-")"])
-            do {
-                let result = try context.performAndWait { try context.execute(request) }
-                state.count(committed: [SaveScheduler.BatchCounts(inserted: result.inserted, updated: result.updated, unchanged: result.unchanged)])
-            } catch {
-                state.fail(savingFailed(error))
-            }
+            writer.write(batch.take(), in: context)
         }
         while let chunk = queue.take() {
             do {
@@ -285,14 +277,11 @@ struct UpsertWorker: Sendable {
 
     /// A bad record: into the rejects file (`on_error: skip`), or the chunk's failure (`fail`).
     private func reject(_ item: IncomingRecord, message: String, attribute: String?, firstBad: inout PipelineError?, rejected: inout Int) throws {
-        switch source.onError {
-        case .skip:
-            try rejects.write(page: item.page, index: item.index, error: message, record: item.record)
+        let rejecter = RecordRejecter(source: source, rejects: rejects, redactor: redactor)
+        if let failure = try rejecter.reject(page: item.page, index: item.index, record: item.record, message: message, attribute: attribute) {
+            if firstBad == nil { firstBad = failure }
+        } else {
             rejected += 1
-        case .fail:
-            if firstBad == nil {
-                firstBad = PipelineError(.data, redactor("source \(source.name): bad record at page \(item.page), index \(item.index), attribute \(attribute ?? "-"): \(message)"))
-            }
         }
     }
 

@@ -117,6 +117,23 @@ public struct BatchColumns: Sendable {
         TextColumn(index: add(name, .text))
     }
 
+    /// Reserves room for `rows` values in every column added so far, and about
+    /// `textBytes` bytes per value in text columns, so that filling a batch of
+    /// known size does not grow its buffers value by value.
+    public mutating func reserveCapacity(rows: Int, textBytes: Int = 16) {
+        for index in columns.indices {
+            columns[index].nulls.reserveCapacity(rows / 64 + 1)
+            switch columns[index].kind {
+            case .integers: columns[index].integers.reserveCapacity(rows)
+            case .doubles, .dates: columns[index].doubles.reserveCapacity(rows)
+            case .booleans: columns[index].booleans.reserveCapacity(rows)
+            case .text:
+                columns[index].ends.reserveCapacity(rows)
+                columns[index].arena.reserveCapacity(rows * textBytes)
+            }
+        }
+    }
+
     /// Appends the next value (nil: null) of an integer column.
     public mutating func append(_ value: Int64?, to column: IntegerColumn) {
         columns[column.index].noteNull(value == nil)
@@ -166,6 +183,16 @@ public struct BatchColumns: Sendable {
         columns[column.index].noteNull(bytes == nil)
         if let bytes { columns[column.index].arena.append(contentsOf: bytes) }
         columns[column.index].ends.append(columns[column.index].arena.count)
+    }
+
+    /// The average size of the text values held (0 without any).
+    public var textBytesPerValue: Int {
+        var bytes = 0, values = 0
+        for column in columns where column.kind == .text {
+            bytes += column.arena.count
+            values += column.ends.count
+        }
+        return values == 0 ? 0 : bytes / values
     }
 
     /// The attribute type a column's values fit.

@@ -1,0 +1,118 @@
+import SwellJSON
+import SwellStore
+
+/// What `PageFetcher` feeds a page's bytes to: a reader for the page and where its
+/// records go. `TreePages` reads records as `JSONValue` trees for the record router
+/// (nested mappings, append mode); `ColumnPages` reads a flat source's records
+/// straight into columns.
+protocol PageParser {
+    /// Starts (again: a retried attempt starts over) on the page at `url`.
+    mutating func begin(url: String)
+    /// Parses the page's next bytes, sending on the records completed in them.
+    mutating func parse(_ bytes: UnsafeRawBufferPointer) throws
+    /// Ends the page; returns the captured values (`JSONPageReader.finish`).
+    mutating func finish() throws -> [[String]: JSONValue]
+    /// Records the page has had so far.
+    var recordCount: Int { get }
+    /// The page ended.
+    mutating func endPage()
+    /// Sends on the records held back (after the last page, or when the run fails).
+    mutating func flush()
+    /// No more records come: the stage after this one drains and stops.
+    func close()
+}
+
+/// Pages read into `JSONValue` records, handed to the `RecordRouter` as they complete.
+struct TreePages: PageParser {
+    private var router: RecordRouter
+    private let format: JSONPageReader.Format
+    private let recordsPath: [String]?
+    private let capturePaths: [[String]]
+    private var reader: JSONPageReader
+    private var url = ""
+    private var parsed: [(index: Int, record: JSONValue)] = []
+
+    init(router: RecordRouter, source: SourceSpec, capturePaths: [[String]]) {
+        self.router = router
+        format = source.isNDJSON ? .ndjson : .json
+        recordsPath = source.records
+        self.capturePaths = capturePaths
+        reader = JSONPageReader(format: format, recordsPath: recordsPath, capturePaths: capturePaths)
+    }
+
+    var recordCount: Int { reader.recordCount }
+
+    mutating func begin(url: String) {
+        self.url = url
+        reader = JSONPageReader(format: format, recordsPath: recordsPath, capturePaths: capturePaths)
+        parsed.removeAll()
+    }
+
+    mutating func parse(_ bytes: UnsafeRawBufferPointer) throws {
+        var records: [(index: Int, record: JSONValue)] = []
+        swap(&records, &parsed)
+        defer { swap(&records, &parsed) }
+        try reader.feed(bytes) { records.append(($0, $1)) }
+        send(&records)
+    }
+
+    mutating func finish() throws -> [[String]: JSONValue] {
+        var records: [(index: Int, record: JSONValue)] = []
+        swap(&records, &parsed)
+        defer { swap(&records, &parsed) }
+        let captured = try reader.finish { records.append(($0, $1)) }
+        send(&records)
+        return captured
+    }
+
+    private mutating func send(_ records: inout [(index: Int, record: JSONValue)]) {
+        for item in records { router.add(page: url, index: item.index, record: item.record) }
+        records.removeAll(keepingCapacity: true)
+    }
+
+    mutating func endPage() { router.flush() }
+    mutating func flush() { router.flush() }
+    func close() { router.close() }
+}
+
+/// A flat source's pages read by a `JSONProjectionReader` into a `ColumnRecordSink`,
+/// whose batches go to the `ColumnWriter`.
+struct ColumnPages: PageParser {
+    private var sink: ColumnRecordSink
+    private let output: BatchQueue<BatchColumns>
+    private let format: JSONPageReader.Format
+    private let recordsPath: [String]?
+    private let capturePaths: [[String]]
+    private var reader: JSONProjectionReader
+
+    init(sink: ColumnRecordSink, output: BatchQueue<BatchColumns>, source: SourceSpec, capturePaths: [[String]]) {
+        self.sink = sink
+        self.output = output
+        format = source.isNDJSON ? .ndjson : .json
+        recordsPath = source.records
+        self.capturePaths = capturePaths
+        reader = JSONProjectionReader(projection: sink.projection, format: format, recordsPath: recordsPath, capturePaths: capturePaths)
+    }
+
+    var recordCount: Int { reader.recordCount }
+
+    mutating func begin(url: String) {
+        reader = JSONProjectionReader(projection: sink.projection, format: format, recordsPath: recordsPath, capturePaths: capturePaths)
+        sink.begin(page: url)
+    }
+
+    mutating func parse(_ bytes: UnsafeRawBufferPointer) throws {
+        sink.keep(bytes)
+        try reader.feed(bytes, into: &sink)
+        sink.trim()
+    }
+
+    mutating func finish() throws -> [[String]: JSONValue] {
+        try reader.finish(into: &sink)
+    }
+
+    /// Batches span pages: a page's end sends nothing on.
+    mutating func endPage() {}
+    mutating func flush() { sink.handOff() }
+    func close() { output.close() }
+}
