@@ -215,3 +215,52 @@ public struct BatchColumns: Sendable {
         }
     }
 }
+
+/// A column's buffers as pointers, lent by `BatchColumns.withPointers`: a store reads
+/// a batch row by row through them without copying (or retaining) its arrays per value.
+struct ColumnPointers {
+    let kind: BatchColumns.Kind
+    let nulls: UnsafeBufferPointer<UInt64>
+    let integers: UnsafeBufferPointer<Int64>
+    let doubles: UnsafeBufferPointer<Double>
+    let booleans: UnsafeBufferPointer<Bool>
+    let ends: UnsafeBufferPointer<Int>
+    let arena: UnsafeBufferPointer<UInt8>
+
+    func isNull(_ row: Int) -> Bool {
+        nulls[row >> 6] & (1 << UInt64(row & 63)) != 0
+    }
+
+    /// Text value `row`'s bytes.
+    func text(_ row: Int) -> UnsafeBufferPointer<UInt8> {
+        let start = row == 0 ? 0 : ends[row - 1]
+        return UnsafeBufferPointer(rebasing: arena[start..<ends[row]])
+    }
+}
+
+extension BatchColumns {
+    /// Runs `body` with every column's buffers as pointers, valid during the call.
+    func withPointers<R>(_ body: ([ColumnPointers]) throws -> R) rethrows -> R {
+        try Self.withPointers(columns[...], collected: [], body)
+    }
+
+    private static func withPointers<R>(_ rest: ArraySlice<Column>, collected: [ColumnPointers],
+                                        _ body: ([ColumnPointers]) throws -> R) rethrows -> R {
+        guard let column = rest.first else { return try body(collected) }
+        return try column.nulls.withUnsafeBufferPointer { nulls in
+            try column.integers.withUnsafeBufferPointer { integers in
+                try column.doubles.withUnsafeBufferPointer { doubles in
+                    try column.booleans.withUnsafeBufferPointer { booleans in
+                        try column.ends.withUnsafeBufferPointer { ends in
+                            try column.arena.withUnsafeBufferPointer { arena in
+                                let pointers = ColumnPointers(kind: column.kind, nulls: nulls, integers: integers, doubles: doubles,
+                                                              booleans: booleans, ends: ends, arena: arena)
+                                return try withPointers(rest.dropFirst(), collected: collected + [pointers], body)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -122,9 +122,26 @@ struct BatchWriter {
         }
         var stored: [[StoreValue]: StoreRow] = [:]
         var storedByInteger: [Int64: StoreRow] = [:]
+        /// Rows equal to their stored row on every carried attribute: under a policy that takes the
+        /// carried values and keeps the rest, they change nothing (compared in the store, no values made).
+        var unchangedRows: [Bool] = []
+        var outcome = Outcome()
         if integerKey {
             if !rowForInteger.isEmpty {
-                storedByInteger = try store.read { try $0.rows(forIntegerKeys: Array(rowForInteger.keys), entity: entity) }
+                if policy == .mergeByPropertyObjectTrump || (policy == .overwrite && positions.count == entity.attributes.count) {
+                    let comparison = try store.read {
+                        try $0.compareRows(forIntegerKeys: rowForInteger, columns: columns, positions: positions, entity: entity)
+                    }
+                    storedByInteger = comparison.changed
+                    unchangedRows = [Bool](repeating: false, count: columns.rowCount)
+                    outcome.unchanged.reserveCapacity(comparison.unchanged.count)
+                    for (row, primaryKey) in comparison.unchanged {
+                        unchangedRows[row] = true
+                        outcome.unchanged.insert(objectID(primaryKey))
+                    }
+                } else {
+                    storedByInteger = try store.read { try $0.rows(forIntegerKeys: Array(rowForInteger.keys), entity: entity) }
+                }
             }
         } else if !rowForKey.isEmpty {
             stored = try store.read { reader in try reader.rows(forKeys: Array(rowForKey.keys), entity: entity) }
@@ -134,6 +151,7 @@ struct BatchWriter {
         newRows.reserveCapacity(kept.count)
         var merging: [(IncomingRow, StoreRow)] = []
         for row in kept {
+            if !unchangedRows.isEmpty && unchangedRows[row] { continue }
             if !stored.isEmpty || !storedByInteger.isEmpty {
                 let existing = integerKey
                     ? (columns.columns[keyColumns[0]!].isNull(row) ? nil : storedByInteger[columns.columns[keyColumns[0]!].integers[row]])
@@ -159,7 +177,6 @@ struct BatchWriter {
                 }
             }
         }
-        var outcome = Outcome()
         let operations = try merge(merging, outcome: &outcome)
         var keys: [Int64?] = []
         if entity.rowidKeyIndex != nil, let column = keyColumns.first ?? nil, columns.columns[column].kind == .integers {

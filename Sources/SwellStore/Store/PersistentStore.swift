@@ -53,6 +53,11 @@ package protocol StoreReader {
     func rows(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: StoreRow]
     /// For an entity whose key is one integer attribute: the rows whose key is among `keys`, by key.
     func rows(forIntegerKeys keys: [Int64], entity: EntityDescription) throws -> [Int64: StoreRow]
+    /// For an entity whose key is one integer attribute: the stored rows of the keys of
+    /// `keyedRows` (key → row of `columns`), compared with that row's values, where column
+    /// `c` of `columns` is attribute `positions[c]`. See `RowComparison`.
+    func compareRows(forIntegerKeys keyedRows: [Int64: Int], columns: BatchColumns, positions: [Int],
+                     entity: EntityDescription) throws -> RowComparison
     /// The row whose uniqueness-constraint values are `key`.
     func row(forKey key: [StoreValue], entity: EntityDescription) throws -> StoreRow?
     /// For an entity whose key is its table's rowid: the rows whose object ID is among `ids`
@@ -71,6 +76,39 @@ extension StoreReader {
         }
         return result
     }
+}
+
+extension StoreReader {
+    /// `compareRows` over `rows(forIntegerKeys:)` (stores without a faster way).
+    package func compareRows(forIntegerKeys keyedRows: [Int64: Int], columns: BatchColumns, positions: [Int],
+                             entity: EntityDescription) throws -> RowComparison {
+        var comparison = RowComparison()
+        for (key, stored) in try rows(forIntegerKeys: Array(keyedRows.keys), entity: entity) {
+            guard let row = keyedRows[key] else { continue }
+            let equal = positions.enumerated().allSatisfy { column, position in
+                let value = stored.values[position]
+                return value == columns.value(row: row, column: column)
+                    && !(value.isNull && !entity.attributes[position].isOptional)
+            }
+            if equal {
+                comparison.unchanged.append((row, stored.primaryKey))
+            } else {
+                comparison.changed[key] = stored
+            }
+        }
+        return comparison
+    }
+}
+
+/// How a batch's rows compare with the stored rows of their keys (`compareRows`).
+package struct RowComparison: Sendable {
+    /// Rows whose every carried value equals the stored one (a required attribute
+    /// stored as nil never counts as equal): the row, and the stored row's primary key.
+    package var unchanged: [(row: Int, primaryKey: Int64)] = []
+    /// The stored rows of the other keys, by key.
+    package var changed: [Int64: StoreRow] = [:]
+
+    package init() {}
 }
 
 /// A row of an entity's table: its primary key and a value per attribute.

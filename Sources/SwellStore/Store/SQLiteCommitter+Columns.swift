@@ -15,25 +15,27 @@ extension SQLiteCommitter {
         let sql = "INSERT INTO \(layout.table) (\(columnNames.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columnNames.count).joined(separator: ", ")))"
         let statement = try connection.statement(sql)
         let keyColumn = layout.rowidKeyIndex.flatMap { insert.positions.firstIndex(of: $0) }
-        let columns = insert.columns.columns
         let connection = connection
         var fallbacks: [Int] = []
         var inserted: [ObjectID] = []
         inserted.reserveCapacity(insert.rows.count)
         let storeIdentifier = storeIdentifier
-        try Self.withBuffers(columns.map(\.arena)[...], []) { buffers in
+        let handle = statement.handle
+        try insert.columns.withPointers { columns in
             let first: Int32 = idFirst ? 2 : 1
             let idParameter: Int32 = idFirst ? 1 : Int32(columns.count + 1)
+            let integerKey = keyColumn.flatMap { columns[$0].kind == .integers ? columns[$0] : nil }
             for n in insert.rows.indices {
                 let row = insert.rows[n], id = insert.ids[n]
                 for c in columns.indices {
-                    try Self.bind(columns[c], row: row, text: buffers[c], to: statement, at: first + Int32(c), connection: connection)
+                    let code = Self.bind(columns[c], row: row, to: handle, at: first + Int32(c))
+                    guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: try connection.handle, sql: sql) }
                 }
                 var idIsKey = false
-                if let keyColumn, !columns[keyColumn].isNull(row), columns[keyColumn].kind == .integers {
-                    idIsKey = columns[keyColumn].integers[row] == id
+                if let integerKey, !integerKey.isNull(row) {
+                    idIsKey = integerKey.integers[row] == id
                 }
-                let code = idIsKey ? sqlite3_bind_null(statement.handle, idParameter) : sqlite3_bind_int64(statement.handle, idParameter, id)
+                let code = idIsKey ? sqlite3_bind_null(handle, idParameter) : sqlite3_bind_int64(handle, idParameter, id)
                 guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: try connection.handle, sql: sql) }
                 do {
                     try statement.run()
@@ -44,36 +46,24 @@ extension SQLiteCommitter {
                 }
             }
         }
+        result.inserted.reserveCapacity(result.inserted.count + inserted.count)
         result.inserted.formUnion(inserted)
         // Keys taken meanwhile (another writer of the store): merged by the policy.
         for n in fallbacks { try apply(insert.operation(n)) }
     }
 
-    private static func bind(_ column: BatchColumns.Column, row: Int, text: UnsafeBufferPointer<UInt8>,
-                             to statement: SQLiteStatement, at index: Int32, connection: SQLiteConnection) throws {
-        let code: Int32
-        if column.isNull(row) {
-            code = sqlite3_bind_null(statement.handle, index)
-        } else {
-            switch column.kind {
-            case .integers: code = sqlite3_bind_int64(statement.handle, index, column.integers[row])
-            case .doubles, .dates: code = sqlite3_bind_double(statement.handle, index, column.doubles[row])
-            case .booleans: code = sqlite3_bind_int64(statement.handle, index, column.booleans[row] ? 1 : 0)
-            case .text:
-                let range = column.textRange(row)
-                let base = text.baseAddress.map { UnsafeRawPointer($0 + range.lowerBound).assumingMemoryBound(to: CChar.self) }
-                // SQLITE_STATIC (nil): SQLite reads the arena in place, which outlives the statement's step.
-                code = sqlite3_bind_text64(statement.handle, index, base ?? UnsafePointer(bitPattern: 1)!, UInt64(range.count),
-                                           nil, UInt8(SQLITE_UTF8))
-            }
+    /// Binds value `row` of a column to parameter `index`; SQLite's result code.
+    private static func bind(_ column: ColumnPointers, row: Int, to statement: OpaquePointer, at index: Int32) -> Int32 {
+        if column.isNull(row) { return sqlite3_bind_null(statement, index) }
+        switch column.kind {
+        case .integers: return sqlite3_bind_int64(statement, index, column.integers[row])
+        case .doubles, .dates: return sqlite3_bind_double(statement, index, column.doubles[row])
+        case .booleans: return sqlite3_bind_int64(statement, index, column.booleans[row] ? 1 : 0)
+        case .text:
+            let text = column.text(row)
+            let base = text.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }
+            // SQLITE_STATIC (nil): SQLite reads the arena in place, which outlives the statement's step.
+            return sqlite3_bind_text64(statement, index, base ?? UnsafePointer(bitPattern: 1)!, UInt64(text.count), nil, UInt8(SQLITE_UTF8))
         }
-        guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: try connection.handle, sql: statement.sql) }
-    }
-
-    /// Runs `body` with a pointer to each array's bytes, valid throughout.
-    private static func withBuffers<R>(_ arrays: ArraySlice<[UInt8]>, _ collected: [UnsafeBufferPointer<UInt8>],
-                                       _ body: ([UnsafeBufferPointer<UInt8>]) throws -> R) throws -> R {
-        guard let first = arrays.first else { return try body(collected) }
-        return try first.withUnsafeBufferPointer { try withBuffers(arrays.dropFirst(), collected + [$0], body) }
     }
 }

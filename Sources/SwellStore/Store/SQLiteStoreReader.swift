@@ -102,7 +102,23 @@ struct SQLiteStoreReader: StoreReader {
 
     /// A JSON array of keys, for `IN (SELECT value FROM json_each(?))`: one statement for any number of keys.
     private func keyList(_ keys: [Int64]) -> StoreValue {
-        .text("[" + keys.map(String.init).joined(separator: ",") + "]")
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        bytes.reserveCapacity(keys.count * 8 + 2)
+        var digits = [UInt8](repeating: 0, count: 20)
+        for (n, key) in keys.enumerated() {
+            if n > 0 { bytes.append(UInt8(ascii: ",")) }
+            if key < 0 { bytes.append(UInt8(ascii: "-")) }
+            var magnitude = key.magnitude
+            var count = 0
+            repeat {
+                digits[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(digits[index]) }
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return .text(String(decoding: bytes, as: UTF8.self))
     }
 
     func rows(primaryKeys: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
@@ -198,6 +214,75 @@ struct SQLiteStoreReader: StoreReader {
             if case .integer(let key) = values[index] { result[key] = StoreRow(primaryKey: id, values: values) }
         }
         return result
+    }
+
+    /// One query for the batch's keys; each stored row is compared with its incoming row
+    /// in place (SQLite's bytes against the batch's buffers), and only a row that differs
+    /// is read into values.
+    func compareRows(forIntegerKeys keyedRows: [Int64: Int], columns batch: BatchColumns, positions: [Int],
+                     entity: EntityDescription) throws -> RowComparison {
+        var comparison = RowComparison()
+        guard !keyedRows.isEmpty, entity.uniquenessConstraint.count == 1, let column = entity.uniquenessConstraint.first,
+              let keyIndex = entity.attributes.firstIndex(where: { $0.name == column }) else { return comparison }
+        let layout = TableLayout(entity)
+        // A key above the largest stored one is not stored (an import of new rows asks nothing more).
+        let largest = try wrap { try connection.query("SELECT max(\(quoteIdentifier(column))) FROM \(layout.table)").first?.first }
+        guard case .integer(let largestKey)? = largest else { return comparison }
+        let keys = keyedRows.keys.filter { $0 <= largestKey }
+        guard !keys.isEmpty else { return comparison }
+        let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(quoteIdentifier(column)) IN (SELECT value FROM json_each(?))"
+        let required = positions.map { !entity.attributes[$0].isOptional }
+        try wrap {
+            let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            try statement.bind(keyList(keys), at: 1)
+            let handle = statement.handle
+            let count = Int32(entity.attributes.count)
+            try batch.withPointers { pointers in
+                while try statement.step() {
+                    guard sqlite3_column_type(handle, Int32(keyIndex + 1)) == SQLITE_INTEGER else { continue }
+                    let key = sqlite3_column_int64(handle, Int32(keyIndex + 1))
+                    guard let row = keyedRows[key] else { continue }
+                    var equal = true
+                    for (c, position) in positions.enumerated() where
+                        !Self.storedEquals(pointers[c], row: row, statement: handle, column: Int32(position + 1), required: required[c]) {
+                        equal = false
+                        break
+                    }
+                    if equal {
+                        comparison.unchanged.append((row, statement.int64(0)))
+                    } else {
+                        var values: [StoreValue] = []
+                        values.reserveCapacity(Int(count))
+                        for index in 0..<count { values.append(statement.column(index + 1)) }
+                        comparison.changed[key] = StoreRow(primaryKey: statement.int64(0), values: values)
+                    }
+                }
+            }
+        }
+        return comparison
+    }
+
+    /// Whether the stored value in `column` of the current row is the incoming value
+    /// `row` of a batch column, as `StoreValue` equality would say (a value of another
+    /// storage class is not equal); a required attribute stored as nil is never equal.
+    private static func storedEquals(_ incoming: ColumnPointers, row: Int, statement: OpaquePointer, column: Int32, required: Bool) -> Bool {
+        let type = sqlite3_column_type(statement, column)
+        if incoming.isNull(row) { return type == SQLITE_NULL && !required }
+        switch incoming.kind {
+        case .integers:
+            return type == SQLITE_INTEGER && sqlite3_column_int64(statement, column) == incoming.integers[row]
+        case .booleans:
+            return type == SQLITE_INTEGER && sqlite3_column_int64(statement, column) == (incoming.booleans[row] ? 1 : 0)
+        case .doubles, .dates:
+            return type == SQLITE_FLOAT && sqlite3_column_double(statement, column) == incoming.doubles[row]
+        case .text:
+            guard type == SQLITE_TEXT else { return false }
+            let text = incoming.text(row)
+            guard let stored = sqlite3_column_text(statement, column) else { return text.isEmpty }
+            let length = Int(sqlite3_column_bytes(statement, column))
+            return length == text.count && (length == 0 || memcmp(stored, text.baseAddress!, length) == 0)
+        }
     }
 
     func rows(displacedIDs ids: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
