@@ -64,8 +64,8 @@ struct RunFlags: ParsableArguments {
     @Option(help: "Upsert workers (default: the number of cores).")
     var workers: Int = ProcessInfo.processInfo.activeProcessorCount
 
-    @Option(name: .customLong("batch-size"), help: "Records a worker context saves at once. The default, 5000, was chosen for speed and memory: 2000 to 10000 ran at the same speed on 2 cores, and at most this many saved rows wait for the disk while workers go on (BENCHMARKS.md).")
-    var batchSize: Int = 5000
+    @Option(name: .customLong("batch-size"), help: "Records written at once: one batch insert (one transaction) of a flat source, one context save of a source with nested mappings. Default: 10000 for flat sources, 5000 with nested mappings, chosen for speed and memory (BENCHMARKS.md); at most about three batches are in flight.")
+    var batchSize: Int?
 
     @Option(help: "Progress on stderr: auto (when stderr is a terminal), always, never.")
     var progress: ProgressMode = .auto
@@ -88,7 +88,7 @@ struct RunFlags: ParsableArguments {
         if let shard, Shard(shard) == nil {
             throw ValidationError("--shard \(shard): must be I/N with 0 <= I < N (like 0/3)")
         }
-        guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1, not \(batchSize)") }
+        if let batchSize, batchSize < 1 { throw ValidationError("--batch-size must be at least 1, not \(batchSize)") }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level \"\(logLevel)\" must be one of trace, debug, info, notice, warning, error")
         }

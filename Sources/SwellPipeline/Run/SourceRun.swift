@@ -6,13 +6,27 @@ import SwellStore
 public struct RunOptions: Sendable {
     /// Upsert workers, each on its own private child context of the view context.
     public var workers: Int
-    /// Records a worker context saves (and resets) at once.
-    public var batchSize: Int
+    /// Records written at once (one batch insert of a flat source, one context save of a
+    /// source with nested mappings); nil: swell's default for the source
+    /// (`flatBatchSize`, `nestedBatchSize`).
+    public var batchSize: Int?
 
-    /// `workers` (default: the number of cores) and `batchSize` (default 5000), each at least 1.
-    public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, batchSize: Int = 5000) {
+    /// A flat source's default batch: its rows go to the store as one batch insert (one
+    /// transaction) of this many rows (BENCHMARKS.md: fewer, larger batches write faster, and
+    /// three batches in flight stay within the memory bar).
+    public static let flatBatchSize = 10_000
+    /// A source with nested mappings: records a worker context holds as objects before it saves.
+    public static let nestedBatchSize = 5_000
+
+    /// `workers` (default: the number of cores) and `batchSize` (default: chosen per source), each at least 1.
+    public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, batchSize: Int? = nil) {
         self.workers = max(1, workers)
-        self.batchSize = max(1, batchSize)
+        self.batchSize = batchSize.map { max(1, $0) }
+    }
+
+    /// The batch size for a source with (`nested`) or without nested mappings.
+    func batchSize(nested: Bool) -> Int {
+        batchSize ?? (nested ? Self.nestedBatchSize : Self.flatBatchSize)
     }
 }
 
@@ -40,15 +54,16 @@ struct SourceRun {
         let counts = progress.source(source.name)
         defer { counts.finish() }
         container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
+        let batchSize = options.batchSize(nested: !source.nested.isEmpty)
         let backlog = SaveBacklog<SaveScheduler.BatchCounts>()
         let state = SourceRunState(source: source, backlog: backlog)
         let scheduler = SaveScheduler(container: container, state: state, backlog: backlog, sourceName: source.name,
-                                      rowsInFlight: options.batchSize, logger: logger, redactor: redactor)
+                                      rowsInFlight: batchSize, logger: logger, redactor: redactor)
         let sweeper = source.mode == .replace ? ReplaceSweeper(entity: entity.description) : nil
         let cursor = IncrementalCursor(source: source, entity: entity)
         let rejects = RejectsWriter(path: source.rejects, source: source.name, redactor: redactor)
         let mapper = RecordMapper(source: source, entity: entity)
-        let worker = UpsertWorker(source: source, entity: entity, mapper: mapper, batchSize: options.batchSize, container: container,
+        let worker = UpsertWorker(source: source, entity: entity, mapper: mapper, batchSize: batchSize, container: container,
                                   state: state, scheduler: scheduler, rejects: rejects, sweeper: sweeper, cursor: cursor,
                                   redactor: redactor, progress: counts, pipelineEntities: pipelineEntities, logger: logger)
         let capturePaths = Paginator.capturePaths(source.pagination)
@@ -60,7 +75,7 @@ struct SourceRun {
             ColumnWriter(source: source, entity: entity, container: container, state: state, redactor: redactor, logger: logger)
                 .start(queue: batches, group: group)
             let rejecter = RecordRejecter(source: source, rejects: rejects, redactor: redactor)
-            let sink = ColumnRecordSink(mapper: mapper, rejecter: rejecter, batchSize: options.batchSize, output: batches, state: state,
+            let sink = ColumnRecordSink(mapper: mapper, rejecter: rejecter, batchSize: batchSize, output: batches, state: state,
                                         progress: counts, sweeper: sweeper, cursor: cursor)
             var pages = ColumnPages(sink: sink, output: batches, source: source, capturePaths: capturePaths)
             validators = fetchAll(into: &pages, state: state, cursor: cursor, counts: counts)
@@ -72,7 +87,7 @@ struct SourceRun {
             for (number, queue) in queues.enumerated() {
                 worker.start(number: number, queue: queue, group: group)
             }
-            let router = RecordRouter(queues: queues, chunk: min(options.batchSize, 500), mapper: mapper)
+            let router = RecordRouter(queues: queues, chunk: min(batchSize, 500), mapper: mapper)
             var pages = TreePages(router: router, source: source, capturePaths: capturePaths)
             validators = fetchAll(into: &pages, state: state, cursor: cursor, counts: counts)
         }

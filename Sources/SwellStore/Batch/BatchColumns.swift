@@ -80,7 +80,11 @@ public struct BatchColumns: Sendable {
     public init() {}
 
     /// How many rows the columns hold (the longest column's count).
-    public var rowCount: Int { columns.map(\.count).max() ?? 0 }
+    public var rowCount: Int {
+        var count = 0
+        for column in columns { count = max(count, column.count) }
+        return count
+    }
 
     /// The attribute names, in the order the columns were added.
     public var attributeNames: [String] { columns.map(\.name) }
@@ -241,10 +245,12 @@ struct ColumnPointers {
 extension BatchColumns {
     /// Runs `body` with every column's buffers as pointers, valid during the call.
     func withPointers<R>(_ body: ([ColumnPointers]) throws -> R) rethrows -> R {
-        try Self.withPointers(columns[...], collected: [], body)
+        var collected: [ColumnPointers] = []
+        collected.reserveCapacity(columns.count)
+        return try Self.withPointers(columns[...], collected: &collected, body)
     }
 
-    private static func withPointers<R>(_ rest: ArraySlice<Column>, collected: [ColumnPointers],
+    private static func withPointers<R>(_ rest: ArraySlice<Column>, collected: inout [ColumnPointers],
                                         _ body: ([ColumnPointers]) throws -> R) rethrows -> R {
         guard let column = rest.first else { return try body(collected) }
         return try column.nulls.withUnsafeBufferPointer { nulls in
@@ -253,9 +259,10 @@ extension BatchColumns {
                     try column.booleans.withUnsafeBufferPointer { booleans in
                         try column.ends.withUnsafeBufferPointer { ends in
                             try column.arena.withUnsafeBufferPointer { arena in
-                                let pointers = ColumnPointers(kind: column.kind, nulls: nulls, integers: integers, doubles: doubles,
-                                                              booleans: booleans, ends: ends, arena: arena)
-                                return try withPointers(rest.dropFirst(), collected: collected + [pointers], body)
+                                collected.append(ColumnPointers(kind: column.kind, nulls: nulls, integers: integers, doubles: doubles,
+                                                                booleans: booleans, ends: ends, arena: arena))
+                                defer { collected.removeLast() }
+                                return try withPointers(rest.dropFirst(), collected: &collected, body)
                             }
                         }
                     }

@@ -197,6 +197,7 @@ struct BatchWriter {
         guard count > 0 else { return [] }
         var ids = [Int64](repeating: 0, count: count)
         var candidates: [Int64] = []
+        candidates.reserveCapacity(keys.count)
         if !keys.isEmpty {
             for (n, key) in keys.enumerated() {
                 if let key, store.mayUseKeyAsID(key, for: entity.name) {
@@ -207,6 +208,7 @@ struct BatchWriter {
         }
         let displaced = candidates.isEmpty ? [:] : try store.read { try $0.rows(displacedIDs: candidates, entity: entity) }
         var reserve: [Int] = []
+        reserve.reserveCapacity(count)
         for n in 0..<count where ids[n] == 0 || displaced[ids[n]] != nil { reserve.append(n) }
         if !reserve.isEmpty {
             let reserved = try coordinator.allocatePrimaryKeys(for: entity.name, count: Int64(reserve.count))

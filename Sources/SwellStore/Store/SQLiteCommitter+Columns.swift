@@ -1,49 +1,79 @@
 import CSQLite
 
 extension SQLiteCommitter {
-    /// Writes a batch insert's new rows straight from its column buffers: one INSERT
-    /// prepared for the columns it carries, values bound from the buffers (text from the
-    /// arena, `SQLITE_STATIC`: SQLite reads it in place), no per-row values built. A row
-    /// whose key another writer stored since it was looked up is resolved as an
-    /// operation, by the merge policy.
+    /// Writes a batch insert's new rows straight from its column buffers: INSERTs of many
+    /// rows each (SQLite opens its cursors once per statement, not per row), prepared once
+    /// per batch shape, values bound from the buffers (text from the arena, `SQLITE_STATIC`:
+    /// SQLite reads it in place), no per-row values built. When a statement meets a key that
+    /// another writer stored since it was looked up, it writes none of its rows; they are
+    /// written one by one, and a row whose key is taken is resolved as an operation, by the
+    /// merge policy.
     mutating func insertColumns(_ insert: ColumnInsert) throws {
         guard let (entity, layout) = tables[insert.entity] else { throw StoreError.unknownEntity(insert.entity) }
         guard !insert.rows.isEmpty else { return }
         let names = insert.positions.map { quoteIdentifier(entity.attributes[$0].name) }
         let idFirst = layout.rowidKeyIndex == nil
         let columnNames = idFirst ? ["\"_pk\""] + names : names + ["\"_pk\""]
-        let sql = "INSERT INTO \(layout.table) (\(columnNames.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columnNames.count).joined(separator: ", ")))"
-        let statement = try connection.statement(sql)
+        let width = columnNames.count
+        let tuple = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
+        func sql(rows: Int) -> String {
+            "INSERT INTO \(layout.table) (\(columnNames.joined(separator: ", "))) VALUES " + Array(repeating: tuple, count: rows).joined(separator: ", ")
+        }
+        let parameters = Int(sqlite3_limit(try connection.handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
+        let perStatement = max(1, min(Self.rowsPerInsert, parameters / width))
+        let fullSQL = sql(rows: perStatement)
         let keyColumn = layout.rowidKeyIndex.flatMap { insert.positions.firstIndex(of: $0) }
         let connection = connection
         var fallbacks: [Int] = []
         var inserted: [ObjectID] = []
         inserted.reserveCapacity(insert.rows.count)
         let storeIdentifier = storeIdentifier
-        let handle = statement.handle
+        let entityName = insert.entity
         try insert.columns.withPointers { columns in
-            let first: Int32 = idFirst ? 2 : 1
-            let idParameter: Int32 = idFirst ? 1 : Int32(columns.count + 1)
             let integerKey = keyColumn.flatMap { columns[$0].kind == .integers ? columns[$0] : nil }
-            for n in insert.rows.indices {
+            /// Binds row `n` of the insert as row `slot` of `statement`.
+            func bind(_ n: Int, slot: Int, to statement: SQLiteStatement) throws {
+                let handle = statement.handle
+                let base = Int32(slot * width)
+                let first = base + (idFirst ? 2 : 1)
                 let row = insert.rows[n], id = insert.ids[n]
                 for c in columns.indices {
                     let code = Self.bind(columns[c], row: row, to: handle, at: first + Int32(c))
-                    guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: try connection.handle, sql: sql) }
+                    guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: try connection.handle, sql: statement.sql) }
                 }
                 var idIsKey = false
                 if let integerKey, !integerKey.isNull(row) {
                     idIsKey = integerKey.integers[row] == id
                 }
+                let idParameter = base + (idFirst ? 1 : Int32(columns.count + 1))
                 let code = idIsKey ? sqlite3_bind_null(handle, idParameter) : sqlite3_bind_int64(handle, idParameter, id)
-                guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: try connection.handle, sql: sql) }
+                guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: try connection.handle, sql: statement.sql) }
+            }
+            var start = 0
+            while start < insert.rows.count {
+                let rows = min(perStatement, insert.rows.count - start)
+                let statement = try connection.statement(rows == perStatement ? fullSQL : sql(rows: rows))
+                for slot in 0..<rows { try bind(start + slot, slot: slot, to: statement) }
                 do {
                     try statement.run()
-                    inserted.append(ObjectID(entityName: insert.entity, primaryKey: id, storeIdentifier: storeIdentifier))
+                    for n in start..<(start + rows) {
+                        inserted.append(ObjectID(entityName: entityName, primaryKey: insert.ids[n], storeIdentifier: storeIdentifier))
+                    }
                 } catch let error as SQLiteError where error.isUniqueViolation {
                     statement.reset()
-                    fallbacks.append(n)
+                    let single = try connection.statement(sql(rows: 1))
+                    for n in start..<(start + rows) {
+                        try bind(n, slot: 0, to: single)
+                        do {
+                            try single.run()
+                            inserted.append(ObjectID(entityName: entityName, primaryKey: insert.ids[n], storeIdentifier: storeIdentifier))
+                        } catch let error as SQLiteError where error.isUniqueViolation {
+                            single.reset()
+                            fallbacks.append(n)
+                        }
+                    }
                 }
+                start += rows
             }
         }
         result.inserted.reserveCapacity(result.inserted.count + inserted.count)
@@ -51,6 +81,10 @@ extension SQLiteCommitter {
         // Keys taken meanwhile (another writer of the store): merged by the policy.
         for n in fallbacks { try apply(insert.operation(n)) }
     }
+
+    /// Rows one INSERT of a batch insert writes at most (fewer when the connection's
+    /// limit on parameters is reached first).
+    static let rowsPerInsert = 256
 
     /// Binds value `row` of a column to parameter `index`; SQLite's result code.
     private static func bind(_ column: ColumnPointers, row: Int, to statement: OpaquePointer, at index: Int32) -> Int32 {

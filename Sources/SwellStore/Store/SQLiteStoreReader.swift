@@ -229,13 +229,23 @@ struct SQLiteStoreReader: StoreReader {
         let largest = try wrap { try connection.query("SELECT max(\(quoteIdentifier(column))) FROM \(layout.table)").first?.first }
         guard case .integer(let largestKey)? = largest else { return comparison }
         let keys = keyedRows.keys.filter { $0 <= largestKey }
-        guard !keys.isEmpty else { return comparison }
-        let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(quoteIdentifier(column)) IN (SELECT value FROM json_each(?))"
+        guard let lowest = keys.min(), let highest = keys.max() else { return comparison }
+        // Keys that fill most of their range (numbered records) are read in one range scan of the
+        // key's b-tree (rows of other keys skipped); scattered keys are looked up one by one.
+        let span = highest.subtractingReportingOverflow(lowest)
+        let dense = !span.overflow && span.partialValue < Int64(keys.count) * 2
+        let condition = dense ? "BETWEEN ? AND ?" : "IN (SELECT value FROM json_each(?))"
+        let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(quoteIdentifier(column)) \(condition)"
         let required = positions.map { !entity.attributes[$0].isOptional }
         try wrap {
             let statement = try connection.statement(sql)
             defer { statement.reset() }
-            try statement.bind(keyList(keys), at: 1)
+            if dense {
+                try statement.bind(.integer(lowest), at: 1)
+                try statement.bind(.integer(highest), at: 2)
+            } else {
+                try statement.bind(keyList(keys), at: 1)
+            }
             let handle = statement.handle
             let count = Int32(entity.attributes.count)
             try batch.withPointers { pointers in
