@@ -115,6 +115,9 @@ public final class HTTPClient {
     }
 
     /// Resets the handle (keeping its connections) and sets every option for one attempt.
+    /// Bytes read from a local file at a time.
+    static let fileReadSize = 1 << 20
+
     private func configure(_ request: HTTPRequest, target: RequestTarget, headerList: HeaderList, transfer: Transfer) throws(HTTPError) {
         curl_easy_reset(handle)
         errorBuffer[0] = 0
@@ -129,6 +132,9 @@ public final class HTTPClient {
         try set(CURLOPT_USERAGENT, userAgent)
         try set(CURLOPT_SSL_VERIFYPEER, 1)
         try set(CURLOPT_SSL_VERIFYHOST, 2)
+        // A local file is read in large pieces (libcurl's default is 16 KiB a read); the
+        // body arrives in as many calls of the write callback.
+        if target.isFile { try set(CURLOPT_BUFFERSIZE, Self.fileReadSize) }
         if request.timeout > 0 {
             try set(CURLOPT_TIMEOUT_MS, Int(min(request.timeout * 1000, 1e12).rounded(.up)))
         }
