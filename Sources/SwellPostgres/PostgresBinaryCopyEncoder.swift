@@ -46,6 +46,48 @@ struct PostgresBinaryCopyEncoder {
         return true
     }
 
+    /// Appends row `row` of a batch's columns (one per type of `types`, in order) with
+    /// `primaryKey`; false, appending nothing, when a value cannot go in binary.
+    mutating func append(primaryKey: Int64, row: Int, columns: [ColumnPointers]) -> Bool {
+        let mark = data.count
+        append(Int16(types.count + 1))
+        append(Int32(8))
+        append(primaryKey)
+        for (type, column) in zip(types, columns) {
+            guard appendField(column, row: row, type) else {
+                data.removeSubrange(mark...)
+                return false
+            }
+        }
+        rows += 1
+        return true
+    }
+
+    private mutating func appendField(_ column: ColumnPointers, row: Int, _ type: AttributeType) -> Bool {
+        if column.isNull(row) {
+            append(Int32(-1))
+            return true
+        }
+        switch (column.kind, type) {
+        case (.integers, .integer):
+            append(Int32(8)); append(column.integers[row])
+        case (.doubles, .double):
+            append(Int32(8)); append(column.doubles[row].bitPattern)
+        case (.booleans, .boolean):
+            append(Int32(1)); data.append(column.booleans[row] ? 1 : 0)
+        case (.dates, .date):
+            return appendDate(column.doubles[row])
+        case (.text, .string), (.text, .json):
+            let text = column.text(row)
+            guard text.count <= Int32.max, !text.contains(0) else { return false }
+            append(Int32(text.count))
+            data.append(contentsOf: text)
+        default:
+            return false
+        }
+        return true
+    }
+
     /// The data with its end marker.
     mutating func finish() -> [UInt8] {
         append(Int16(-1))

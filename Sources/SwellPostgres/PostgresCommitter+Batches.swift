@@ -53,6 +53,35 @@ extension PostgresCommitter {
         }
     }
 
+    /// A batch insert's new rows straight from its column buffers: one binary COPY under a
+    /// savepoint, no values or operations made per row. When a key meets a stored row (another
+    /// writer stored it since it was looked up) or a value cannot go in binary, the rows go
+    /// the way of a commit's new objects (`insertBatch`), which resolves them by the policy.
+    mutating func insertColumns(_ insert: ColumnInsert) throws {
+        guard !insert.rows.isEmpty else { return }
+        guard let entity = entities[insert.entity] else { throw StoreError.unknownEntity(insert.entity) }
+        var encoder = PostgresBinaryCopyEncoder(types: insert.positions.map { entity.attributes[$0].storedType },
+                                                capacity: insert.rows.count * 96)
+        let encoded = insert.columns.withPointers { columns in
+            insert.rows.indices.allSatisfy { encoder.append(primaryKey: insert.ids[$0], row: insert.rows[$0], columns: columns) }
+        }
+        if encoded {
+            let columns = (["\"_pk\""] + insert.positions.map { q(entity.attributes[$0].name) }).joined(separator: ", ")
+            try connection.query("SAVEPOINT swell_copy")
+            do {
+                try connection.copyIn("COPY \(q(entity.name)) (\(columns)) FROM STDIN (FORMAT binary)", encoder.finish())
+                try connection.query("RELEASE SAVEPOINT swell_copy")
+                result.inserted.reserveCapacity(result.inserted.count + insert.ids.count)
+                for id in insert.ids { result.inserted.insert(objectID(entity.name, id)) }
+                return
+            } catch {
+                guard error.sqlState == "23505" else { throw error }    // unique_violation
+                try connection.query("ROLLBACK TO SAVEPOINT swell_copy")
+            }
+        }
+        try insertBatch(ArraySlice(insert.rows.indices.map(insert.operation)))
+    }
+
     /// New objects of one entity straight into its table: one binary COPY under a savepoint.
     /// Returns false, having changed nothing, when a key meets a stored row (unique violation:
     /// the savepoint is rolled back) or a value cannot go in binary; `insertBatch` then stages them.

@@ -296,6 +296,20 @@ struct PostgresReader: StoreReader, PredicateResolver {
         return result
     }
 
+    /// Keys above the largest stored one are not stored: an import of new rows asks the
+    /// server for one maximum, not for each key; the others are read and compared.
+    func compareRows(forIntegerKeys keyedRows: [Int64: Int], columns: BatchColumns, positions: [Int],
+                     entity: EntityDescription) throws -> RowComparison {
+        guard entity.keyIndices.count == 1, !keyedRows.isEmpty else { return RowComparison() }
+        let attribute = entity.attributes[entity.keyIndices[0]]
+        let column = PostgresSQL.value(ofColumn: PostgresSQL.quote(attribute.name), type: attribute.storedType)
+        let largest = try connection.query("SELECT max(\(column)) FROM \(table(entity))", binaryResults: true).first?.first
+        guard case .integer(let largestKey)? = largest else { return RowComparison() }
+        let asked = keyedRows.filter { $0.key <= largestKey }
+        guard !asked.isEmpty else { return RowComparison() }
+        return try compareRowsReadingValues(forIntegerKeys: asked, columns: columns, positions: positions, entity: entity)
+    }
+
     func row(forKey key: [StoreValue], entity: EntityDescription) throws -> StoreRow? {
         let dialect = PostgresDialect()
         let condition = entity.keyIndices.enumerated().map { offset, index in

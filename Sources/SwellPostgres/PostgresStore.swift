@@ -241,8 +241,10 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
         do {
             try writer.query("BEGIN")
             var committer = PostgresCommitter(connection: writer, model: model, storeIdentifier: identifier, policy: changes.mergePolicy)
-            // Runs of new objects of one entity go in one COPY (the fast path); the rest row by row.
-            let operations = changes.allOperations
+            // A batch insert's rows go in one binary COPY from its columns; runs of new objects
+            // of one entity in one COPY (the fast path); the rest row by row.
+            for insert in changes.columnInserts { try committer.insertColumns(insert) }
+            let operations = changes.operations
             var start = 0
             while start < operations.count {
                 var end = start + 1

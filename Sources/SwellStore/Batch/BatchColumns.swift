@@ -33,7 +33,7 @@ public struct BatchColumns: Sendable {
     public struct TextColumn: Sendable, Hashable { let index: Int }
 
     /// What a column holds.
-    enum Kind: Sendable {
+    package enum Kind: Sendable {
         case integers, doubles, booleans, dates, text
     }
 
@@ -222,21 +222,21 @@ public struct BatchColumns: Sendable {
 
 /// A column's buffers as pointers, lent by `BatchColumns.withPointers`: a store reads
 /// a batch row by row through them without copying (or retaining) its arrays per value.
-struct ColumnPointers {
-    let kind: BatchColumns.Kind
-    let nulls: UnsafeBufferPointer<UInt64>
-    let integers: UnsafeBufferPointer<Int64>
-    let doubles: UnsafeBufferPointer<Double>
-    let booleans: UnsafeBufferPointer<Bool>
-    let ends: UnsafeBufferPointer<Int>
-    let arena: UnsafeBufferPointer<UInt8>
+package struct ColumnPointers {
+    package let kind: BatchColumns.Kind
+    package let nulls: UnsafeBufferPointer<UInt64>
+    package let integers: UnsafeBufferPointer<Int64>
+    package let doubles: UnsafeBufferPointer<Double>
+    package let booleans: UnsafeBufferPointer<Bool>
+    package let ends: UnsafeBufferPointer<Int>
+    package let arena: UnsafeBufferPointer<UInt8>
 
-    func isNull(_ row: Int) -> Bool {
+    package func isNull(_ row: Int) -> Bool {
         nulls[row >> 6] & (1 << UInt64(row & 63)) != 0
     }
 
     /// Text value `row`'s bytes.
-    func text(_ row: Int) -> UnsafeBufferPointer<UInt8> {
+    package func text(_ row: Int) -> UnsafeBufferPointer<UInt8> {
         let start = row == 0 ? 0 : ends[row - 1]
         return UnsafeBufferPointer(rebasing: arena[start..<ends[row]])
     }
@@ -244,7 +244,7 @@ struct ColumnPointers {
 
 extension BatchColumns {
     /// Runs `body` with every column's buffers as pointers, valid during the call.
-    func withPointers<R>(_ body: ([ColumnPointers]) throws -> R) rethrows -> R {
+    package func withPointers<R>(_ body: ([ColumnPointers]) throws -> R) rethrows -> R {
         var collected: [ColumnPointers] = []
         collected.reserveCapacity(columns.count)
         return try Self.withPointers(columns[...], collected: &collected, body)

@@ -82,6 +82,12 @@ extension StoreReader {
     /// `compareRows` over `rows(forIntegerKeys:)` (stores without a faster way).
     package func compareRows(forIntegerKeys keyedRows: [Int64: Int], columns: BatchColumns, positions: [Int],
                              entity: EntityDescription) throws -> RowComparison {
+        try compareRowsReadingValues(forIntegerKeys: keyedRows, columns: columns, positions: positions, entity: entity)
+    }
+
+    /// `compareRows` by reading the stored rows' values (`rows(forIntegerKeys:)`) and comparing them.
+    package func compareRowsReadingValues(forIntegerKeys keyedRows: [Int64: Int], columns: BatchColumns, positions: [Int],
+                                          entity: EntityDescription) throws -> RowComparison {
         var comparison = RowComparison()
         for (key, stored) in try rows(forIntegerKeys: Array(keyedRows.keys), entity: entity) {
             guard let row = keyedRows[key] else { continue }
