@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Synchronization
 @testable import SwellStore
 
 /// Batch requests (store.md 37–43), on whichever store the suite runs against
@@ -576,5 +577,58 @@ final class ChangeRecorder: FetchedResultsControllerDelegate, @unchecked Sendabl
     nonisolated func controller(_ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: IndexPath?,
                                 for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
         MainActor.assumeIsolated { changes.append(Change(type: type, indexPath: indexPath, newIndexPath: newIndexPath)) }
+    }
+}
+
+/// A batch insert writes its new rows many to an INSERT; another writer of the file may
+/// store one of their keys after the batch looked its keys up. The INSERT that meets it
+/// writes none of its rows, they are written one by one, and the met key is merged by the
+/// policy: nothing lost, nothing twice.
+@Suite struct BatchInsertRaceTests {
+    let directory = TemporaryDirectory()
+    let day = Date(timeIntervalSince1970: 1_700_000_000)
+
+    @Test(.sqliteStoreOnly) func aKeyStoredByAnotherWriterMeanwhileIsMergedByThePolicy() throws {
+        let container = try makeContainer(directory)
+        let store = try #require(container.persistentStoreCoordinator.sqliteStore)
+        // The other writer: a second container on the same file, which stores key 150 while the
+        // batch's look-up is open (after it ran, before the batch is written).
+        let other = try makeContainer(directory)
+        let armed = Atomic<Bool>(true)
+        store.readObserver = {
+            guard armed.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged else { return }
+            let writer = other.writerContext
+            writer.performAndWait {
+                insertEntry(writer, id: 150, location: "Other", rating: 1, date: Date(timeIntervalSince1970: 0))
+                try? writer.save()
+            }
+        }
+        defer { store.readObserver = nil }
+        var columns = BatchColumns()
+        let id = columns.integers("id"), date = columns.dates("date"), location = columns.strings("location")
+        for value in 1...300 {
+            columns.append(value, to: id)
+            columns.append(day, to: date)
+            columns.append("Reef \(value)", to: location)
+        }
+        let worker = container.newBackgroundContext()
+        worker.mergePolicy = .mergeByPropertyObjectTrump
+        let request = BatchInsertRequest(entityName: "JournalEntry", columns: columns)
+        request.resultType = .changes
+        let result = try worker.performAndWait { try worker.execute(request) }
+        let stillArmed = armed.load(ordering: .relaxed)
+        #expect(!stillArmed, "the other writer stored its row during the batch's look-up")
+        #expect((result.inserted, result.updated, result.unchanged) == (299, 1, 0))
+        let reader = try makeRootContext(at: container.storeURL)
+        let stored = try reader.performAndWait { () throws -> [Int: String] in
+            var rows: [Int: String] = [:]
+            for object in try reader.fetch(FetchRequest(entityName: "JournalEntry")) {
+                rows[object["id"] as! Int] = object["location"] as? String
+            }
+            return rows
+        }
+        #expect(stored.count == 300)
+        #expect(stored[150] == "Reef 150" && stored[1] == "Reef 1" && stored[300] == "Reef 300")
+        #expect(try storedRowCount(container.storeURL) == 300)
     }
 }

@@ -55,4 +55,16 @@ import Testing
         let kept = StoreError(converting: StoreError.noPersistentStore, path: "/x")
         if case .noPersistentStore = kept {} else { Issue.record("\(kept)") }
     }
+
+    /// A many-row INSERT in an error is cut to its start: the message names the statement,
+    /// without thousands of placeholders.
+    @Test func aLongStatementIsShortenedInAnError() {
+        let sql = "INSERT INTO \"T\" (\"a\") VALUES " + Array(repeating: "(?)", count: 500).joined(separator: ", ")
+        let error = SQLiteError(code: SQLITE_CONSTRAINT, message: "UNIQUE constraint failed: T.a", sql: sql)
+        #expect(error.description.hasPrefix("SQLite error 19: UNIQUE constraint failed: T.a (in: INSERT INTO \"T\" (\"a\") VALUES (?), (?)"))
+        #expect(error.description.count < 320)
+        #expect(error.description.hasSuffix("more characters))"))
+        let short = SQLiteError(code: SQLITE_CONSTRAINT, message: "m", sql: "SELECT 1")
+        #expect(short.description == "SQLite error 19: m (in: SELECT 1)")
+    }
 }

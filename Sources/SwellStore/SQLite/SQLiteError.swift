@@ -37,7 +37,14 @@ struct SQLiteError: Error, Sendable, CustomStringConvertible {
     var isNotAStore: Bool { primaryCode == SQLITE_NOTADB || primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_CANTOPEN }
 
     var description: String {
-        if let sql { return "SQLite error \(code): \(message) (in: \(sql))" }
+        if let sql { return "SQLite error \(code): \(message) (in: \(Self.shortened(sql)))" }
         return "SQLite error \(code): \(message)"
+    }
+
+    /// A statement as an error shows it: a long one (a many-row INSERT) cut after its first
+    /// `limit` characters, with how much was left out.
+    static func shortened(_ sql: String, limit: Int = 240) -> String {
+        guard sql.count > limit else { return sql }
+        return "\(sql.prefix(limit))… (\(sql.count - limit) more characters)"
     }
 }
