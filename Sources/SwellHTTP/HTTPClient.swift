@@ -114,10 +114,10 @@ public final class HTTPClient {
         return HTTPResponse(status: status, headers: transfer.headers, effectiveURL: reported ?? request.url, bodyBytes: transfer.bodyBytes)
     }
 
-    /// Resets the handle (keeping its connections) and sets every option for one attempt.
     /// Bytes read from a local file at a time.
     static let fileReadSize = 1 << 20
 
+    /// Resets the handle (keeping its connections) and sets every option for one attempt.
     private func configure(_ request: HTTPRequest, target: RequestTarget, headerList: HeaderList, transfer: Transfer) throws(HTTPError) {
         curl_easy_reset(handle)
         errorBuffer[0] = 0

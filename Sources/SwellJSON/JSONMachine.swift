@@ -421,6 +421,10 @@ struct JSONMachine: Sendable {
     /// Moves `stack[start...]` out into a new array, in order, without copying its elements.
     private static func popSuffix<Element>(of stack: inout [Element], from start: Int) -> [Element] {
         let count = stack.count - start
+        // An empty array without `unsafeUninitializedCapacity`: with capacity 0 it writes the
+        // count into the shared empty-array storage, which other threads read (a race
+        // ThreadSanitizer reports, though it writes the 0 that is there).
+        guard count > 0 else { return [] }
         return [Element](unsafeUninitializedCapacity: count) { buffer, initialized in
             guard let base = buffer.baseAddress else { return }
             var index = count

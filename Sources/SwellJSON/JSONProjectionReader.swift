@@ -46,6 +46,15 @@ public struct JSONProjectionReader: Sendable {
     /// Number of records completed so far.
     public var recordCount: Int { parser.recordCount }
 
+    /// Where the page's bytes are still needed after the chunks fed so far: the page offset
+    /// of the record a chunk's end cut (its first byte), or of the bytes held back
+    /// (`bufferedByteCount`), whichever is earlier. A caller that keeps the page's bytes
+    /// to read a record's text again may let go of everything before it.
+    public var earliestNeededOffset: Int {
+        let held = parser.fedByteCount - parser.bufferedByteCount
+        return min(parser.pendingRecordStart ?? held, held)
+    }
+
     /// Bytes held back between chunks: the token that the last chunk cut in two.
     ///
     /// The values of a record cut by a chunk's end are kept too, in buffers

@@ -42,6 +42,12 @@ struct ProjectingParser: Sendable {
     /// The page offset one past the last completed record's last byte.
     @usableFromInline private(set) var recordEnd = 0
 
+    /// Bytes fed so far.
+    var fedByteCount: Int { fedCount }
+
+    /// Where the record under way starts, when one is (a chunk ended inside it).
+    var pendingRecordStart: Int? { inRecord ? recordStart.byteOffset : nil }
+
     init(projection: JSONProjection, format: JSONPageReader.Format, recordsPath: [String]?, capturePaths: [[String]], maxDepth: Int) {
         machine = JSONMachine(
             mode: format == .json ? .page : .ndjson,

@@ -12,7 +12,7 @@ import SwellStore
 /// A record the projection does not take as it is (see `ProjectedMapping`) is read
 /// again from its own text and mapped by `RecordMapper`, so it converts, or is
 /// rejected, exactly as the contract's Values table says. For that the sink keeps
-/// the page's bytes from the end of the last completed record (`window`).
+/// the page's bytes the reader may still complete a record from (`window`).
 ///
 /// Used on the fetch thread only (it owns that thread's date formatters).
 struct ColumnRecordSink: JSONProjectionSink {
@@ -36,8 +36,6 @@ struct ColumnRecordSink: JSONProjectionSink {
     /// The page's bytes from offset `windowBase` on, as fed.
     private var window: [UInt8] = []
     private var windowBase = 0
-    /// Where the last completed record ended.
-    private var lastEnd = 0
 
     /// Since the last hand-off: records read, rejected, the largest cursor value, keys seen (replace).
     private var records = 0
@@ -68,7 +66,6 @@ struct ColumnRecordSink: JSONProjectionSink {
         page = url
         window.removeAll(keepingCapacity: true)
         windowBase = 0
-        lastEnd = 0
         row.clear()
         needsMapper = false
     }
@@ -78,11 +75,13 @@ struct ColumnRecordSink: JSONProjectionSink {
         window.append(contentsOf: bytes)
     }
 
-    /// Lets go of the bytes of records completed (the window keeps the record under way).
-    mutating func trim() {
-        let drop = lastEnd - windowBase
+    /// Lets go of the page's bytes before `offset` (the reader's `earliestNeededOffset`: the
+    /// record under way, or bytes it holds back), so the window stays about a record long
+    /// whatever comes before, between or after the records.
+    mutating func trim(before offset: Int) {
+        let drop = min(offset - windowBase, window.count)
         guard drop > 0 else { return }
-        window.removeFirst(min(drop, window.count))
+        window.removeFirst(drop)
         windowBase += drop
     }
 
@@ -130,7 +129,6 @@ struct ColumnRecordSink: JSONProjectionSink {
 
     mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws {
         records += 1
-        lastEnd = end
         if needsMapper {
             row.clear()
             needsMapper = false
@@ -148,6 +146,9 @@ struct ColumnRecordSink: JSONProjectionSink {
     private mutating func mapRecord(index: Int, text: Range<Int>) throws {
         let record: JSONValue
         do {
+            guard text.lowerBound >= 0, text.upperBound <= window.count else {
+                throw PipelineError(.other, "the record's bytes \(text) are not kept (\(window.count) bytes from offset \(windowBase))")
+            }
             record = try JSONValue.parse(window[text])
         } catch {
             throw PipelineError(.other, "source \(rejecter.source.name): record \(index) of page \(page) could not be read again: \(error)",

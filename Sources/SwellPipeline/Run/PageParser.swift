@@ -104,7 +104,7 @@ struct ColumnPages: PageParser {
     mutating func parse(_ bytes: UnsafeRawBufferPointer) throws {
         sink.keep(bytes)
         try reader.feed(bytes, into: &sink)
-        sink.trim()
+        sink.trim(before: reader.earliestNeededOffset)
     }
 
     mutating func finish() throws -> [[String]: JSONValue] {

@@ -51,7 +51,10 @@ extension SQLiteCommitter {
             }
             var start = 0
             while start < insert.rows.count {
-                let rows = min(perStatement, insert.rows.count - start)
+                // The last rows go in statements of a power of two rows each: a few shapes, each
+                // prepared once and kept, whatever the batch's size.
+                let left = insert.rows.count - start
+                let rows = left >= perStatement ? perStatement : 1 << (Int.bitWidth - 1 - left.leadingZeroBitCount)
                 let statement = try connection.statement(rows == perStatement ? fullSQL : sql(rows: rows))
                 for slot in 0..<rows { try bind(start + slot, slot: slot, to: statement) }
                 do {
