@@ -87,7 +87,7 @@ extension SQLiteCommitter {
 
     /// Rows one INSERT of a batch insert writes at most (fewer when the connection's
     /// limit on parameters is reached first).
-    static let rowsPerInsert = 256
+    static let rowsPerInsert = 512
 
     /// Binds value `row` of a column to parameter `index`; SQLite's result code.
     private static func bind(_ column: ColumnPointers, row: Int, to statement: OpaquePointer, at index: Int32) -> Int32 {
