@@ -104,18 +104,9 @@ struct SQLiteStoreReader: StoreReader {
     private func keyList(_ keys: [Int64]) -> StoreValue {
         var bytes: [UInt8] = [UInt8(ascii: "[")]
         bytes.reserveCapacity(keys.count * 8 + 2)
-        var digits = [UInt8](repeating: 0, count: 20)
         for (n, key) in keys.enumerated() {
             if n > 0 { bytes.append(UInt8(ascii: ",")) }
-            if key < 0 { bytes.append(UInt8(ascii: "-")) }
-            var magnitude = key.magnitude
-            var count = 0
-            repeat {
-                digits[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            for index in stride(from: count - 1, through: 0, by: -1) { bytes.append(digits[index]) }
+            bytes.append(contentsOf: String(key).utf8)    // a small string: no allocation
         }
         bytes.append(UInt8(ascii: "]"))
         return .text(String(decoding: bytes, as: UTF8.self))
