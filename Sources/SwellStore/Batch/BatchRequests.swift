@@ -127,7 +127,20 @@ public struct BatchResult: Sendable {
     /// `ManagedObjectContext.mergeChanges(fromRemoteContextSave:into:)`.
     public let changes: [String: Set<ObjectID>]
     /// The IDs of the rows whose key met an equal stored row (`.changes`).
-    public let unchangedObjectIDs: Set<ObjectID>
+    public var unchangedObjectIDs: Set<ObjectID> {
+        guard let unchangedKeys else { return unchangedIDs }
+        var ids = unchangedIDs
+        ids.reserveCapacity(ids.count + unchangedKeys.keys.count)
+        for key in unchangedKeys.keys {
+            ids.insert(ObjectID(entityName: unchangedKeys.entity, primaryKey: key, storeIdentifier: unchangedKeys.store))
+        }
+        return ids
+    }
+
+    /// Unchanged rows as IDs, and (a re-sync's many) as primary keys of one entity, made IDs
+    /// only when asked for: the rows are many and the IDs seldom read.
+    private let unchangedIDs: Set<ObjectID>
+    private let unchangedKeys: BatchWriter.UnchangedKeys?
 
     /// Which rows `count` and `objectIDs` report.
     let written: Written
@@ -151,14 +164,16 @@ public struct BatchResult: Sendable {
         }
     }
 
-    init(resultType: BatchResultType, written: Written, changes: ContextDidSaveChanges, unchanged: Set<ObjectID>) {
+    init(resultType: BatchResultType, written: Written, changes: ContextDidSaveChanges, unchanged: Set<ObjectID>,
+         unchangedKeys: BatchWriter.UnchangedKeys? = nil) {
         self.resultType = resultType
         self.written = written
         inserted = changes.inserted.count
         updated = changes.updated.count
         deleted = changes.deleted.count
-        self.unchanged = unchanged.count
-        unchangedObjectIDs = unchanged
+        self.unchanged = unchanged.count + (unchangedKeys?.keys.count ?? 0)
+        unchangedIDs = unchanged
+        self.unchangedKeys = unchangedKeys
         self.changes = ["inserted": changes.inserted, "updated": Set(changes.updated.keys), "deleted": changes.deleted]
     }
 }

@@ -37,6 +37,15 @@ struct BatchWriter {
     struct Outcome {
         var changes = ContextDidSaveChanges()
         var unchanged: Set<ObjectID> = []
+        /// Rows the store compared equal to their stored row (none of them in `unchanged`).
+        var unchangedKeys: UnchangedKeys?
+    }
+
+    /// The primary keys of unchanged rows of one entity in one store.
+    struct UnchangedKeys: Sendable {
+        let entity: String
+        let store: String
+        var keys: [Int64]
     }
 
     // MARK: Batch insert
@@ -134,11 +143,13 @@ struct BatchWriter {
                     }
                     storedByInteger = comparison.changed
                     unchangedRows = [Bool](repeating: false, count: columns.rowCount)
-                    outcome.unchanged.reserveCapacity(comparison.unchanged.count)
+                    var keys = UnchangedKeys(entity: entity.name, store: store.identifier, keys: [])
+                    keys.keys.reserveCapacity(comparison.unchanged.count)
                     for (row, primaryKey) in comparison.unchanged {
                         unchangedRows[row] = true
-                        outcome.unchanged.insert(objectID(primaryKey))
+                        keys.keys.append(primaryKey)
                     }
+                    outcome.unchangedKeys = keys
                 } else {
                     storedByInteger = try store.read { try $0.rows(forIntegerKeys: Array(rowForInteger.keys), entity: entity) }
                 }

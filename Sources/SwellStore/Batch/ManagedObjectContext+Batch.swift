@@ -103,7 +103,8 @@ extension ManagedObjectContext {
         default:
             throw StoreError.unsupported(store: "Swell", what: "the batch request \(type(of: request))")
         }
-        let result = BatchResult(resultType: request.resultType, written: writtenKind, changes: outcome.changes, unchanged: outcome.unchanged)
+        let result = BatchResult(resultType: request.resultType, written: writtenKind, changes: outcome.changes, unchanged: outcome.unchanged,
+                                 unchangedKeys: outcome.unchangedKeys)
         var mergeInCaller = false
         if !outcome.changes.isEmpty {
             refreshRegistered(outcome.changes)

@@ -226,8 +226,23 @@ struct SQLiteCommitter {
 
     private mutating func noteUpdate(_ id: ObjectID, attributes: Set<String>) {
         if result.inserted.contains(id) { return }
-        result.updated[id, default: []].formUnion(attributes)
+        if let index = result.updated.index(forKey: id) {
+            result.updated.values[index].formUnion(attributes)
+        } else {
+            result.updated[id] = attributes
+        }
     }
+
+    /// The names of the attributes at `indices` (its mask `mask`), made once per save and mask.
+    private mutating func names(_ entity: EntityDescription, mask: AttributeMask, indices: [Int]) -> Set<String> {
+        let key = ByIDKey(entity: entity.name, mask: mask, isDelete: false)
+        if let names = namesByMask[key] { return names }
+        let names = Set(indices.map { entity.attributes[$0].name })
+        namesByMask[key] = names
+        return names
+    }
+
+    private var namesByMask: [ByIDKey: Set<String>] = [:]
 
     /// UPDATE and DELETE statements by object ID, per entity and mask (DELETE: `isDelete`), built once per save.
     private var statementsByID: [ByIDKey: [String]] = [:]
@@ -286,9 +301,7 @@ struct SQLiteCommitter {
         let id = objectID(entity.name, operation.primaryKey)
         do {
             let changed = try runForID(statements, indices.map { operation.row.values[$0] }, id: operation.primaryKey)
-            if changed {
-                noteUpdate(id, attributes: Set(indices.map { entity.attributes[$0].name }))
-            }
+            if changed { noteUpdate(id, attributes: names(entity, mask: operation.row.mask, indices: indices)) }
         } catch {
             guard error.isUniqueViolation, !entity.uniquenessConstraint.isEmpty else { throw error }
             try resolveKeyChange(operation, entity, layout, indices: indices)
