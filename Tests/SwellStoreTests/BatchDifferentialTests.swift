@@ -26,12 +26,18 @@ import Testing
         var model = BatchModel()
         var log: [String] = []
         let worker = container.newBackgroundContext()
-        for step in 1...Self.steps {
-            let request = BatchModel.randomRequest(&random, known: model.rows.keys.sorted())
-            log.append(request.description)
+        // A column insert may be compared ahead (`compareAhead`) from another context and
+        // executed only after up to two later requests: it must do what the model says for
+        // the order of execution, as if it had not been compared ahead.
+        let comparer = container.newBackgroundContext()
+        var deferred: [(request: BatchModel.Request, made: any BatchRequest, after: Int, step: Int)] = []
+        var failure: String?
+
+        func execute(_ request: BatchModel.Request, _ made: any BatchRequest, step: Int, ahead: Bool) throws {
+            log.append("\(step). \(ahead ? "(compared ahead) " : "")\(request)")
             worker.mergePolicy = request.policy
             let expected = model.apply(request)
-            let outcome = Result { try worker.performAndWait { try worker.execute(request.make()) } }
+            let outcome = Result { try worker.performAndWait { try worker.execute(made) } }
             var mismatches: [String] = []
             switch (outcome, expected) {
             case (.success(let result), let counts?):
@@ -51,15 +57,39 @@ import Testing
                 }
             }
             if !mismatches.isEmpty {
-                Issue.record("""
+                failure = """
                     seed \(seed), store \(directory.store), request \(step): \(mismatches.joined(separator: "; "))
                     replay: SWELL_DIFF_SEED=\(seed) SWELL_TEST_STORE=\(directory.store) swift test --filter BatchDifferentialTests
-                    requests:
-                    \(log.enumerated().map { "  \($0.offset + 1). \($0.element)" }.joined(separator: "\n"))
-                    """)
-                return
+                    requests, in the order executed:
+                    \(log.map { "  \($0)" }.joined(separator: "\n"))
+                    """
             }
         }
+
+        for step in 1...Self.steps where failure == nil {
+            let request = BatchModel.randomRequest(&random, known: model.rows.keys.sorted())
+            let made = request.make()
+            if case .insert(let policy, 2, _) = request, random.next() % 3 == 0, let insert = made as? BatchInsertRequest {
+                // Mostly under the policy it will run with; else the comparison must go unused.
+                let aheadPolicy = random.next() % 5 == 0 ? BatchModel.policies[Int(random.next() % UInt64(BatchModel.policies.count))] : policy
+                comparer.performAndWait {
+                    comparer.mergePolicy = aheadPolicy
+                    comparer.compareAhead(insert)
+                }
+                deferred.append((request, made, Int(random.next() % 3), step))
+            } else {
+                try execute(request, made, step: step, ahead: false)
+            }
+            while failure == nil, let index = deferred.firstIndex(where: { $0.after == 0 }) {
+                let due = deferred.remove(at: index)
+                try execute(due.request, due.made, step: due.step, ahead: true)
+            }
+            for index in deferred.indices { deferred[index].after -= 1 }
+        }
+        for due in deferred where failure == nil {
+            try execute(due.request, due.made, step: due.step, ahead: true)
+        }
+        if let failure { Issue.record(Comment(rawValue: failure)) }
     }
 }
 
@@ -70,6 +100,8 @@ struct BatchModel {
     var rows: [Int: Row] = [:]
 
     static let optional = ["location", "period", "rating"]
+
+    static let policies: [MergePolicy] = [.error, .mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump, .overwrite, .rollback]
 
     /// One random request, described the way the model applies it.
     enum Request: CustomStringConvertible {
@@ -168,7 +200,7 @@ struct BatchModel {
     static func randomRequest(_ random: inout SeededGenerator, known: [Int]) -> Request {
         switch Int.random(in: 0..<10, using: &random) {
         case 0..<6:
-            let policy = [MergePolicy.error, .mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump, .overwrite, .rollback].randomElement(using: &random)!
+            let policy = policies.randomElement(using: &random)!
             let form = Int.random(in: 0..<3, using: &random)
             // Columns carry one set of attributes for all rows; dictionaries each their own.
             func attributes() -> [String] {

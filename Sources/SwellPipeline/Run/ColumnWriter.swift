@@ -2,12 +2,15 @@ import Foundation
 import Logging
 import SwellStore
 
-/// Writes a flat source's column batches: a thread with its own private child context
-/// of the view context, whose merge policy (`objectTrump`) makes each batch insert an
-/// upsert. Each batch is one `BatchInsertRequest` executed from that context — one
-/// transaction on the writer's queue — while the fetch thread fills the next one; its
-/// rows count in the report once it returns. After a failed batch the run fails, and
-/// the writer goes on writing the batches already read (earlier pages stay saved).
+/// Writes a flat source's column batches in two stages, each a thread with its own private
+/// child context of the view context, whose merge policy (`objectTrump`) makes each batch
+/// insert an upsert: the comparer compares batch *k + 1* with the stored rows
+/// (`compareAhead`, on a reader's snapshot) while the writer executes batch *k* as one
+/// `BatchInsertRequest` — one transaction on the writer's queue, in which only the rows
+/// batch *k* wrote since are compared again. Meanwhile the fetch thread fills the next
+/// batch. A batch's rows count in the report once it returns. After a failed batch the
+/// run fails, and the writer goes on writing the batches already read (earlier pages stay
+/// saved).
 struct ColumnWriter: Sendable {
     let source: SourceSpec
     let entity: PipelineEntity
@@ -16,26 +19,53 @@ struct ColumnWriter: Sendable {
     let redactor: Redactor
     let logger: Logger
 
-    /// Starts the writer's thread, taking from `queue`; it leaves `group` when the queue is closed and drained.
+    /// Starts the comparer's and the writer's threads, taking from `queue`; they leave
+    /// `group` when the queue is closed and drained.
     func start(queue: BatchQueue<BatchColumns>, group: DispatchGroup) {
+        let compared = BatchQueue<BatchInsertRequest>(capacity: 1)
         group.enter()
-        let thread = Thread {
+        let comparer = Thread {
+            defer { group.leave() }
+            defer { compared.close() }
+            let context = container.newBackgroundContext()
+            context.name = "\(source.name).comparer"
+            context.performAndWait { context.mergePolicy = .mergeByPropertyObjectTrump }
+            while let columns = queue.take() {
+                guard columns.rowCount > 0 else { continue }
+                let request = request(columns)
+                context.performAndWait { context.compareAhead(request) }
+                compared.put(request)
+            }
+        }
+        comparer.name = "swell.compare.\(source.name)"
+        group.enter()
+        let writer = Thread {
             defer { group.leave() }
             let context = container.newBackgroundContext()
             context.name = "\(source.name).writer"
-            while let columns = queue.take() {
-                write(columns, in: context)
+            while let request = compared.take() {
+                write(request, in: context)
             }
         }
-        thread.name = "swell.write.\(source.name)"
-        thread.start()
+        writer.name = "swell.write.\(source.name)"
+        comparer.start()
+        writer.start()
+    }
+
+    private func request(_ columns: BatchColumns) -> BatchInsertRequest {
+        let request = BatchInsertRequest(entityName: entity.name, columns: columns)
+        request.resultType = .changes
+        return request
     }
 
     /// Writes one batch from `context` (a private child context of the view context).
     func write(_ columns: BatchColumns, in context: ManagedObjectContext) {
         guard columns.rowCount > 0 else { return }
-        let request = BatchInsertRequest(entityName: entity.name, columns: columns)
-        request.resultType = .changes
+        write(request(columns), in: context)
+    }
+
+    /// Executes one batch insert from `context`.
+    private func write(_ request: BatchInsertRequest, in context: ManagedObjectContext) {
         logger.debug("writer saving", metadata: ["source": "\(source.name)", "worker": "\(context.name ?? "-")"])
         do {
             let result = try context.performAndWait {

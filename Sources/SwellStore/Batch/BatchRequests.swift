@@ -45,6 +45,9 @@ public final class BatchInsertRequest: BatchRequest, @unchecked Sendable {
 
     let rows: Rows
 
+    /// Its rows compared with the store ahead of its execution (`compareAhead`), if they were.
+    var comparedAhead: ComparisonAhead?
+
     /// A batch insert of `objects`, one dictionary per row.
     public init(entityName: String, objects: [[String: Any]]) {
         self.entityName = entityName

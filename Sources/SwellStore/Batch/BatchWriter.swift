@@ -14,7 +14,7 @@ struct BatchWriter {
     let entity: EntityDescription
 
     /// The indices of the entity's own attributes (not relationship columns), by name.
-    private var attributeIndices: [String: Int] {
+    var attributeIndices: [String: Int] {
         var indices: [String: Int] = [:]
         for (index, attribute) in entity.attributes.enumerated() where attribute.destination == nil && attribute.join == nil {
             indices[attribute.name] = index
@@ -23,13 +23,13 @@ struct BatchWriter {
     }
 
     /// The indices of the entity's required attributes (not relationship columns).
-    private var requiredAttributes: [Int] {
+    var requiredAttributes: [Int] {
         entity.attributes.indices.filter {
             !entity.attributes[$0].isOptional && entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil
         }
     }
 
-    private func objectID(_ key: Int64) -> ObjectID {
+    func objectID(_ key: Int64) -> ObjectID {
         ObjectID(entityName: entity.name, primaryKey: key, storeIdentifier: store.identifier)
     }
 
@@ -51,7 +51,7 @@ struct BatchWriter {
     // MARK: Batch insert
 
     /// One row of a batch insert: a value per stored attribute and the ones it carries.
-    private struct IncomingRow {
+    struct IncomingRow {
         var values: [StoreValue]
         var mask: AttributeMask
         /// Its position in the request, for errors.
@@ -89,122 +89,15 @@ struct BatchWriter {
                 index += 1
             }
         case .columns(let columns):
-            return try insert(columns, indices: indices)
+            return try insert(columns, comparedAhead: request.comparedAhead)
         }
         return try write(rows, rowForKey: rowForKey)
-    }
-
-    /// Columns: the new rows go to the store as the buffers they are (`ColumnInsert`); only
-    /// rows whose key is stored become values, to be merged by the policy.
-    private func insert(_ columns: BatchColumns, indices: [String: Int]) throws -> Outcome {
-        let positions = try columnPositions(columns, indices: indices)
-        var mask = AttributeMask.empty
-        for position in positions { mask.insert(position) }
-        let keyColumns = entity.keyIndices.map { positions.firstIndex(of: $0) }
-        // Within the request the later row for a key wins: the rows kept, in order.
-        var kept: [Int] = []
-        var rowForKey: [[StoreValue]: Int] = [:]
-        var rowForInteger: [Int64: Int] = [:]
-        let integerKey = keyColumns.count == 1 && keyColumns[0].map { columns.columns[$0].kind == .integers } == true
-        if !keyColumns.isEmpty, !keyColumns.contains(nil) {
-            var winner = [Int](repeating: -1, count: columns.rowCount)
-            if integerKey {
-                // One integer key (the common case): hashed from the buffer, no key arrays.
-                let column = columns.columns[keyColumns[0]!]
-                rowForInteger.reserveCapacity(columns.rowCount)
-                for row in 0..<columns.rowCount {
-                    if !column.isNull(row), let earlier = rowForInteger.updateValue(row, forKey: column.integers[row]) { winner[earlier] = -1 }
-                    winner[row] = row
-                }
-            } else {
-                rowForKey.reserveCapacity(columns.rowCount)
-                for row in 0..<columns.rowCount {
-                    let key = keyColumns.map { columns.value(row: row, column: $0!) }
-                    if key.contains(where: \.isNull) { winner[row] = row; continue }
-                    if let earlier = rowForKey.updateValue(row, forKey: key) { winner[earlier] = -1 }
-                    winner[row] = row
-                }
-            }
-            kept = winner.filter { $0 >= 0 }
-        } else {
-            kept = Array(0..<columns.rowCount)
-        }
-        var stored: [[StoreValue]: StoreRow] = [:]
-        var storedByInteger: [Int64: StoreRow] = [:]
-        /// Rows equal to their stored row on every carried attribute: under a policy that takes the
-        /// carried values and keeps the rest, they change nothing (compared in the store, no values made).
-        var unchangedRows: [Bool] = []
-        var outcome = Outcome()
-        if integerKey {
-            if !rowForInteger.isEmpty {
-                if policy == .mergeByPropertyObjectTrump || (policy == .overwrite && positions.count == entity.attributes.count) {
-                    let comparison = try store.read {
-                        try $0.compareRows(forIntegerKeys: rowForInteger, columns: columns, positions: positions, entity: entity)
-                    }
-                    storedByInteger = comparison.changed
-                    unchangedRows = [Bool](repeating: false, count: columns.rowCount)
-                    var keys = UnchangedKeys(entity: entity.name, store: store.identifier, keys: [])
-                    keys.keys.reserveCapacity(comparison.unchanged.count)
-                    for (row, primaryKey) in comparison.unchanged {
-                        unchangedRows[row] = true
-                        keys.keys.append(primaryKey)
-                    }
-                    outcome.unchangedKeys = keys
-                } else {
-                    storedByInteger = try store.read { try $0.rows(forIntegerKeys: Array(rowForInteger.keys), entity: entity) }
-                }
-            }
-        } else if !rowForKey.isEmpty {
-            stored = try store.read { reader in try reader.rows(forKeys: Array(rowForKey.keys), entity: entity) }
-        }
-        let required = requiredAttributes
-        var newRows: [Int] = []
-        newRows.reserveCapacity(kept.count)
-        var merging: [(IncomingRow, StoreRow)] = []
-        for row in kept {
-            if !unchangedRows.isEmpty && unchangedRows[row] { continue }
-            if !stored.isEmpty || !storedByInteger.isEmpty {
-                let existing = integerKey
-                    ? (columns.columns[keyColumns[0]!].isNull(row) ? nil : storedByInteger[columns.columns[keyColumns[0]!].integers[row]])
-                    : stored[keyColumns.map { columns.value(row: row, column: $0!) }]
-                if let existing {
-                    var values = [StoreValue](repeating: .null, count: entity.attributes.count)
-                    for (column, position) in positions.enumerated() { values[position] = columns.value(row: row, column: column) }
-                    merging.append((IncomingRow(values: values, mask: mask, index: row), existing))
-                    continue
-                }
-            }
-            newRows.append(row)
-        }
-        if let first = newRows.first {
-            for index in required {
-                guard let column = positions.firstIndex(of: index) else {
-                    throw StoreError.invalidBatchRow(entity: entity.name, row: first, attribute: entity.attributes[index].name,
-                                                     problem: "is required and has no value")
-                }
-                if let row = newRows.first(where: { columns.columns[column].isNull($0) }) {
-                    throw StoreError.invalidBatchRow(entity: entity.name, row: row, attribute: entity.attributes[index].name,
-                                                     problem: "is required and has no value")
-                }
-            }
-        }
-        let operations = try merge(merging, outcome: &outcome)
-        var keys: [Int64?] = []
-        if entity.rowidKeyIndex != nil, let column = keyColumns.first ?? nil, columns.columns[column].kind == .integers {
-            let values = columns.columns[column].integers
-            keys = newRows.map { values[$0] }
-        }
-        let ids = try newIDs(count: newRows.count, keys: keys)
-        let insert = ColumnInsert(entity: entity.name, columns: columns, positions: positions, rows: newRows, ids: ids,
-                                  attributeCount: entity.attributes.count)
-        try commit(operations, columnInserts: newRows.isEmpty ? [] : [insert], into: &outcome)
-        return outcome
     }
 
     /// IDs for `count` new rows: where the entity's key is its table's rowid, a row's key
     /// (`keys[i]`, when given) is its ID unless another object holds that ID already (a
     /// row whose key changed keeps its old key as its ID); the others are reserved.
-    private func newIDs(count: Int, keys: [Int64?]) throws -> [Int64] {
+    func newIDs(count: Int, keys: [Int64?]) throws -> [Int64] {
         guard count > 0 else { return [] }
         var ids = [Int64](repeating: 0, count: count)
         var candidates: [Int64] = []
@@ -249,30 +142,6 @@ struct BatchWriter {
         return IncomingRow(values: values, mask: mask, index: index)
     }
 
-    /// Each column's attribute index; every column must name an attribute, fit its type and hold every row.
-    private func columnPositions(_ columns: BatchColumns, indices: [String: Int]) throws -> [Int] {
-        var seen: Set<Int> = []
-        let rowCount = columns.rowCount
-        return try columns.columns.enumerated().map { number, column in
-            guard let position = indices[column.name] else {
-                throw StoreError.unknownAttribute(entity: entity.name, attribute: column.name)
-            }
-            let type = entity.attributes[position].type
-            guard columns.fits(number, type) else {
-                throw StoreError.typeMismatch(entity: entity.name, attribute: column.name, expected: type,
-                                              value: "a column of \(column.kind)")
-            }
-            guard seen.insert(position).inserted else {
-                throw StoreError.invalidBatchRow(entity: entity.name, row: 0, attribute: column.name, problem: "has two columns")
-            }
-            guard column.count == rowCount else {
-                throw StoreError.invalidBatchRow(entity: entity.name, row: column.count, attribute: column.name,
-                                                 problem: "has \(column.count) values where other columns have \(rowCount)")
-            }
-            return position
-        }
-    }
-
     /// Meets the rows with the stored rows of their keys and commits what changes.
     private func write(_ rows: [IncomingRow], rowForKey: [[StoreValue]: Int]) throws -> Outcome {
         let stored: [[StoreValue]: StoreRow] = rowForKey.isEmpty ? [:] : try store.read { reader in
@@ -311,7 +180,7 @@ struct BatchWriter {
 
     /// Rows whose key is stored, each with its stored row, merged by the policy: the
     /// updates to write; the rows that stay as they are are noted unchanged.
-    private func merge(_ rows: [(IncomingRow, StoreRow)], outcome: inout Outcome) throws -> [StoreChangeSet.Operation] {
+    func merge(_ rows: [(IncomingRow, StoreRow)], outcome: inout Outcome) throws -> [StoreChangeSet.Operation] {
         let required = requiredAttributes
         let own = Array(attributeIndices.values)
         var operations: [StoreChangeSet.Operation] = []
@@ -411,10 +280,13 @@ struct BatchWriter {
 
     // MARK: Committing
 
-    private func commit(_ operations: [StoreChangeSet.Operation], columnInserts: [ColumnInsert] = [], into outcome: inout Outcome) throws {
+    /// Commits the operations and column inserts as one transaction; `touched` says which rows
+    /// it may write, for comparisons made ahead (`CommitLog`).
+    func commit(_ operations: [StoreChangeSet.Operation], columnInserts: [ColumnInsert] = [], touched: CommitLog.Touched = .anyRow,
+                into outcome: inout Outcome) throws {
         guard !operations.isEmpty || !columnInserts.isEmpty else { return }
         let result = try store.commit(StoreChangeSet(operations: operations, columnInserts: columnInserts, metadata: [:], mergePolicy: policy))
-        coordinator.noteCommit()
+        coordinator.noteCommit(touched: touched)
         outcome.changes.inserted = result.inserted
         outcome.changes.updated = result.updated
         outcome.changes.deleted = result.deleted

@@ -47,6 +47,21 @@ extension ManagedObjectContext {
         return result
     }
 
+    /// Compares a batch insert of columns with the stored rows now, on this context's queue
+    /// and a reader's snapshot, so that its execution soon after (from any context of this
+    /// coordinator) has less to do on the writer's queue: a pipeline compares batch *k + 1*
+    /// while batch *k* is written. At the execution, the rows a commit since may have written
+    /// are compared again (all of them after a save, or when the comparison is many commits
+    /// old), so the request does exactly what it would have done without this. A request
+    /// whose rows are not columns, or a comparison that fails, is left to the execution.
+    package func compareAhead(_ request: BatchInsertRequest) {
+        assertOnQueue("compare a batch insert ahead")
+        guard let coordinator, case .columns(let columns) = request.rows,
+              let store = try? coordinator.store, let entity = try? coordinator.entity(named: request.entityName) else { return }
+        let writer = BatchWriter(coordinator: coordinator, store: store, policy: mergePolicy, entity: entity)
+        request.comparedAhead = try? writer.compareAhead(columns)
+    }
+
     /// Runs a batch request on this context's stack from any queue or task, without
     /// blocking the caller's queue; see `execute(_:)`.
     @discardableResult

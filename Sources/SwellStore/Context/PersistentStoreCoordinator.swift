@@ -99,11 +99,24 @@ public final class PersistentStoreCoordinator: Sendable {
     var commitGeneration: UInt64 { commits.load(ordering: .acquiring) }
 
     /// Counts a root save that reached the store; called before its changes leave the in-flight level.
-    func noteCommit() {
-        commits.add(1, ordering: .releasing)
+    /// `touched` says which rows it may have written (`CommitLog`): by default, any row.
+    func noteCommit(touched: CommitLog.Touched = .anyRow) {
+        recentCommits.withLock { log in
+            log.append(generation: commits.load(ordering: .relaxed) + 1, touched: touched)
+            commits.add(1, ordering: .releasing)
+        }
     }
 
     private let commits = Atomic<UInt64>(0)
+    private let recentCommits = LockedValue(CommitLog())
+
+    /// The integer keys of `entity` whose rows a commit after `generation` may have written
+    /// (one collection per commit); nil when that is not known (a save, or a commit too long
+    /// ago to be remembered). Called on the root's queue, where no other commit of this
+    /// coordinator runs meanwhile.
+    func keysWritten(after generation: UInt64, entity: String) -> [CommitLog.Keys]? {
+        recentCommits.withLock { $0.keysWritten(after: generation, entity: entity) }
+    }
 
     /// New primary keys for objects of `entity`: IDs are permanent from insert.
     /// Contexts take them in blocks, so inserts on many queues do not contend here.

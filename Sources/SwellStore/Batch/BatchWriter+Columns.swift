@@ -1,0 +1,224 @@
+/// A batch insert of columns: its rows by key, where they are compared with the store
+/// (possibly ahead of their turn at the writer), and how the new rows go down as buffers.
+
+/// A columns batch's rows by key: each column's attribute, and the rows kept (within the
+/// request the later row for a key wins), hashed by key. Made once per request, whether
+/// its rows are compared ahead or at the writer.
+struct ColumnRows: Sendable {
+    /// Each column's attribute index.
+    let positions: [Int]
+    /// The attributes the columns carry.
+    let mask: AttributeMask
+    /// The column of each key attribute (nil: the columns do not carry it).
+    let keyColumns: [Int?]
+    /// Whether the key is one integer attribute (its rows hashed from the buffer: `rowForInteger`).
+    let integerKey: Bool
+    /// The rows kept, in order.
+    let kept: [Int]
+    /// Integer key → its row.
+    let rowForInteger: [Int64: Int]
+    /// Key → its row, for other keys.
+    let rowForKey: [[StoreValue]: Int]
+
+    init(_ columns: BatchColumns, entity: EntityDescription, indices: [String: Int]) throws {
+        let positions = try Self.positions(columns, entity: entity, indices: indices)
+        var mask = AttributeMask.empty
+        for position in positions { mask.insert(position) }
+        let keyColumns = entity.keyIndices.map { positions.firstIndex(of: $0) }
+        let integerKey = keyColumns.count == 1 && keyColumns[0].map { columns.columns[$0].kind == .integers } == true
+        var kept: [Int] = []
+        var rowForKey: [[StoreValue]: Int] = [:]
+        var rowForInteger: [Int64: Int] = [:]
+        if !keyColumns.isEmpty, !keyColumns.contains(nil) {
+            var winner = [Int](repeating: -1, count: columns.rowCount)
+            if integerKey {
+                // One integer key (the common case): hashed from the buffer, no key arrays.
+                let column = columns.columns[keyColumns[0]!]
+                rowForInteger.reserveCapacity(columns.rowCount)
+                for row in 0..<columns.rowCount {
+                    if !column.isNull(row), let earlier = rowForInteger.updateValue(row, forKey: column.integers[row]) { winner[earlier] = -1 }
+                    winner[row] = row
+                }
+            } else {
+                rowForKey.reserveCapacity(columns.rowCount)
+                for row in 0..<columns.rowCount {
+                    let key = keyColumns.map { columns.value(row: row, column: $0!) }
+                    if key.contains(where: \.isNull) { winner[row] = row; continue }
+                    if let earlier = rowForKey.updateValue(row, forKey: key) { winner[earlier] = -1 }
+                    winner[row] = row
+                }
+            }
+            kept = winner.filter { $0 >= 0 }
+        } else {
+            kept = Array(0..<columns.rowCount)
+        }
+        self.positions = positions
+        self.mask = mask
+        self.keyColumns = keyColumns
+        self.integerKey = integerKey
+        self.kept = kept
+        self.rowForInteger = rowForInteger
+        self.rowForKey = rowForKey
+    }
+
+    /// Each column's attribute index; every column must name an attribute, fit its type and hold every row.
+    private static func positions(_ columns: BatchColumns, entity: EntityDescription, indices: [String: Int]) throws -> [Int] {
+        var seen: Set<Int> = []
+        let rowCount = columns.rowCount
+        return try columns.columns.enumerated().map { number, column in
+            guard let position = indices[column.name] else {
+                throw StoreError.unknownAttribute(entity: entity.name, attribute: column.name)
+            }
+            let type = entity.attributes[position].type
+            guard columns.fits(number, type) else {
+                throw StoreError.typeMismatch(entity: entity.name, attribute: column.name, expected: type,
+                                              value: "a column of \(column.kind)")
+            }
+            guard seen.insert(position).inserted else {
+                throw StoreError.invalidBatchRow(entity: entity.name, row: 0, attribute: column.name, problem: "has two columns")
+            }
+            guard column.count == rowCount else {
+                throw StoreError.invalidBatchRow(entity: entity.name, row: column.count, attribute: column.name,
+                                                 problem: "has \(column.count) values where other columns have \(rowCount)")
+            }
+            return position
+        }
+    }
+}
+
+/// A batch insert's rows compared with the stored rows before the request's turn at the
+/// writer (`ManagedObjectContext.compareAhead`): the comparison, and the commit generation
+/// it is at least as new as. At the writer, the rows a later commit of the coordinator may
+/// have written (`CommitLog`) are compared again; after a commit that may have written
+/// any row, all are.
+struct ComparisonAhead: Sendable {
+    /// `PersistentStoreCoordinator.commitGeneration` before the comparison's snapshot.
+    let generation: UInt64
+    let rows: ColumnRows
+    /// Nil when the comparing context's policy does not compare in the store. The executing
+    /// context's policy decides whether it is used (a comparison says only which rows equal
+    /// their stored row, whatever the policy).
+    let comparison: RowComparison?
+}
+
+extension BatchWriter {
+    /// Whether rows with stored rows are compared in the store (the values of a row that
+    /// differs are read then): under a policy that takes the carried values and keeps the
+    /// rest, a row equal on every carried attribute changes nothing.
+    private func comparesInStore(_ rows: ColumnRows) -> Bool {
+        rows.integerKey
+            && (policy == .mergeByPropertyObjectTrump || (policy == .overwrite && rows.positions.count == entity.attributes.count))
+    }
+
+    private func compare(_ rows: ColumnRows, _ columns: BatchColumns, keys: [Int64: Int]) throws -> RowComparison {
+        guard !keys.isEmpty else { return RowComparison() }
+        return try store.read { try $0.compareRows(forIntegerKeys: keys, columns: columns, positions: rows.positions, entity: entity) }
+    }
+
+    /// Compares the rows with the stored rows now, off the writer's queue.
+    func compareAhead(_ columns: BatchColumns) throws -> ComparisonAhead {
+        let rows = try ColumnRows(columns, entity: entity, indices: attributeIndices)
+        // Read before the snapshot: every commit up to it is in the comparison.
+        let generation = coordinator.commitGeneration
+        let comparison = comparesInStore(rows) ? try compare(rows, columns, keys: rows.rowForInteger) : nil
+        return ComparisonAhead(generation: generation, rows: rows, comparison: comparison)
+    }
+
+    /// The comparison of the rows with the stored rows as of now (on the root's queue): the
+    /// one made ahead, with the rows a commit since may have written compared again.
+    private func comparison(_ rows: ColumnRows, _ columns: BatchColumns, ahead: ComparisonAhead?) throws -> RowComparison {
+        guard let ahead, var comparison = ahead.comparison,
+              let written = coordinator.keysWritten(after: ahead.generation, entity: entity.name) else {
+            return try compare(rows, columns, keys: rows.rowForInteger)
+        }
+        var stale: [Int64: Int] = [:]
+        for keys in written {
+            for key in keys {
+                if let row = rows.rowForInteger[key] { stale[key] = row }
+            }
+        }
+        guard !stale.isEmpty else { return comparison }
+        let keyColumn = columns.columns[rows.keyColumns[0]!].integers
+        comparison.unchanged.removeAll { stale[keyColumn[$0.row]] != nil }
+        for key in stale.keys { comparison.changed[key] = nil }
+        let fresh = try compare(rows, columns, keys: stale)
+        comparison.unchanged += fresh.unchanged
+        comparison.changed.merge(fresh.changed) { _, fresh in fresh }
+        return comparison
+    }
+
+    /// Columns: the new rows go to the store as the buffers they are (`ColumnInsert`); only
+    /// rows whose key is stored become values, to be merged by the policy.
+    func insert(_ columns: BatchColumns, comparedAhead ahead: ComparisonAhead?) throws -> Outcome {
+        let rows = try ahead?.rows ?? ColumnRows(columns, entity: entity, indices: attributeIndices)
+        let positions = rows.positions, keyColumns = rows.keyColumns
+        var stored: [[StoreValue]: StoreRow] = [:]
+        var storedByInteger: [Int64: StoreRow] = [:]
+        /// Rows equal to their stored row on every carried attribute: under a policy that takes the
+        /// carried values and keeps the rest, they change nothing (compared in the store, no values made).
+        var unchangedRows: [Bool] = []
+        var outcome = Outcome()
+        if rows.integerKey {
+            if comparesInStore(rows) {
+                let comparison = try comparison(rows, columns, ahead: ahead)
+                storedByInteger = comparison.changed
+                unchangedRows = [Bool](repeating: false, count: columns.rowCount)
+                var keys = UnchangedKeys(entity: entity.name, store: store.identifier, keys: [])
+                keys.keys.reserveCapacity(comparison.unchanged.count)
+                for (row, primaryKey) in comparison.unchanged {
+                    unchangedRows[row] = true
+                    keys.keys.append(primaryKey)
+                }
+                outcome.unchangedKeys = keys
+            } else if !rows.rowForInteger.isEmpty {
+                storedByInteger = try store.read { try $0.rows(forIntegerKeys: Array(rows.rowForInteger.keys), entity: entity) }
+            }
+        } else if !rows.rowForKey.isEmpty {
+            stored = try store.read { reader in try reader.rows(forKeys: Array(rows.rowForKey.keys), entity: entity) }
+        }
+        let required = requiredAttributes
+        var newRows: [Int] = []
+        newRows.reserveCapacity(rows.kept.count)
+        var merging: [(IncomingRow, StoreRow)] = []
+        for row in rows.kept {
+            if !unchangedRows.isEmpty && unchangedRows[row] { continue }
+            if !stored.isEmpty || !storedByInteger.isEmpty {
+                let existing = rows.integerKey
+                    ? (columns.columns[keyColumns[0]!].isNull(row) ? nil : storedByInteger[columns.columns[keyColumns[0]!].integers[row]])
+                    : stored[keyColumns.map { columns.value(row: row, column: $0!) }]
+                if let existing {
+                    var values = [StoreValue](repeating: .null, count: entity.attributes.count)
+                    for (column, position) in positions.enumerated() { values[position] = columns.value(row: row, column: column) }
+                    merging.append((IncomingRow(values: values, mask: rows.mask, index: row), existing))
+                    continue
+                }
+            }
+            newRows.append(row)
+        }
+        if let first = newRows.first {
+            for index in required {
+                guard let column = positions.firstIndex(of: index) else {
+                    throw StoreError.invalidBatchRow(entity: entity.name, row: first, attribute: entity.attributes[index].name,
+                                                     problem: "is required and has no value")
+                }
+                if let row = newRows.first(where: { columns.columns[column].isNull($0) }) {
+                    throw StoreError.invalidBatchRow(entity: entity.name, row: row, attribute: entity.attributes[index].name,
+                                                     problem: "is required and has no value")
+                }
+            }
+        }
+        let operations = try merge(merging, outcome: &outcome)
+        var keys: [Int64?] = []
+        if entity.rowidKeyIndex != nil, let column = keyColumns.first ?? nil, columns.columns[column].kind == .integers {
+            let values = columns.columns[column].integers
+            keys = newRows.map { values[$0] }
+        }
+        let ids = try newIDs(count: newRows.count, keys: keys)
+        let insert = ColumnInsert(entity: entity.name, columns: columns, positions: positions, rows: newRows, ids: ids,
+                                  attributeCount: entity.attributes.count)
+        // With an integer key, the commit writes only rows of the batch's keys.
+        let touched: CommitLog.Touched = rows.integerKey ? .keys(entity: entity.name, rows.rowForInteger.keys) : .anyRow
+        try commit(operations, columnInserts: newRows.isEmpty ? [] : [insert], touched: touched, into: &outcome)
+        return outcome
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+@testable import SwellStore
+
+/// A batch insert of columns compared with the store ahead of its execution
+/// (`ManagedObjectContext.compareAhead`, what a pipeline's comparer does while the writer
+/// writes the batch before): whatever the coordinator commits in between, the execution
+/// does what it would have done without the comparison. On whichever store the suite runs
+/// against (`SWELL_TEST_STORE`). `BatchDifferentialTests` compares ahead at random too.
+@Suite struct CompareAheadTests {
+    let directory = TemporaryDirectory()
+    let day = Date(timeIntervalSince1970: 1_700_000_000)
+
+    /// A columns batch insert of `(id, rating)` rows, every row dated `day`.
+    private func ratings(_ rows: [(Int64, Int64)]) -> BatchInsertRequest {
+        var columns = BatchColumns()
+        let ids = columns.integers("id"), dates = columns.dates("date"), values = columns.integers("rating")
+        for (id, rating) in rows {
+            columns.append(id, to: ids)
+            columns.append(day, to: dates)
+            columns.append(rating, to: values)
+        }
+        let request = BatchInsertRequest(entityName: "JournalEntry", columns: columns)
+        request.resultType = .changes
+        return request
+    }
+
+    private func execute(_ request: BatchInsertRequest, in context: ManagedObjectContext) throws -> BatchResult {
+        try context.performAndWait {
+            context.mergePolicy = .mergeByPropertyObjectTrump
+            return try context.execute(request)
+        }
+    }
+
+    private func compareAhead(_ request: BatchInsertRequest, in context: ManagedObjectContext) {
+        context.performAndWait {
+            context.mergePolicy = .mergeByPropertyObjectTrump
+            context.compareAhead(request)
+        }
+    }
+
+    private func storedRatings(_ container: PersistentContainer) throws -> [Int: Int] {
+        let reader = try makeRootContext(at: container.storeURL)
+        return try reader.performAndWait {
+            var ratings: [Int: Int] = [:]
+            for object in try reader.fetch(FetchRequest(entityName: "JournalEntry")) {
+                ratings[object["id"] as! Int] = object["rating"] as? Int
+            }
+            return ratings
+        }
+    }
+
+    private func makeStack() throws -> (PersistentContainer, writer: ManagedObjectContext, comparer: ManagedObjectContext) {
+        let container = try makeContainer(directory)
+        let writer = container.newBackgroundContext()
+        _ = try execute(ratings([(1, 1), (2, 1), (3, 1)]), in: writer)
+        return (container, writer, container.newBackgroundContext())
+    }
+
+    @Test func theRowsABatchWroteSinceAreComparedAgain() throws {
+        let (container, writer, comparer) = try makeStack()
+        // Compared while rows 1 and 2 hold 1: both equal, 3 changes.
+        let later = ratings([(1, 1), (2, 1), (3, 5)])
+        compareAhead(later, in: comparer)
+        // The batch before it (in the source's order) is written first, changing row 1.
+        let earlier = try execute(ratings([(1, 2), (4, 2)]), in: writer)
+        #expect((earlier.inserted, earlier.updated) == (1, 1))
+        let result = try execute(later, in: writer)
+        // The later record wins: row 1 goes back to 1.
+        #expect((result.inserted, result.updated, result.unchanged) == (0, 2, 1))
+        #expect(try storedRatings(container) == [1: 1, 2: 1, 3: 5, 4: 2])
+    }
+
+    @Test func aRowABatchInsertedSinceIsMetNotInsertedAgain() throws {
+        let (container, writer, comparer) = try makeStack()
+        let later = ratings([(9, 3)])
+        compareAhead(later, in: comparer)  // 9 is not stored then
+        _ = try execute(ratings([(9, 7)]), in: writer)
+        let result = try execute(later, in: writer)
+        #expect((result.inserted, result.updated, result.unchanged) == (0, 1, 0))
+        #expect(try storedRatings(container)[9] == 3)
+    }
+
+    @Test func afterASaveEveryRowIsComparedAgain() throws {
+        let (container, writer, comparer) = try makeStack()
+        let later = ratings([(1, 1), (2, 1)])
+        compareAhead(later, in: comparer)
+        // A save may write any row: the comparison ahead cannot say which are still equal.
+        let saver = container.writerContext
+        try saver.performAndWait {
+            var fetch = FetchRequest(entityName: "JournalEntry")
+            fetch.predicate = FetchPredicate(format: "id == %@", 2)
+            try saver.fetch(fetch).first!.setValue(8, forKey: "rating")
+            try saver.save()
+        }
+        let result = try execute(later, in: writer)
+        #expect((result.updated, result.unchanged) == (1, 1))
+        #expect(try storedRatings(container)[2] == 1)
+    }
+
+    @Test func aComparisonOlderThanTheCommitsRememberedIsMadeAgain() throws {
+        let (container, writer, comparer) = try makeStack()
+        let later = ratings([(1, 1)])
+        compareAhead(later, in: comparer)
+        _ = try execute(ratings([(1, 2)]), in: writer)
+        // Enough commits of other rows that the one of row 1 is no longer remembered.
+        for id in 0..<Int64(CommitLog.capacity) {
+            _ = try execute(ratings([(100 + id, 1)]), in: writer)
+        }
+        let result = try execute(later, in: writer)
+        #expect((result.updated, result.unchanged) == (1, 0))
+        #expect(try storedRatings(container)[1] == 1)
+    }
+
+    @Test func theExecutingContextsPolicyDecides() throws {
+        let (container, writer, comparer) = try makeStack()
+        let later = ratings([(1, 6), (2, 1)])
+        compareAhead(later, in: comparer)  // under objectTrump: row 1 differs, row 2 is equal
+        let result = try writer.performAndWait {
+            writer.mergePolicy = .mergeByPropertyStoreTrump
+            return try writer.execute(later)
+        }
+        // Under storeTrump the stored values win: nothing is written, both rows are unchanged.
+        #expect((result.inserted, result.updated, result.unchanged) == (0, 0, 2))
+        #expect(try storedRatings(container) == [1: 1, 2: 1, 3: 1])
+    }
+}
