@@ -133,7 +133,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellPipelineTests",
-            dependencies: ["SwellPipeline", "SwellStore", "SwellCSV", "SwellPostgres", "SwellTestSupport", "swell"]
+            dependencies: ["SwellPipeline", "SwellStore", "SwellCSV", "SwellPostgres", "SwellTestSupport", "SwellLocks", "swell"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -22,7 +22,7 @@ struct ColumnWriter: Sendable {
     /// Starts the comparer's and the writer's threads, taking from `queue`; they leave
     /// `group` when the queue is closed and drained.
     func start(queue: BatchQueue<BatchColumns>, group: DispatchGroup) {
-        let compared = BatchQueue<BatchInsertRequest>(capacity: 1)
+        let compared = BatchQueue<BatchInsertRequest>(capacity: 0)
         group.enter()
         let comparer = Thread {
             defer { group.leave() }

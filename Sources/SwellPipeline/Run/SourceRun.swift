@@ -71,7 +71,7 @@ struct SourceRun {
         let validators: [String: String]?
         if source.nested.isEmpty && source.mode != .append {
             // A flat source: this thread reads records straight into columns; one writer commits the batches.
-            let batches = BatchQueue<BatchColumns>(capacity: 1)
+            let batches = BatchQueue<BatchColumns>(capacity: 0)
             ColumnWriter(source: source, entity: entity, container: container, state: state, redactor: redactor, logger: logger)
                 .start(queue: batches, group: group)
             let rejecter = RecordRejecter(source: source, rejects: rejects, redactor: redactor)
