@@ -53,9 +53,13 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
     /// The store file's path (kept: `URL.path` is too slow to compute per read).
     let path: String
 
+    /// Checkpoints the WAL off the writer's queue (`SQLiteCheckpointer`).
+    let checkpointer: SQLiteCheckpointer
+
     init(url: URL) {
         self.url = url
         self.path = url.path
+        checkpointer = SQLiteCheckpointer(path: url.path)
     }
 
     // MARK: Loading
@@ -156,6 +160,7 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
             throw StoreError.notAStore(path: path, reason: "cannot switch the store to WAL mode (read-only file system?)")
         }
         try connection.execute("PRAGMA synchronous=FULL")
+        try checkpointer.attach(to: connection)
     }
 
     // MARK: Reading
@@ -218,6 +223,13 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
             return readers
         }
         var failure: SQLiteError?
+        // The writer closes last: the last connection to the file checkpoints it.
+        if let writer { checkpointer.detach(from: writer) }
+        do {
+            try checkpointer.close()
+        } catch {
+            failure = error
+        }
         for connection in idle + (writer.map { [$0] } ?? []) {
             do {
                 try connection.close()
