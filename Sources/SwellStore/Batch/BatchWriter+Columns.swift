@@ -140,11 +140,31 @@ extension BatchWriter {
         guard !stale.isEmpty else { return comparison }
         let keyColumn = columns.columns[rows.keyColumns[0]!].integers
         comparison.unchanged.removeAll { stale[keyColumn[$0.row]] != nil }
-        for key in stale.keys { comparison.changed[key] = nil }
+        for key in stale.keys {
+            comparison.changed[key] = nil
+            comparison.differing[key] = nil
+        }
         let fresh = try compare(rows, columns, keys: stale)
         comparison.unchanged += fresh.unchanged
         comparison.changed.merge(fresh.changed) { _, fresh in fresh }
+        comparison.differing.merge(fresh.differing) { _, fresh in fresh }
         return comparison
+    }
+
+    /// The update of a row the store found differing in the attributes of `mask` (every
+    /// attribute carried, under a policy that takes the carried values: the stored values
+    /// are not needed, only the differing ones are written).
+    private func update(row: Int, primaryKey: Int64, mask: AttributeMask, columns: BatchColumns, positions: [Int]) throws -> StoreChangeSet.Operation {
+        var values = [StoreValue](repeating: .null, count: entity.attributes.count)
+        for (column, position) in positions.enumerated() where mask.contains(position) {
+            let value = columns.value(row: row, column: column)
+            if value.isNull && !entity.attributes[position].isOptional {
+                throw StoreError.invalidBatchRow(entity: entity.name, row: row, attribute: entity.attributes[position].name,
+                                                 problem: "is required and the \(policy) policy leaves it without a value")
+            }
+            values[position] = value
+        }
+        return .init(entity: entity.name, primaryKey: primaryKey, row: PendingRow(kind: .updated, values: values, mask: mask, sequence: 0))
     }
 
     /// Columns: the new rows go to the store as the buffers they are (`ColumnInsert`); only
@@ -154,6 +174,7 @@ extension BatchWriter {
         let positions = rows.positions, keyColumns = rows.keyColumns
         var stored: [[StoreValue]: StoreRow] = [:]
         var storedByInteger: [Int64: StoreRow] = [:]
+        var differing: [Int64: (primaryKey: Int64, mask: AttributeMask)] = [:]
         /// Rows equal to their stored row on every carried attribute: under a policy that takes the
         /// carried values and keeps the rest, they change nothing (compared in the store, no values made).
         var unchangedRows: [Bool] = []
@@ -162,6 +183,7 @@ extension BatchWriter {
             if comparesInStore(rows) {
                 let comparison = try comparison(rows, columns, ahead: ahead)
                 storedByInteger = comparison.changed
+                differing = comparison.differing
                 unchangedRows = [Bool](repeating: false, count: columns.rowCount)
                 var keys = UnchangedKeys(entity: entity.name, store: store.identifier, keys: [])
                 keys.keys.reserveCapacity(comparison.unchanged.count)
@@ -180,8 +202,14 @@ extension BatchWriter {
         var newRows: [Int] = []
         newRows.reserveCapacity(rows.kept.count)
         var merging: [(IncomingRow, StoreRow)] = []
+        var updates: [StoreChangeSet.Operation] = []
         for row in rows.kept {
             if !unchangedRows.isEmpty && unchangedRows[row] { continue }
+            if !differing.isEmpty, !columns.columns[keyColumns[0]!].isNull(row),
+               let (primaryKey, mask) = differing[columns.columns[keyColumns[0]!].integers[row]] {
+                updates.append(try update(row: row, primaryKey: primaryKey, mask: mask, columns: columns, positions: positions))
+                continue
+            }
             if !stored.isEmpty || !storedByInteger.isEmpty {
                 let existing = rows.integerKey
                     ? (columns.columns[keyColumns[0]!].isNull(row) ? nil : storedByInteger[columns.columns[keyColumns[0]!].integers[row]])
@@ -207,7 +235,12 @@ extension BatchWriter {
                 }
             }
         }
-        let operations = try merge(merging, outcome: &outcome)
+        var operations = try merge(merging, outcome: &outcome)
+        for update in updates {
+            operations.append(.init(entity: update.entity, primaryKey: update.primaryKey,
+                                    row: PendingRow(kind: .updated, values: update.row.values, mask: update.row.mask,
+                                                    sequence: UInt64(operations.count))))
+        }
         var keys: [Int64?] = []
         if entity.rowidKeyIndex != nil, let column = keyColumns.first ?? nil, columns.columns[column].kind == .integers {
             let values = columns.columns[column].integers

@@ -113,6 +113,11 @@ package struct RowComparison: Sendable {
     package var unchanged: [(row: Int, primaryKey: Int64)] = []
     /// The stored rows of the other keys, by key.
     package var changed: [Int64: StoreRow] = [:]
+    /// Instead of `changed`, where the batch carries every attribute of the entity (not its
+    /// relationships) and the store compares in place: for each other key, the stored row's
+    /// primary key and the attributes whose values differ (the update the row needs, under
+    /// a policy that takes the carried values), no value read.
+    package var differing: [Int64: (primaryKey: Int64, mask: AttributeMask)] = [:]
 
     package init() {}
 }
