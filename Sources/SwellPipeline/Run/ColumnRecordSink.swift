@@ -11,10 +11,12 @@ import SwellStore
 ///
 /// A record the projection does not take as it is (see `ProjectedMapping`) is read
 /// again from its own text and mapped by `RecordMapper`, so it converts, or is
-/// rejected, exactly as the contract's Values table says. For that the sink keeps
+/// rejected, exactly as the contract's Values table says. For that the sink reads a
+/// record from the chunk being fed (`chunk`, not copied) and keeps, between chunks,
 /// the page's bytes the reader may still complete a record from (`window`).
 ///
-/// Used on the fetch thread only (it owns that thread's date formatters).
+/// Used on the fetch thread only (it owns that thread's date formatters); `chunk`
+/// points into the caller's buffer only between `reading` and `doneReading`.
 struct ColumnRecordSink: JSONProjectionSink {
     private let mapping: ProjectedMapping
     private let mapper: RecordMapper
@@ -33,9 +35,13 @@ struct ColumnRecordSink: JSONProjectionSink {
     private var needsMapper = false
 
     private var page = ""
-    /// The page's bytes from offset `windowBase` on, as fed.
+    /// Bytes of earlier chunks of the page, from offset `windowBase` on, that a record may
+    /// still be read from.
     private var window: [UInt8] = []
     private var windowBase = 0
+    /// The chunk being fed, at page offset `chunkBase` (right after the window's bytes).
+    private var chunk: UnsafeRawBufferPointer?
+    private var chunkBase = 0
 
     /// Since the last hand-off: records read, rejected, the largest cursor value, keys seen (replace).
     private var records = 0
@@ -70,19 +76,41 @@ struct ColumnRecordSink: JSONProjectionSink {
         needsMapper = false
     }
 
-    /// Keeps a chunk's bytes before the reader reads it (a record may need its own text).
-    mutating func keep(_ bytes: UnsafeRawBufferPointer) {
-        window.append(contentsOf: bytes)
+    /// The reader is about to read `bytes`, the page's next chunk: a record may be read again
+    /// from them until `doneReading`.
+    mutating func reading(_ bytes: UnsafeRawBufferPointer) {
+        chunk = bytes
+        chunkBase = windowBase + window.count
     }
 
-    /// Lets go of the page's bytes before `offset` (the reader's `earliestNeededOffset`: the
-    /// record under way, or bytes it holds back), so the window stays about a record long
-    /// whatever comes before, between or after the records.
-    mutating func trim(before offset: Int) {
+    /// The chunk is read: keeps its bytes from `offset` on (the reader's
+    /// `earliestNeededOffset`: the record under way, or bytes it holds back) and lets go of
+    /// the window's before it, so the window stays about a record long whatever comes
+    /// before, between or after the records.
+    mutating func doneReading(keepingFrom offset: Int) {
+        defer { chunk = nil }
         let drop = min(offset - windowBase, window.count)
-        guard drop > 0 else { return }
-        window.removeFirst(drop)
-        windowBase += drop
+        if drop > 0 {
+            window.removeFirst(drop)
+            windowBase += drop
+        }
+        guard let chunk else { return }
+        let from = min(max(0, offset - chunkBase), chunk.count)
+        if window.isEmpty { windowBase = chunkBase + from }
+        window.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[from...]))
+    }
+
+    /// The page's bytes `start..<end`: from the chunk being read, from the window, or (a
+    /// record that began in an earlier chunk) from both; nil when they are not kept.
+    private func bytes(_ start: Int, _ end: Int) -> [UInt8]? {
+        if let chunk, start >= chunkBase {
+            guard end - chunkBase <= chunk.count else { return nil }
+            return Array(chunk[(start - chunkBase)..<(end - chunkBase)])
+        }
+        guard start >= windowBase else { return nil }
+        if end <= windowBase + window.count { return Array(window[(start - windowBase)..<(end - windowBase)]) }
+        guard let chunk, windowBase + window.count == chunkBase, end - chunkBase <= chunk.count else { return nil }
+        return Array(window[(start - windowBase)...]) + chunk[..<(end - chunkBase)]
     }
 
     mutating func field(_ field: Int, value: JSONFieldValue) throws {
@@ -132,7 +160,7 @@ struct ColumnRecordSink: JSONProjectionSink {
         if needsMapper {
             row.clear()
             needsMapper = false
-            try mapRecord(index: index, text: (start.byteOffset - windowBase)..<(end - windowBase))
+            try mapRecord(index: index, start: start.byteOffset, end: end)
         } else {
             batch.append(row)
             if sweeper != nil { keys.append(mapper.keyIndices.map { row.storeValue($0) }) }
@@ -142,14 +170,15 @@ struct ColumnRecordSink: JSONProjectionSink {
         if batch.count >= batchSize { handOff() }
     }
 
-    /// Reads record `index` again from its text and maps it as `RecordMapper` does.
-    private mutating func mapRecord(index: Int, text: Range<Int>) throws {
+    /// Reads record `index` (the page's bytes `start..<end`) again from its text and maps it
+    /// as `RecordMapper` does.
+    private mutating func mapRecord(index: Int, start: Int, end: Int) throws {
         let record: JSONValue
         do {
-            guard text.lowerBound >= 0, text.upperBound <= window.count else {
-                throw PipelineError(.other, "the record's bytes \(text) are not kept (\(window.count) bytes from offset \(windowBase))")
+            guard let text = bytes(start, end) else {
+                throw PipelineError(.other, "the record's bytes \(start)..<\(end) are not kept (\(window.count) bytes from offset \(windowBase))")
             }
-            record = try JSONValue.parse(window[text])
+            record = try JSONValue.parse(text)
         } catch {
             throw PipelineError(.other, "source \(rejecter.source.name): record \(index) of page \(page) could not be read again: \(error)",
                                 underlying: error)

@@ -102,9 +102,9 @@ struct ColumnPages: PageParser {
     }
 
     mutating func parse(_ bytes: UnsafeRawBufferPointer) throws {
-        sink.keep(bytes)
+        sink.reading(bytes)
+        defer { sink.doneReading(keepingFrom: reader.earliestNeededOffset) }
         try reader.feed(bytes, into: &sink)
-        sink.trim(before: reader.earliestNeededOffset)
     }
 
     mutating func finish() throws -> [[String]: JSONValue] {

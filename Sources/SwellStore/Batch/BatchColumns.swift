@@ -64,6 +64,29 @@ public struct BatchColumns: Sendable {
             count += 1
         }
 
+        // One access to the column per value (`columns[i].append…`): the batch's appends
+        // check the arrays' uniqueness once, not once per buffer touched.
+        mutating func append(integer value: Int64?) {
+            noteNull(value == nil)
+            integers.append(value ?? 0)
+        }
+
+        mutating func append(double value: Double?) {
+            noteNull(value == nil)
+            doubles.append(value ?? 0)
+        }
+
+        mutating func append(boolean value: Bool?) {
+            noteNull(value == nil)
+            booleans.append(value ?? false)
+        }
+
+        mutating func append(utf8 bytes: UnsafeBufferPointer<UInt8>?) {
+            noteNull(bytes == nil)
+            if let bytes { arena.append(contentsOf: bytes) }
+            ends.append(arena.count)
+        }
+
         func isNull(_ row: Int) -> Bool {
             nulls[row >> 6] & (1 << UInt64(row & 63)) != 0
         }
@@ -140,8 +163,7 @@ public struct BatchColumns: Sendable {
 
     /// Appends the next value (nil: null) of an integer column.
     public mutating func append(_ value: Int64?, to column: IntegerColumn) {
-        columns[column.index].noteNull(value == nil)
-        columns[column.index].integers.append(value ?? 0)
+        columns[column.index].append(integer: value)
     }
 
     /// Appends the next value (nil: null) of an integer column.
@@ -151,14 +173,12 @@ public struct BatchColumns: Sendable {
 
     /// Appends the next value (nil: null) of a double column.
     public mutating func append(_ value: Double?, to column: DoubleColumn) {
-        columns[column.index].noteNull(value == nil)
-        columns[column.index].doubles.append(value ?? 0)
+        columns[column.index].append(double: value)
     }
 
     /// Appends the next value (nil: null) of a boolean column.
     public mutating func append(_ value: Bool?, to column: BooleanColumn) {
-        columns[column.index].noteNull(value == nil)
-        columns[column.index].booleans.append(value ?? false)
+        columns[column.index].append(boolean: value)
     }
 
     /// Appends the next value (nil: null) of a date column.
@@ -168,8 +188,7 @@ public struct BatchColumns: Sendable {
 
     /// Appends the next value (nil: null) of a date column as Unix seconds.
     public mutating func append(secondsSince1970 seconds: Double?, to column: DateColumn) {
-        columns[column.index].noteNull(seconds == nil)
-        columns[column.index].doubles.append(seconds ?? 0)
+        columns[column.index].append(double: seconds)
     }
 
     /// Appends the next value (nil: null) of a text column.
@@ -184,9 +203,7 @@ public struct BatchColumns: Sendable {
     /// Appends the next value of a text column as UTF-8 bytes (copied into the column's
     /// arena; nil: null). The bytes must be valid UTF-8.
     public mutating func append(utf8 bytes: UnsafeBufferPointer<UInt8>?, to column: TextColumn) {
-        columns[column.index].noteNull(bytes == nil)
-        if let bytes { columns[column.index].arena.append(contentsOf: bytes) }
-        columns[column.index].ends.append(columns[column.index].arena.count)
+        columns[column.index].append(utf8: bytes)
     }
 
     /// The average size of the text values held (0 without any).
