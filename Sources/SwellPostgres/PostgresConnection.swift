@@ -136,6 +136,36 @@ public final class PostgresConnection {
         return output
     }
 
+    /// Runs a query whose answer comes in binary form and hands `body` each row's fields, read
+    /// in place from libpq's result (valid only during the call): no `StoreValue`s or `String`s
+    /// made. Every column must be of a type `PostgresBinaryCopyDecoder` reads.
+    package func forEachBinaryRow(_ sql: String, _ parameters: [StoreValue] = [],
+                                 _ body: (_ field: (Int) throws(PostgresError) -> StoreRowCursor.Field) throws -> Void) throws {
+        guard let handle else { throw PostgresError.connectionLost(endpoint, reason: "the connection was closed") }
+        for case .text(let text) in parameters where text.utf8.contains(0) { throw Self.nulInText(sql: sql) }
+        let texts: [String?] = parameters.map(Self.text)
+        let result: OpaquePointer? = Self.withCStrings(texts) { pointers in
+            PQexecParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 1)
+        }
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_TUPLES_OK else { throw failure(result, handle: handle, sql: sql) }
+        var kinds: [PostgresBinaryCopyDecoder.ColumnKind] = []
+        for column in 0..<PQnfields(result) {
+            guard let kind = PostgresBinaryCopyDecoder.kind(ofType: PQftype(result, column)) else {
+                throw PostgresError.unreadableAnswer(message: "a result column of type \(PQftype(result, column)) cannot be read in binary", sql: sql)
+            }
+            kinds.append(kind)
+        }
+        for row in 0..<PQntuples(result) {
+            try body { (column: Int) throws(PostgresError) -> StoreRowCursor.Field in
+                let index = Int32(column)
+                guard PQgetisnull(result, row, index) == 0, let raw = PQgetvalue(result, row, index) else { return .null }
+                let length = Int(PQgetlength(result, row, index))
+                return try PostgresBinaryCopyDecoder.field(kinds[column], UnsafeRawBufferPointer(start: raw, count: length), at: 0, length: length)
+            }
+        }
+    }
+
     private static func binaryValue(_ result: OpaquePointer?, row: Int32, column: Int32,
                                     kind: PostgresBinaryCopyDecoder.ColumnKind) throws(PostgresError) -> StoreValue {
         guard PQgetisnull(result, row, column) == 0, let raw = PQgetvalue(result, row, column) else { return .null }

@@ -195,20 +195,7 @@ struct PostgresReader: StoreReader, PredicateResolver {
             var start = 0
             while start < values.count {
                 let chunk = values[start..<min(start + 10_000, values.count)]
-                // One probe per value (a lateral subquery on the column's index), not `column =
-                // ANY($1)`: before its first ANALYZE a growing table's planner may scan it whole
-                // per look-up (measured: 12 ms a look-up, parallel scans, at 1M rows).
-                var sql = """
-                    SELECT swell_found.* FROM unnest($1::\(type)[]) AS swell_wanted(value),
-                    LATERAL (SELECT \(PostgresSQL.selectList(entity, typed: true)) FROM \(table(entity)) WHERE \(column) = swell_wanted.value) AS swell_found
-                    """
-                var arguments: [StoreValue] = [.text(Self.arrayLiteral(chunk))]
-                if let range = Self.integerRange(chunk) {
-                    // Integers: first one probe for any row in their range (evaluated once, before
-                    // the others); a run of new keys, as a first import brings, then costs one probe.
-                    sql += " WHERE EXISTS (SELECT 1 FROM \(table(entity)) WHERE \(column) BETWEEN $2::bigint AND $3::bigint)"
-                    arguments += [.integer(range.lowerBound), .integer(range.upperBound)]
-                }
+                let (sql, arguments) = lookUp(entity, where: column, in: chunk, arrayType: type)
                 result += try connection.query(sql, arguments, binaryResults: true).compactMap(row)
                 start += chunk.count
             }
@@ -223,6 +210,27 @@ struct PostgresReader: StoreReader, PredicateResolver {
             start += chunk.count
         }
         return result
+    }
+
+    /// The SELECT of the rows of `entity` whose `column` is among `values` (all integers or all
+    /// texts, `arrayType`), as one array parameter: `_pk`, then the attributes as stored.
+    private func lookUp(_ entity: EntityDescription, where column: String, in values: ArraySlice<StoreValue>,
+                        arrayType type: String) -> (sql: String, arguments: [StoreValue]) {
+        // One probe per value (a lateral subquery on the column's index), not `column =
+        // ANY($1)`: before its first ANALYZE a growing table's planner may scan it whole
+        // per look-up (measured: 12 ms a look-up, parallel scans, at 1M rows).
+        var sql = """
+            SELECT swell_found.* FROM unnest($1::\(type)[]) AS swell_wanted(value),
+            LATERAL (SELECT \(PostgresSQL.selectList(entity, typed: true)) FROM \(table(entity)) WHERE \(column) = swell_wanted.value) AS swell_found
+            """
+        var arguments: [StoreValue] = [.text(Self.arrayLiteral(values))]
+        if let range = Self.integerRange(values) {
+            // Integers: first one probe for any row in their range (evaluated once, before
+            // the others); a run of new keys, as a first import brings, then costs one probe.
+            sql += " WHERE EXISTS (SELECT 1 FROM \(table(entity)) WHERE \(column) BETWEEN $2::bigint AND $3::bigint)"
+            arguments += [.integer(range.lowerBound), .integer(range.upperBound)]
+        }
+        return (sql, arguments)
     }
 
     /// The smallest and largest of `values` when they are all integers, else nil.
@@ -307,7 +315,54 @@ struct PostgresReader: StoreReader, PredicateResolver {
         guard case .integer(let largestKey)? = largest else { return RowComparison() }
         let asked = keyedRows.filter { $0.key <= largestKey }
         guard !asked.isEmpty else { return RowComparison() }
-        return try compareRowsReadingValues(forIntegerKeys: asked, columns: columns, positions: positions, entity: entity)
+        // The stored rows are compared in place in libpq's binary answer (`ColumnPointers.equals`);
+        // only a row that differs is read into values, and none where the batch carries every attribute.
+        let keyColumn = entity.keyIndices[0] + 1
+        let required = positions.map { !entity.attributes[$0].isOptional }
+        let ownAttributes = entity.attributes.indices.filter { entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil }
+        let masks = Set(positions) == Set(ownAttributes)
+        let keys = asked.keys.sorted().map { StoreValue.integer($0) }
+        var comparison = RowComparison()
+        try columns.withPointers { pointers in
+            var start = 0
+            while start < keys.count {
+                let chunk = keys[start..<min(start + 10_000, keys.count)]
+                start += chunk.count
+                let (sql, arguments) = lookUp(entity, where: column, in: chunk, arrayType: "bigint")
+                try connection.forEachBinaryRow(sql, arguments) { field in
+                    guard case .integer(let primaryKey) = try field(0), case .integer(let key) = try field(keyColumn),
+                          let row = asked[key] else { return }
+                    var differing = AttributeMask.empty
+                    for (c, position) in positions.enumerated() {
+                        if !pointers[c].equals(try field(position + 1), row: row, required: required[c]) {
+                            differing.insert(position)
+                            if !masks { break }
+                        }
+                    }
+                    if differing == .empty {
+                        comparison.unchanged.append((row, primaryKey))
+                    } else if masks {
+                        comparison.differing[key] = (primaryKey, differing)
+                    } else {
+                        var values: [StoreValue] = []
+                        values.reserveCapacity(entity.attributes.count)
+                        for index in entity.attributes.indices { values.append(Self.value(try field(index + 1))) }
+                        comparison.changed[key] = StoreRow(primaryKey: primaryKey, values: values)
+                    }
+                }
+            }
+        }
+        return comparison
+    }
+
+    /// A field read in place, as a value.
+    private static func value(_ field: StoreRowCursor.Field) -> StoreValue {
+        switch field {
+        case .null: .null
+        case .integer(let int): .integer(int)
+        case .real(let double): .real(double)
+        case .text(let bytes): .text(String(decoding: bytes, as: UTF8.self))
+        }
     }
 
     func row(forKey key: [StoreValue], entity: EntityDescription) throws -> StoreRow? {

@@ -124,4 +124,38 @@ import Testing
         #expect((result.inserted, result.updated, result.unchanged) == (0, 0, 2))
         #expect(try storedRatings(container) == [1: 1, 2: 1, 3: 1])
     }
+
+    @Test func aBatchCarryingEveryAttributeUpdatesOnlyTheRowsThatDiffer() throws {
+        // Every attribute carried: the store notes which attributes differ, no stored value read.
+        let container = try makeContainer(directory)
+        let writer = container.newBackgroundContext()
+        func everything(_ rows: [(Int64, String?, Int64?)]) -> BatchInsertRequest {
+            var columns = BatchColumns()
+            let ids = columns.integers("id"), dates = columns.dates("date"), ratings = columns.integers("rating")
+            let texts = ["height", "period", "wind", "location"].map { columns.strings($0) }
+            for (id, location, rating) in rows {
+                columns.append(id, to: ids)
+                columns.append(day, to: dates)
+                columns.append(rating, to: ratings)
+                for (n, text) in texts.enumerated() { columns.append(n == 3 ? location : "h\(n)", to: text) }
+            }
+            let request = BatchInsertRequest(entityName: "JournalEntry", columns: columns)
+            request.resultType = .changes
+            return request
+        }
+        _ = try execute(everything([(1, "Reef", 1), (2, "Point", 2), (3, nil, nil)]), in: writer)
+        let later = everything([(1, "Reef", 1), (2, "Bay", 2), (3, "Cove", 3)])
+        compareAhead(later, in: container.newBackgroundContext())
+        let result = try execute(later, in: writer)
+        #expect((result.inserted, result.updated, result.unchanged) == (0, 2, 1))
+        let updated = result.changes["updated"] ?? []
+        #expect(Set(updated.map(\.primaryKey)).count == 2)
+        let reader = try makeRootContext(at: container.storeURL)
+        let stored = try reader.performAndWait {
+            try reader.fetch(FetchRequest(entityName: "JournalEntry")).map { ($0["id"] as! Int, $0["location"] as? String, $0["rating"] as? Int, $0["wind"] as? String) }
+        }.sorted { $0.0 < $1.0 }
+        #expect(stored.map(\.1) == ["Reef", "Bay", "Cove"])
+        #expect(stored.map(\.2) == [1, 2, 3])
+        #expect(stored.map(\.3) == ["h2", "h2", "h2"])
+    }
 }

@@ -288,3 +288,25 @@ extension BatchColumns {
         }
     }
 }
+
+extension ColumnPointers {
+    /// Whether a stored value, read in place, is the incoming value `row` of this column as
+    /// `StoreValue` equality would say it (a value of another storage class is not equal; a
+    /// boolean is stored as 0 or 1); a required attribute stored as nil is never equal. The
+    /// one rule of a batch's in-place comparison, whatever store reads the value.
+    package func equals(_ stored: StoreRowCursor.Field, row: Int, required: Bool) -> Bool {
+        if isNull(row) {
+            if case .null = stored { return !required }
+            return false
+        }
+        switch (kind, stored) {
+        case (.integers, .integer(let value)): return value == integers[row]
+        case (.booleans, .integer(let value)): return value == (booleans[row] ? 1 : 0)
+        case (.doubles, .real(let value)), (.dates, .real(let value)): return value == doubles[row]
+        case (.text, .text(let bytes)):
+            let text = self.text(row)
+            return bytes.count == text.count && (bytes.isEmpty || memcmp(bytes.baseAddress!, text.baseAddress!, bytes.count) == 0)
+        default: return false
+        }
+    }
+}

@@ -281,26 +281,20 @@ struct SQLiteStoreReader: StoreReader {
         return comparison
     }
 
-    /// Whether the stored value in `column` of the current row is the incoming value
-    /// `row` of a batch column, as `StoreValue` equality would say (a value of another
-    /// storage class is not equal); a required attribute stored as nil is never equal.
+    /// Whether the stored value in `column` of the current row is the incoming value `row`
+    /// of a batch column (`ColumnPointers.equals`: the one rule for every store).
     private static func storedEquals(_ incoming: ColumnPointers, row: Int, statement: OpaquePointer, column: Int32, required: Bool) -> Bool {
-        let type = sqlite3_column_type(statement, column)
-        if incoming.isNull(row) { return type == SQLITE_NULL && !required }
-        switch incoming.kind {
-        case .integers:
-            return type == SQLITE_INTEGER && sqlite3_column_int64(statement, column) == incoming.integers[row]
-        case .booleans:
-            return type == SQLITE_INTEGER && sqlite3_column_int64(statement, column) == (incoming.booleans[row] ? 1 : 0)
-        case .doubles, .dates:
-            return type == SQLITE_FLOAT && sqlite3_column_double(statement, column) == incoming.doubles[row]
-        case .text:
-            guard type == SQLITE_TEXT else { return false }
-            let text = incoming.text(row)
-            guard let stored = sqlite3_column_text(statement, column) else { return text.isEmpty }
-            let length = Int(sqlite3_column_bytes(statement, column))
-            return length == text.count && (length == 0 || memcmp(stored, text.baseAddress!, length) == 0)
+        let stored: StoreRowCursor.Field
+        switch sqlite3_column_type(statement, column) {
+        case SQLITE_NULL: stored = .null
+        case SQLITE_INTEGER: stored = .integer(sqlite3_column_int64(statement, column))
+        case SQLITE_FLOAT: stored = .real(sqlite3_column_double(statement, column))
+        case SQLITE_TEXT:
+            let bytes = sqlite3_column_text(statement, column)
+            stored = .text(UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column))))
+        default: return false
         }
+        return incoming.equals(stored, row: row, required: required)
     }
 
     func rows(displacedIDs ids: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
