@@ -321,14 +321,26 @@ struct PostgresReader: StoreReader, PredicateResolver {
         let required = positions.map { !entity.attributes[$0].isOptional }
         let ownAttributes = entity.attributes.indices.filter { entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil }
         let masks = Set(positions) == Set(ownAttributes)
-        let keys = asked.keys.sorted().map { StoreValue.integer($0) }
-        var comparison = RowComparison()
-        try columns.withPointers { pointers in
+        let sorted = asked.keys.sorted()
+        // Keys that fill at least an eighth of their range (numbered records) are read in one
+        // range scan of the key's index; scattered keys with one probe each.
+        var queries: [(sql: String, arguments: [StoreValue])] = []
+        if let lowest = sorted.first, let highest = sorted.last,
+           case let span = highest.subtractingReportingOverflow(lowest), !span.overflow, span.partialValue < Int64(sorted.count) * 8 {
+            queries = [("SELECT \(PostgresSQL.selectList(entity, typed: true)) FROM \(table(entity)) WHERE \(column) BETWEEN $1::bigint AND $2::bigint",
+                        [.integer(lowest), .integer(highest)])]
+        } else {
+            let keys = sorted.map { StoreValue.integer($0) }
             var start = 0
             while start < keys.count {
                 let chunk = keys[start..<min(start + 10_000, keys.count)]
                 start += chunk.count
-                let (sql, arguments) = lookUp(entity, where: column, in: chunk, arrayType: "bigint")
+                queries.append(lookUp(entity, where: column, in: chunk, arrayType: "bigint"))
+            }
+        }
+        var comparison = RowComparison()
+        try columns.withPointers { pointers in
+            for (sql, arguments) in queries {
                 try connection.forEachBinaryRow(sql, arguments) { field in
                     guard case .integer(let primaryKey) = try field(0), case .integer(let key) = try field(keyColumn),
                           let row = asked[key] else { return }

@@ -158,4 +158,14 @@ import Testing
         #expect(stored.map(\.2) == [1, 2, 3])
         #expect(stored.map(\.3) == ["h2", "h2", "h2"])
     }
+
+    @Test func scatteredKeysAreComparedAsDenseOnesAre() throws {
+        // Keys far apart are looked up one by one, keys close together read in one range.
+        let container = try makeContainer(directory)
+        let writer = container.newBackgroundContext()
+        _ = try execute(ratings([(1, 1), (500_000, 1), (9_000_000, 1), (9_000_001, 1)]), in: writer)
+        let result = try execute(ratings([(1, 1), (500_000, 2), (9_000_000, 1), (9_000_001, 3), (9_000_002, 4)]), in: writer)
+        #expect((result.inserted, result.updated, result.unchanged) == (1, 2, 2))
+        #expect(try storedRatings(container) == [1: 1, 500_000: 2, 9_000_000: 1, 9_000_001: 3, 9_000_002: 4])
+    }
 }
