@@ -168,4 +168,44 @@ import Testing
         #expect((result.inserted, result.updated, result.unchanged) == (1, 2, 2))
         #expect(try storedRatings(container) == [1: 1, 500_000: 2, 9_000_000: 1, 9_000_001: 3, 9_000_002: 4])
     }
+
+    @Test func aCommitUnderWayOrFailedLeavesTheWrittenKeysUnknown() throws {
+        // Another root context's commit that has begun and not been counted may have written any
+        // row; so may one that failed (it may have reached the store). The log says "unknown".
+        let container = try makeContainer(directory)
+        let coordinator = container.persistentStoreCoordinator
+        let generation = coordinator.commitGeneration
+        #expect(coordinator.keysWritten(after: generation, entity: "JournalEntry")?.isEmpty == true)
+        coordinator.beginCommit()
+        #expect(coordinator.keysWritten(after: generation, entity: "JournalEntry") == nil)
+        coordinator.noteCommit(touched: .keys(entity: "JournalEntry", [7: 0].keys))
+        #expect(coordinator.keysWritten(after: generation, entity: "JournalEntry").map { $0.flatMap { Array($0) } } == [7])
+        #expect(coordinator.keysWritten(after: generation, entity: "Note").map { $0.flatMap { Array($0) } } == [])
+        coordinator.beginCommit()
+        coordinator.noteFailedCommit()
+        #expect(coordinator.keysWritten(after: generation, entity: "JournalEntry") == nil)
+    }
+
+    @Test func aComparisonMadeOnAnotherCoordinatorIsNotUsed() throws {
+        let (container, writer, _) = try makeStack()
+        let later = ratings([(1, 1)])
+        // Compared on a second coordinator, whose generations run ahead of the writer's (three
+        // saves of notes): then row 1 changes through the writer's coordinator.
+        let other = try makeRootContext(at: container.storeURL)
+        try other.performAndWait {
+            for number in 0..<3 {
+                let note = ManagedObject(entity: noteEntity, insertInto: other)
+                note.setValue("note \(number)", forKey: "text")
+                try other.save()
+            }
+        }
+        other.performAndWait {
+            other.mergePolicy = .mergeByPropertyObjectTrump
+            other.compareAhead(later)
+        }
+        _ = try execute(ratings([(1, 2)]), in: writer)
+        let result = try execute(later, in: writer)
+        #expect((result.updated, result.unchanged) == (1, 0))
+        #expect(try storedRatings(container)[1] == 1)
+    }
 }

@@ -94,6 +94,9 @@ struct ColumnRows: Sendable {
 struct ComparisonAhead: Sendable {
     /// `PersistentStoreCoordinator.commitGeneration` before the comparison's snapshot.
     let generation: UInt64
+    /// The coordinator and store it was made on (another's generations mean nothing).
+    let coordinator: ObjectIdentifier
+    let store: String
     let rows: ColumnRows
     /// Nil when the comparing context's policy does not compare in the store. The executing
     /// context's policy decides whether it is used (a comparison says only which rows equal
@@ -121,13 +124,13 @@ extension BatchWriter {
         // Read before the snapshot: every commit up to it is in the comparison.
         let generation = coordinator.commitGeneration
         let comparison = comparesInStore(rows) ? try compare(rows, columns, keys: rows.rowForInteger) : nil
-        return ComparisonAhead(generation: generation, rows: rows, comparison: comparison)
+        return ComparisonAhead(generation: generation, coordinator: coordinator.identity, store: store.identifier, rows: rows, comparison: comparison)
     }
 
     /// The comparison of the rows with the stored rows as of now (on the root's queue): the
     /// one made ahead, with the rows a commit since may have written compared again.
     private func comparison(_ rows: ColumnRows, _ columns: BatchColumns, ahead: ComparisonAhead?) throws -> RowComparison {
-        guard let ahead, var comparison = ahead.comparison,
+        guard let ahead, var comparison = ahead.comparison, ahead.coordinator == coordinator.identity, ahead.store == store.identifier,
               let written = coordinator.keysWritten(after: ahead.generation, entity: entity.name) else {
             return try compare(rows, columns, keys: rows.rowForInteger)
         }

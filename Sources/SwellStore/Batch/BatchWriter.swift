@@ -285,7 +285,14 @@ struct BatchWriter {
     func commit(_ operations: [StoreChangeSet.Operation], columnInserts: [ColumnInsert] = [], touched: CommitLog.Touched = .anyRow,
                 into outcome: inout Outcome) throws {
         guard !operations.isEmpty || !columnInserts.isEmpty else { return }
-        let result = try store.commit(StoreChangeSet(operations: operations, columnInserts: columnInserts, metadata: [:], mergePolicy: policy))
+        coordinator.beginCommit()
+        let result: StoreCommitResult
+        do {
+            result = try store.commit(StoreChangeSet(operations: operations, columnInserts: columnInserts, metadata: [:], mergePolicy: policy))
+        } catch {
+            coordinator.noteFailedCommit()
+            throw error
+        }
         coordinator.noteCommit(touched: touched)
         outcome.changes.inserted = result.inserted
         outcome.changes.updated = result.updated

@@ -17,6 +17,8 @@ struct CommitLog: Sendable {
     static let capacity = 8
 
     private var entries: [(generation: UInt64, touched: Touched)] = []
+    /// Commits begun and not yet counted (`beginCommit`).
+    var underWay = 0
 
     mutating func append(generation: UInt64, touched: Touched) {
         if entries.count == Self.capacity { entries.removeFirst() }

@@ -241,9 +241,11 @@ extension ManagedObjectContext {
         }
         let operations = ChangeLayer.operations(inFlight)
         let result: StoreCommitResult
+        coordinator.beginCommit()
         do {
             result = try store.commit(StoreChangeSet(operations: operations, metadata: metadata, mergePolicy: mergePolicy))
         } catch {
+            coordinator.noteFailedCommit()
             level.withLock { level in
                 // The failed changes go back under those that arrived meanwhile.
                 level.pending = ChangeLayer.folded(inFlight + level.takeLayers())

@@ -98,25 +98,40 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Root saves committed to the store so far (by any root context of this coordinator).
     var commitGeneration: UInt64 { commits.load(ordering: .acquiring) }
 
+    /// A root save or batch request is about to commit (`noteCommit` or `noteFailedCommit` follows).
+    func beginCommit() {
+        recentCommits.withLock { $0.underWay += 1 }
+    }
+
     /// Counts a root save that reached the store; called before its changes leave the in-flight level.
     /// `touched` says which rows it may have written (`CommitLog`): by default, any row.
     func noteCommit(touched: CommitLog.Touched = .anyRow) {
         recentCommits.withLock { log in
+            log.underWay -= 1
             log.append(generation: commits.load(ordering: .relaxed) + 1, touched: touched)
             commits.add(1, ordering: .releasing)
         }
+    }
+
+    /// A commit failed: it may still have reached the store (a connection lost after the
+    /// server committed), so it counts as one that may have written any row.
+    func noteFailedCommit() {
+        noteCommit(touched: .anyRow)
     }
 
     private let commits = Atomic<UInt64>(0)
     private let recentCommits = LockedValue(CommitLog())
 
     /// The integer keys of `entity` whose rows a commit after `generation` may have written
-    /// (one collection per commit); nil when that is not known (a save, or a commit too long
-    /// ago to be remembered). Called on the root's queue, where no other commit of this
-    /// coordinator runs meanwhile.
+    /// (one collection per commit); nil when that is not known: a save, a commit too long ago
+    /// to be remembered, or a commit of another root context still under way. Called on the
+    /// root's queue before its own commit begins.
     func keysWritten(after generation: UInt64, entity: String) -> [CommitLog.Keys]? {
-        recentCommits.withLock { $0.keysWritten(after: generation, entity: entity) }
+        recentCommits.withLock { $0.underWay > 0 ? nil : $0.keysWritten(after: generation, entity: entity) }
     }
+
+    /// Tells this coordinator's comparisons from another's (`ComparisonAhead`).
+    var identity: ObjectIdentifier { ObjectIdentifier(self) }
 
     /// New primary keys for objects of `entity`: IDs are permanent from insert.
     /// Contexts take them in blocks, so inserts on many queues do not contend here.
