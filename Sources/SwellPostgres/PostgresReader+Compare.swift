@@ -18,8 +18,7 @@ extension PostgresReader {
         // only a row that differs is read into values, and none where the batch carries every attribute.
         let keyColumn = entity.keyIndices[0] + 1
         let required = positions.map { !entity.attributes[$0].isOptional }
-        let ownAttributes = entity.attributes.indices.filter { entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil }
-        let masks = Set(positions) == Set(ownAttributes)
+        let masks = RowComparison.notesDifferences(positions: positions, entity: entity)
         let sorted = asked.keys.sorted()
         // Keys that fill at least an eighth of their range (numbered records) are read in one
         // range scan of the key's index; scattered keys with one probe each.

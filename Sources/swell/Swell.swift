@@ -64,7 +64,7 @@ struct RunFlags: ParsableArguments {
     @Option(help: "Upsert workers for sources with nested mappings or mode: append (default: the number of cores). A flat source is read into columns on its fetch thread and written by one writer.")
     var workers: Int = ProcessInfo.processInfo.activeProcessorCount
 
-    @Option(name: .customLong("batch-size"), help: "Records written at once: one batch insert (one transaction) of a flat source, one context save of a source with nested mappings. Default: 10000 for flat sources, 5000 with nested mappings, chosen for speed and memory (BENCHMARKS.md); at most about three batches are in flight.")
+    @Option(name: .customLong("batch-size"), help: "Records written at once: one batch insert (one transaction) of a flat source, one context save of a source with nested mappings. Default: 10000 for flat sources, 5000 with nested mappings, chosen for speed and memory (BENCHMARKS.md); at most about four batches are in flight.")
     var batchSize: Int?
 
     @Option(help: "Progress on stderr: auto (when stderr is a terminal), always, never.")

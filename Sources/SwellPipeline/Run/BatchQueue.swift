@@ -36,7 +36,7 @@ final class BatchQueue<Element: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// Items taken so far.
+    /// Items taken so far (for tests of the hand-off).
     var taken: Int {
         condition.lock()
         defer { condition.unlock() }

@@ -13,7 +13,7 @@ public struct RunOptions: Sendable {
 
     /// A flat source's default batch: its rows go to the store as one batch insert (one
     /// transaction) of this many rows (BENCHMARKS.md: fewer, larger batches write faster, and
-    /// three batches in flight stay within the memory bar).
+    /// the four batches in flight stay within the memory bar).
     public static let flatBatchSize = 10_000
     /// A source with nested mappings: records a worker context holds as objects before it saves.
     public static let nestedBatchSize = 5_000

@@ -130,7 +130,7 @@ extension BatchWriter {
     /// The comparison of the rows with the stored rows as of now (on the root's queue): the
     /// one made ahead, with the rows a commit since may have written compared again.
     private func comparison(_ rows: ColumnRows, _ columns: BatchColumns, ahead: ComparisonAhead?) throws -> RowComparison {
-        guard let ahead, var comparison = ahead.comparison, ahead.coordinator == coordinator.identity, ahead.store == store.identifier,
+        guard let ahead, var comparison = ahead.comparison,
               let written = coordinator.keysWritten(after: ahead.generation, entity: entity.name) else {
             return try compare(rows, columns, keys: rows.rowForInteger)
         }
@@ -172,7 +172,10 @@ extension BatchWriter {
 
     /// Columns: the new rows go to the store as the buffers they are (`ColumnInsert`); only
     /// rows whose key is stored become values, to be merged by the policy.
-    func insert(_ columns: BatchColumns, comparedAhead ahead: ComparisonAhead?) throws -> Outcome {
+    func insert(_ columns: BatchColumns, comparedAhead: ComparisonAhead?) throws -> Outcome {
+        // A comparison made on another coordinator or store says nothing here (its generations,
+        // primary keys and column positions are another's).
+        let ahead = comparedAhead.flatMap { $0.coordinator == coordinator.identity && $0.store == store.identifier ? $0 : nil }
         let rows = try ahead?.rows ?? ColumnRows(columns, entity: entity, indices: attributeIndices)
         let positions = rows.positions, keyColumns = rows.keyColumns
         var stored: [[StoreValue]: StoreRow] = [:]

@@ -16,17 +16,13 @@ struct BatchWriter {
     /// The indices of the entity's own attributes (not relationship columns), by name.
     var attributeIndices: [String: Int] {
         var indices: [String: Int] = [:]
-        for (index, attribute) in entity.attributes.enumerated() where attribute.destination == nil && attribute.join == nil {
-            indices[attribute.name] = index
-        }
+        for index in entity.ownAttributeIndices { indices[entity.attributes[index].name] = index }
         return indices
     }
 
     /// The indices of the entity's required attributes (not relationship columns).
     var requiredAttributes: [Int] {
-        entity.attributes.indices.filter {
-            !entity.attributes[$0].isOptional && entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil
-        }
+        entity.ownAttributeIndices.filter { !entity.attributes[$0].isOptional }
     }
 
     func objectID(_ key: Int64) -> ObjectID {

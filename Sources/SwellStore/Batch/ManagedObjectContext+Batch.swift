@@ -51,11 +51,14 @@ extension ManagedObjectContext {
     /// and a reader's snapshot, so that its execution soon after (from any context of this
     /// coordinator) has less to do on the writer's queue: a pipeline compares batch *k + 1*
     /// while batch *k* is written. At the execution, the rows a commit since may have written
-    /// are compared again (all of them after a save, or when the comparison is many commits
-    /// old), so the request does exactly what it would have done without this. A request
+    /// are compared again (all of them after a save or a failed commit, while another root
+    /// context's commit is under way, when the comparison is many commits old or was made on
+    /// another coordinator), so the request does what it would have done without this. A request
     /// whose rows are not columns, or a comparison that fails, is left to the execution.
     package func compareAhead(_ request: BatchInsertRequest) {
         assertOnQueue("compare a batch insert ahead")
+        // Errors are dropped on purpose: comparing ahead only saves the execution work, and the
+        // execution meets the same store, entity and columns, and throws what is wrong with them.
         guard let coordinator, case .columns(let columns) = request.rows,
               let store = try? coordinator.store, let entity = try? coordinator.entity(named: request.entityName) else { return }
         let writer = BatchWriter(coordinator: coordinator, store: store, policy: mergePolicy, entity: entity)

@@ -23,6 +23,12 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     /// How many attributes are columns of the entity's table (those before the join-table ones).
     package var columnCount: Int { attributes.count - joinColumnCount }
 
+    /// The indices of the entity's own attributes: not the columns the coordinator's copy
+    /// adds for relationships (to-one IDs, join-table to-manys).
+    package var ownAttributeIndices: [Int] {
+        attributes.indices.filter { attributes[$0].destination == nil && attributes[$0].join == nil }
+    }
+
     /// Creates an entity description.
     public init(name: String, attributes: [AttributeDescription], relationships: [RelationshipDescription] = [],
                 uniquenessConstraint: [String] = []) {

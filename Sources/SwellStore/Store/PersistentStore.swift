@@ -120,6 +120,12 @@ package struct RowComparison: Sendable {
     package var differing: [Int64: (primaryKey: Int64, mask: AttributeMask)] = [:]
 
     package init() {}
+
+    /// Whether a comparison of columns at `positions` notes differing rows in `differing`
+    /// (the columns carry every attribute of `entity`) rather than reading them into `changed`.
+    package static func notesDifferences(positions: [Int], entity: EntityDescription) -> Bool {
+        Set(positions) == Set(entity.ownAttributeIndices)
+    }
 }
 
 /// A row of an entity's table: its primary key and a value per attribute.

@@ -230,8 +230,7 @@ struct SQLiteStoreReader: StoreReader {
         let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(quoteIdentifier(column)) \(condition)"
         let required = positions.map { !entity.attributes[$0].isOptional }
         // Every attribute carried: a differing row needs no stored value, only which attributes differ.
-        let ownAttributes = entity.attributes.indices.filter { entity.attributes[$0].destination == nil && entity.attributes[$0].join == nil }
-        let masks = Set(positions) == Set(ownAttributes)
+        let masks = RowComparison.notesDifferences(positions: positions, entity: entity)
         try wrap {
             let statement = try connection.statement(sql)
             defer { statement.reset() }
@@ -248,27 +247,16 @@ struct SQLiteStoreReader: StoreReader {
                     guard sqlite3_column_type(handle, Int32(keyIndex + 1)) == SQLITE_INTEGER else { continue }
                     let key = sqlite3_column_int64(handle, Int32(keyIndex + 1))
                     guard let row = keyedRows[key] else { continue }
-                    if masks {
-                        var differing = AttributeMask.empty
-                        for (c, position) in positions.enumerated() where
-                            !Self.storedEquals(pointers[c], row: row, statement: handle, column: Int32(position + 1), required: required[c]) {
-                            differing.insert(position)
-                        }
-                        if differing == .empty {
-                            comparison.unchanged.append((row, statement.int64(0)))
-                        } else {
-                            comparison.differing[key] = (statement.int64(0), differing)
-                        }
-                        continue
-                    }
-                    var equal = true
+                    var differing = AttributeMask.empty
                     for (c, position) in positions.enumerated() where
                         !Self.storedEquals(pointers[c], row: row, statement: handle, column: Int32(position + 1), required: required[c]) {
-                        equal = false
-                        break
+                        differing.insert(position)
+                        if !masks { break }
                     }
-                    if equal {
+                    if differing == .empty {
                         comparison.unchanged.append((row, statement.int64(0)))
+                    } else if masks {
+                        comparison.differing[key] = (statement.int64(0), differing)
                     } else {
                         var values: [StoreValue] = []
                         values.reserveCapacity(Int(count))
