@@ -39,6 +39,11 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        .systemLibrary(
+            name: "CLibDeflate",
+            pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"])]
+        ),
         .target(
             name: "SwellLocks"
         ),
@@ -65,7 +70,7 @@ let package = Package(
         ),
         .target(
             name: "SwellCSV",
-            dependencies: ["CZlib", "SwellLocks"]
+            dependencies: ["CZlib", "CLibDeflate", "SwellLocks"]
         ),
         .target(
             name: "SwellPipeline",
