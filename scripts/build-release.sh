@@ -5,7 +5,7 @@
 #
 # The Swift runtime and Foundation are linked statically (--static-swift-stdlib), so the
 # binary needs only the system's shared libraries (libc, libstdc++, libsqlite3, libcurl,
-# zlib, libpq and what they pull in: `ldd` lists them). The tarball holds the binary,
+# zlib, libdeflate, libpq and what they pull in: `ldd` lists them). The tarball holds the binary,
 # README.md, LICENSE, install.sh, completions for bash, zsh and fish, and the man page.
 # Environment: DIST (default dist), SWELL_STATIC_BUILD (the build folder, default .build-static).
 set -euo pipefail

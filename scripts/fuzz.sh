@@ -32,9 +32,10 @@ for target in "${targets[@]}"; do
             $(ls Sources/SwellStore/*/*.swift) fuzz/PredicateFuzz.swift -o "$out/predicate-fuzz" > "$log" 2>&1 || { cat "$log" >&2; exit 1; } ;;
     csv)
         module SwellLocks
-        swiftc -sanitize=fuzzer,address -O -swift-version 6 -parse-as-library -module-name SwellCSV \
+        swiftc -sanitize=fuzzer,address -O -swift-version 6 -parse-as-library -package-name swell -module-name SwellCSV \
             -I "$out" -L "$out" -lSwellLocks \
             -I Sources/CZlib -Xcc -fmodule-map-file=Sources/CZlib/module.modulemap -lz \
+            -I Sources/CLibDeflate -Xcc -fmodule-map-file=Sources/CLibDeflate/module.modulemap -ldeflate \
             Sources/SwellCSV/*.swift fuzz/CSVWriterFuzz.swift -o "$out/csv-fuzz" > "$log" 2>&1 || { cat "$log" >&2; exit 1; } ;;
     *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
     esac

@@ -1,48 +1,38 @@
-import CZlib
 import Foundation
 
-/// Compression threads for `GzipEncoder`: each owns one raw-deflate `z_stream` and compresses
+/// Compression threads for `GzipEncoder`: each owns one `DeflateBlockCompressor` and compresses
 /// the blocks it takes from a shared queue, in any order; the encoder puts them back in order.
 ///
-/// `@unchecked Sendable`: the queue, the thread count and every block's `isFinished`/`failure`
+/// `@unchecked Sendable`: the queue, the thread count and every block's `isFinished`/`failed`
 /// are read and written only while holding `condition`. A block taken from the queue belongs to
-/// the one worker compressing it until it is marked finished; each `z_stream` is used by its own
-/// worker only (it lives at a stable address because zlib keeps pointers into it).
+/// the one worker compressing it until it is marked finished; each compressor is used by its
+/// own worker only.
 final class GzipWorkers: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [GzipBlock] = []
     private var running = 0
     private var stopping = false
-    private let streams: [UnsafeMutablePointer<z_stream>]
+    /// One per thread, used by that thread only.
+    private let compressors: [DeflateBlockCompressor]
 
-    /// Starts `threads` workers, each with a raw deflate stream (windowBits -15, memLevel 8) at `level`.
+    /// Starts `threads` workers, each with a compressor at `level`.
     ///
-    /// - Throws: `CSVError` naming `path` when zlib cannot start a stream.
+    /// - Throws: `CSVError` naming `path` when a compressor cannot be allocated.
     init(threads: Int, level: Int, path: String) throws(CSVError) {
-        var streams: [UnsafeMutablePointer<z_stream>] = []
+        var compressors: [DeflateBlockCompressor] = []
         for _ in 0..<threads {
-            let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-            stream.initialize(to: z_stream())
-            let status = swell_deflate_init2(stream, Int32(level), Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY)
-            guard status == Z_OK else {
-                stream.deinitialize(count: 1)
-                stream.deallocate()
-                GzipWorkers.release(streams)
-                throw CSVError(.compression, path: path, message: "cannot start gzip compression (zlib status \(status))")
+            guard let compressor = DeflateBlockCompressor(level: level) else {
+                throw CSVError(.compression, path: path, message: "cannot start gzip compression at level \(level)")
             }
-            streams.append(stream)
+            compressors.append(compressor)
         }
-        self.streams = streams
+        self.compressors = compressors
         running = threads
         for index in 0..<threads {
-            let thread = Thread { [self] in work(with: self.streams[index]) }
+            let thread = Thread { [self] in work(with: self.compressors[index]) }
             thread.name = "swell-gzip-\(index)"
             thread.start()
         }
-    }
-
-    deinit {
-        GzipWorkers.release(streams)
     }
 
     /// Queues `block` for compression.
@@ -53,12 +43,12 @@ final class GzipWorkers: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Blocks until `block` is compressed; returns zlib's failing status, or nil on success.
-    func wait(for block: GzipBlock) -> Int32? {
+    /// Blocks until `block` is compressed; returns whether compression failed.
+    func wait(for block: GzipBlock) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while !block.isFinished { condition.wait() }
-        return block.failure
+        return block.failed
     }
 
     /// Whether `block` is compressed, without waiting.
@@ -80,29 +70,21 @@ final class GzipWorkers: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func work(with stream: UnsafeMutablePointer<z_stream>) {
+    private func work(with compressor: DeflateBlockCompressor) {
         condition.lock()
         while true {
             while queue.isEmpty && !stopping { condition.wait() }
             if stopping { break }
             let block = queue.removeFirst()
             condition.unlock()
-            let failure = block.compress(using: stream)
+            let succeeded = block.compress(using: compressor)
             condition.lock()
-            block.failure = failure
+            block.failed = !succeeded
             block.isFinished = true
             condition.broadcast()
         }
         running -= 1
         condition.broadcast()
         condition.unlock()
-    }
-
-    private static func release(_ streams: [UnsafeMutablePointer<z_stream>]) {
-        for stream in streams {
-            deflateEnd(stream)
-            stream.deinitialize(count: 1)
-            stream.deallocate()
-        }
     }
 }
