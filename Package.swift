@@ -138,7 +138,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellPipelineTests",
-            dependencies: ["SwellPipeline", "SwellStore", "SwellCSV", "SwellPostgres", "SwellTestSupport", "SwellLocks", "swell"]
+            dependencies: ["SwellPipeline", "SwellStore", "SwellCSV", "SwellPostgres", "SwellTestSupport", "SwellLocks", "swell",
+                           .product(name: "Crypto", package: "swift-crypto")]
         ),
     ],
     swiftLanguageModes: [.v6]
