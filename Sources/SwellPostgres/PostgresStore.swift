@@ -244,7 +244,9 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
             // A batch insert's rows go in one binary COPY from its columns; runs of new objects
             // of one entity in one COPY (the fast path); the rest row by row.
             for insert in changes.columnInserts { try committer.insertColumns(insert) }
-            let operations = changes.operations
+            // Column updates as operations: runs of them go in one staged COPY below.
+            let operations = changes.columnUpdates.isEmpty ? changes.operations
+                : changes.operations + changes.columnUpdates.flatMap { update in update.rows.indices.map(update.operation) }
             var start = 0
             while start < operations.count {
                 var end = start + 1

@@ -99,7 +99,7 @@ struct BatchModel {
     typealias Row = [String: String]
     var rows: [Int: Row] = [:]
 
-    static let optional = ["location", "period", "rating"]
+    static let optional = ["location", "period", "rating", "height", "wind"]
 
     static let policies: [MergePolicy] = [.error, .mergeByPropertyObjectTrump, .mergeByPropertyStoreTrump, .overwrite, .rollback]
 
@@ -209,7 +209,9 @@ struct BatchModel {
                 names += optional.filter { _ in Bool.random(using: &random) }
                 return names
             }
-            let shared = attributes()
+            // A third of the column requests carry every attribute: the path where differing
+            // rows are updated from the buffers, without their stored values.
+            let shared = form == 2 && Int.random(in: 0..<3, using: &random) == 0 ? ["id", "date"] + optional : attributes()
             let rows: [[String: String?]] = (0..<Int.random(in: 1...6, using: &random)).map { _ in
                 var row: [String: String?] = [:]
                 for name in form == 2 ? shared : attributes() {

@@ -154,20 +154,17 @@ extension BatchWriter {
         return comparison
     }
 
-    /// The update of a row the store found differing in the attributes of `mask` (every
-    /// attribute carried, under a policy that takes the carried values: the stored values
-    /// are not needed, only the differing ones are written).
-    private func update(row: Int, primaryKey: Int64, mask: AttributeMask, columns: BatchColumns, positions: [Int]) throws -> StoreChangeSet.Operation {
-        var values = [StoreValue](repeating: .null, count: entity.attributes.count)
-        for (column, position) in positions.enumerated() where mask.contains(position) {
-            let value = columns.value(row: row, column: column)
-            if value.isNull && !entity.attributes[position].isOptional {
+    /// Checks a row the store found differing in the attributes of `mask` (every attribute
+    /// carried, under a policy that takes the carried values: the stored values are not
+    /// needed, only the differing ones are written, from the buffers): a required attribute
+    /// it would set to nil fails the request.
+    private func checkUpdate(row: Int, mask: AttributeMask, columns: BatchColumns, positions: [Int]) throws {
+        for (column, position) in positions.enumerated() where mask.contains(position) && !entity.attributes[position].isOptional {
+            if columns.columns[column].isNull(row) {
                 throw StoreError.invalidBatchRow(entity: entity.name, row: row, attribute: entity.attributes[position].name,
                                                  problem: "is required and the \(policy) policy leaves it without a value")
             }
-            values[position] = value
         }
-        return .init(entity: entity.name, primaryKey: primaryKey, row: PendingRow(kind: .updated, values: values, mask: mask, sequence: 0))
     }
 
     /// Columns: the new rows go to the store as the buffers they are (`ColumnInsert`); only
@@ -208,12 +205,13 @@ extension BatchWriter {
         var newRows: [Int] = []
         newRows.reserveCapacity(rows.kept.count)
         var merging: [(IncomingRow, StoreRow)] = []
-        var updates: [StoreChangeSet.Operation] = []
+        var updates = ColumnUpdate(entity: entity.name, columns: columns, positions: positions, attributeCount: entity.attributes.count)
         for row in rows.kept {
             if !unchangedRows.isEmpty && unchangedRows[row] { continue }
             if !differing.isEmpty, !columns.columns[keyColumns[0]!].isNull(row),
                let (primaryKey, mask) = differing[columns.columns[keyColumns[0]!].integers[row]] {
-                updates.append(try update(row: row, primaryKey: primaryKey, mask: mask, columns: columns, positions: positions))
+                try checkUpdate(row: row, mask: mask, columns: columns, positions: positions)
+                updates.append(row: row, primaryKey: primaryKey, mask: mask)
                 continue
             }
             if !stored.isEmpty || !storedByInteger.isEmpty {
@@ -241,12 +239,7 @@ extension BatchWriter {
                 }
             }
         }
-        var operations = try merge(merging, outcome: &outcome)
-        for update in updates {
-            operations.append(.init(entity: update.entity, primaryKey: update.primaryKey,
-                                    row: PendingRow(kind: .updated, values: update.row.values, mask: update.row.mask,
-                                                    sequence: UInt64(operations.count))))
-        }
+        let operations = try merge(merging, outcome: &outcome)
         var keys: [Int64?] = []
         if entity.rowidKeyIndex != nil, let column = keyColumns.first ?? nil, columns.columns[column].kind == .integers {
             let values = columns.columns[column].integers
@@ -257,7 +250,8 @@ extension BatchWriter {
                                   attributeCount: entity.attributes.count)
         // With an integer key, the commit writes only rows of the batch's keys.
         let touched: CommitLog.Touched = rows.integerKey ? .keys(entity: entity.name, rows.rowForInteger.keys) : .anyRow
-        try commit(operations, columnInserts: newRows.isEmpty ? [] : [insert], touched: touched, into: &outcome)
+        try commit(operations, columnInserts: newRows.isEmpty ? [] : [insert], columnUpdates: updates.rows.isEmpty ? [] : [updates],
+                   touched: touched, into: &outcome)
         return outcome
     }
 }

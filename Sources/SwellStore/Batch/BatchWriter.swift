@@ -276,15 +276,16 @@ struct BatchWriter {
 
     // MARK: Committing
 
-    /// Commits the operations and column inserts as one transaction; `touched` says which rows
-    /// it may write, for comparisons made ahead (`CommitLog`).
-    func commit(_ operations: [StoreChangeSet.Operation], columnInserts: [ColumnInsert] = [], touched: CommitLog.Touched = .anyRow,
-                into outcome: inout Outcome) throws {
-        guard !operations.isEmpty || !columnInserts.isEmpty else { return }
+    /// Commits the operations, column inserts and column updates as one transaction; `touched`
+    /// says which rows it may write, for comparisons made ahead (`CommitLog`).
+    func commit(_ operations: [StoreChangeSet.Operation], columnInserts: [ColumnInsert] = [], columnUpdates: [ColumnUpdate] = [],
+                touched: CommitLog.Touched = .anyRow, into outcome: inout Outcome) throws {
+        guard !operations.isEmpty || !columnInserts.isEmpty || !columnUpdates.isEmpty else { return }
         coordinator.beginCommit()
         let result: StoreCommitResult
         do {
-            result = try store.commit(StoreChangeSet(operations: operations, columnInserts: columnInserts, metadata: [:], mergePolicy: policy))
+            result = try store.commit(StoreChangeSet(operations: operations, columnInserts: columnInserts, columnUpdates: columnUpdates,
+                                                     metadata: [:], mergePolicy: policy))
         } catch {
             coordinator.noteFailedCommit()
             throw error

@@ -168,6 +168,10 @@ package struct StoreChangeSet: Sendable {
     /// keys were looked up and not stored. A store binds them straight from the buffers,
     /// or takes them as operations (`allOperations`).
     package var columnInserts: [ColumnInsert] = []
+    /// Stored rows updated from columns (a batch insert's rows that differ from theirs), written
+    /// after `operations`. A store binds them straight from the buffers, or takes them as
+    /// operations (`allOperations`).
+    package var columnUpdates: [ColumnUpdate] = []
     /// Values kept beside the data, written in the same transaction (nil removes).
     package var metadata: [String: String?] = [:]
     /// How the store resolves a key that already belongs to another row.
@@ -199,11 +203,55 @@ package struct ColumnInsert: Sendable {
     }
 }
 
+/// Stored rows of one entity updated from columns: row `rows[i]` of `columns` (column `c`
+/// holding the attribute at `positions[c]`) writes the attributes of `masks[i]` to the stored
+/// row with the ID `primaryKeys[i]`. Only rows whose stored values were compared and found to
+/// differ in exactly those attributes get here, so the update needs no stored values.
+package struct ColumnUpdate: Sendable {
+    package var entity: String
+    package var columns: BatchColumns
+    package var positions: [Int]
+    package var rows: [Int]
+    package var primaryKeys: [Int64]
+    package var masks: [AttributeMask]
+    /// How many attributes the entity keeps (the operations' value count).
+    package var attributeCount: Int
+
+    package init(entity: String, columns: BatchColumns, positions: [Int], attributeCount: Int) {
+        self.entity = entity
+        self.columns = columns
+        self.positions = positions
+        rows = []
+        primaryKeys = []
+        masks = []
+        self.attributeCount = attributeCount
+    }
+
+    /// Adds row `row` of the columns, updating the attributes of `mask` of the stored row `primaryKey`.
+    package mutating func append(row: Int, primaryKey: Int64, mask: AttributeMask) {
+        rows.append(row)
+        primaryKeys.append(primaryKey)
+        masks.append(mask)
+    }
+
+    /// Update `n` as an operation (for a store without a columnar path, or a row that needs
+    /// the policy after all).
+    package func operation(_ n: Int) -> StoreChangeSet.Operation {
+        var values = [StoreValue](repeating: .null, count: attributeCount)
+        for (column, position) in positions.enumerated() where masks[n].contains(position) {
+            values[position] = columns.value(row: rows[n], column: column)
+        }
+        return .init(entity: entity, primaryKey: primaryKeys[n], row: PendingRow(kind: .updated, values: values, mask: masks[n], sequence: UInt64(n)))
+    }
+}
+
 extension StoreChangeSet {
-    /// Every change as operations, the column inserts first (for a store without a columnar path).
+    /// Every change as operations, in the order they are written: the column inserts, the
+    /// operations, the column updates (for a store without a columnar path).
     package var allOperations: [Operation] {
-        guard !columnInserts.isEmpty else { return operations }
+        guard !columnInserts.isEmpty || !columnUpdates.isEmpty else { return operations }
         return columnInserts.flatMap { insert in (0..<insert.rows.count).map(insert.operation) } + operations
+            + columnUpdates.flatMap { update in update.rows.indices.map(update.operation) }
     }
 }
 

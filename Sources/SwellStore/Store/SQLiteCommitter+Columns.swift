@@ -85,6 +85,65 @@ extension SQLiteCommitter {
         for n in fallbacks { try apply(insert.operation(n)) }
     }
 
+    /// Writes a batch insert's differing rows straight from its column buffers: one prepared
+    /// UPDATE per mask of differing attributes, by object ID, values bound from the buffers.
+    /// A row of an entity with join-table attributes, or whose update meets a uniqueness
+    /// conflict, goes as an operation (links, and the policy's resolution of the conflict).
+    mutating func updateColumns(_ update: ColumnUpdate) throws {
+        guard let (entity, layout) = tables[update.entity] else { throw StoreError.unknownEntity(update.entity) }
+        guard !update.rows.isEmpty else { return }
+        var columnOf = [Int](repeating: -1, count: entity.attributes.count)
+        for (column, position) in update.positions.enumerated() { columnOf[position] = column }
+        /// Per mask: the UPDATE's statements (by rowid key, then by `_pk`), its bound columns in parameter order, the names noted.
+        var shapes: [AttributeMask: (statements: [String], columns: [Int], names: Set<String>)] = [:]
+        // An entity with join-table attributes writes its links row by row (as operations).
+        for mask in Set(update.masks) where entity.joinColumnCount == 0 {
+            let indices = mask.indices(below: entity.columnCount)
+            guard !indices.isEmpty, indices.allSatisfy({ columnOf[$0] >= 0 }) else { continue }
+            shapes[mask] = (updateStatements(entity, layout, mask: mask, indices: indices), indices.map { columnOf[$0] },
+                            names(entity, mask: mask, indices: indices))
+        }
+        let connection = connection
+        var fallbacks: [Int] = []
+        var updated: [Int] = []
+        updated.reserveCapacity(update.rows.count)
+        try update.columns.withPointers { columns in
+            for n in update.rows.indices {
+                guard let shape = shapes[update.masks[n]] else {
+                    fallbacks.append(n)
+                    continue
+                }
+                let row = update.rows[n]
+                for sql in shape.statements {
+                    let statement = try connection.statement(sql)
+                    let handle = statement.handle
+                    for (parameter, column) in shape.columns.enumerated() {
+                        let code = Self.bind(columns[column], row: row, to: handle, at: Int32(parameter + 1))
+                        guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: try connection.handle, sql: sql) }
+                    }
+                    let code = sqlite3_bind_int64(handle, Int32(shape.columns.count + 1), update.primaryKeys[n])
+                    guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: try connection.handle, sql: sql) }
+                    do {
+                        try statement.run()
+                    } catch let error as SQLiteError where error.isUniqueViolation {
+                        statement.reset()
+                        fallbacks.append(n)
+                        break
+                    }
+                    if connection.changes > 0 {
+                        updated.append(n)
+                        break
+                    }
+                }
+            }
+        }
+        for n in updated {
+            noteUpdate(ObjectID(entityName: update.entity, primaryKey: update.primaryKeys[n], storeIdentifier: storeIdentifier),
+                       attributes: shapes[update.masks[n]]!.names)
+        }
+        for n in fallbacks { try apply(update.operation(n)) }
+    }
+
     /// Rows one INSERT of a batch insert writes at most (fewer when the connection's
     /// limit on parameters is reached first).
     static let rowsPerInsert = 512

@@ -224,7 +224,7 @@ struct SQLiteCommitter {
         Set(policy.mayChange(mask: mask, count: entity.attributes.count).map { entity.attributes[$0].name })
     }
 
-    private mutating func noteUpdate(_ id: ObjectID, attributes: Set<String>) {
+    mutating func noteUpdate(_ id: ObjectID, attributes: Set<String>) {
         if result.inserted.contains(id) { return }
         if let index = result.updated.index(forKey: id) {
             result.updated.values[index].formUnion(attributes)
@@ -234,7 +234,7 @@ struct SQLiteCommitter {
     }
 
     /// The names of the attributes at `indices` (its mask `mask`), made once per save and mask.
-    private mutating func names(_ entity: EntityDescription, mask: AttributeMask, indices: [Int]) -> Set<String> {
+    mutating func names(_ entity: EntityDescription, mask: AttributeMask, indices: [Int]) -> Set<String> {
         let key = ByIDKey(entity: entity.name, mask: mask, isDelete: false)
         if let names = namesByMask[key] { return names }
         let names = Set(indices.map { entity.attributes[$0].name })
@@ -267,7 +267,7 @@ struct SQLiteCommitter {
     }
 
     /// The UPDATE of the attributes at `indices` (its mask `mask`) by object ID.
-    private mutating func updateStatements(_ entity: EntityDescription, _ layout: TableLayout, mask: AttributeMask, indices: [Int]) -> [String] {
+    mutating func updateStatements(_ entity: EntityDescription, _ layout: TableLayout, mask: AttributeMask, indices: [Int]) -> [String] {
         byID(ByIDKey(entity: entity.name, mask: mask, isDelete: false), layout, parameter: indices.count + 1) {
             var assignments = indices.enumerated().map { "\(quoteIdentifier(entity.attributes[$1].name)) = ?\($0 + 1)" }
             if let rowidKey = layout.rowidKeyIndex, let position = indices.firstIndex(of: rowidKey) {

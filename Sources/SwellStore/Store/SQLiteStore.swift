@@ -265,6 +265,7 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
                     try committer.apply(operation)
                     if let observer, (index + 1) % interval == 0 { observer(index + 1) }
                 }
+                for update in changes.columnUpdates { try committer.updateColumns(update) }
                 try committer.redirectReferences()
                 if !changes.metadata.isEmpty {
                     try writer.execute("CREATE TABLE IF NOT EXISTS swell_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
