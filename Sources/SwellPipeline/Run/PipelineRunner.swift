@@ -65,17 +65,17 @@ public struct PipelineRunner: Sendable {
         var report = RunReport(pipeline: pipeline.name, startedAt: RunReport.timestamp(started), finishedAt: "", store: store.shown)
         var failure: PipelineError?
         var opened: PersistentContainer?
+        // Held until the store is closed, below.
+        var lock: StoreLock?
         do {
             try store.validate()   // before the lock file, which would be made beside a `memory://` "path"
             try checkOnly()
-            var lock: StoreLock?
             // A SQLite store's lock is a file beside it; a PostgreSQL store's holds are in the database.
             if runSources && !store.isPostgres {
                 lock = try StoreLock(store: store, wait: wait) { holder in
                     logger.notice("waiting for the run that holds the store", metadata: ["pid": "\(holder.map(String.init) ?? "unknown")", "store": "\(store)"])
                 }
             }
-            defer { withExtendedLifetime(lock) {} }
             let container = try openStore(creating: runSources)
             opened = container
             if runSources {
@@ -112,6 +112,8 @@ public struct PipelineRunner: Sendable {
         if runSources, let opened {
             recordRun(in: opened, started: started, failure: failure, sources: report.sources)
         }
+        if let opened { close(opened) }
+        withExtendedLifetime(lock) {}
         let finished = Date()
         report.finishedAt = RunReport.timestamp(finished)
         report.durationS = SourceRun.rounded(finished.timeIntervalSince(started))
@@ -120,6 +122,20 @@ public struct PipelineRunner: Sendable {
             report.error = failure.message
         }
         return (report, failure)
+    }
+
+    /// Closes the store before the run returns (and before its lock goes): the last connection
+    /// to a SQLite store copies the WAL into the store file and removes it, so the file alone
+    /// holds every commit of the run — a copy of it is a whole store. A store that cannot be
+    /// closed cleanly loses nothing (its `-wal` file holds the last commits, and the next open
+    /// takes them in); the run says so in a warning.
+    private func close(_ container: PersistentContainer) {
+        do {
+            try container.close()
+        } catch {
+            logger.warning("the store could not be closed cleanly; its -wal file keeps the last commits until the next run opens it",
+                           metadata: ["store": "\(store)", "error": "\(redactor("\(error)"))"])
+        }
     }
 
     /// On a store many runners share (PostgreSQL): holds the source for this run, or
