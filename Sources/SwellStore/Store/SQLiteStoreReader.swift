@@ -228,6 +228,12 @@ struct SQLiteStoreReader: StoreReader {
         let dense = !span.overflow && span.partialValue < Int64(keys.count) * 8
         let condition = dense ? "BETWEEN ? AND ?" : "IN (SELECT value FROM json_each(?))"
         let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(quoteIdentifier(column)) \(condition)"
+        // Dense keys find their row by offset from the lowest (the range is at most 8 × the keys), not by hashing.
+        var rowAt: [Int32] = []
+        if dense {
+            rowAt = [Int32](repeating: -1, count: Int(span.partialValue) + 1)
+            for (key, row) in keyedRows where key >= lowest && key <= highest { rowAt[Int(key &- lowest)] = Int32(row) }
+        }
         let required = positions.map { !entity.attributes[$0].isOptional }
         // Every attribute carried: a differing row needs no stored value, only which attributes differ.
         let masks = RowComparison.notesDifferences(positions: positions, entity: entity)
@@ -246,7 +252,14 @@ struct SQLiteStoreReader: StoreReader {
                 while try statement.step() {
                     guard sqlite3_column_type(handle, Int32(keyIndex + 1)) == SQLITE_INTEGER else { continue }
                     let key = sqlite3_column_int64(handle, Int32(keyIndex + 1))
-                    guard let row = keyedRows[key] else { continue }
+                    let row: Int
+                    if dense {
+                        guard key >= lowest, key <= highest, case let found = rowAt[Int(key &- lowest)], found >= 0 else { continue }
+                        row = Int(found)
+                    } else {
+                        guard let found = keyedRows[key] else { continue }
+                        row = found
+                    }
                     var differing = AttributeMask.empty
                     for (c, position) in positions.enumerated() where
                         !Self.storedEquals(pointers[c], row: row, statement: handle, column: Int32(position + 1), required: required[c]) {
