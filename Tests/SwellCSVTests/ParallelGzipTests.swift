@@ -90,8 +90,10 @@ func parallelGzipDecompressesToExactlyTheInput(size: Int) throws {
     }
 }
 
-@Test(arguments: [("csv", csvLikeBytes(5_000_000)), ("random", randomBytes(2_000_000))])
-func parallelGzipRoundTripsManyBlocks(name: String, plain: [UInt8]) throws {
+// The argument is the input's name, not its bytes: Swift Testing prints arguments in the log.
+@Test(arguments: ["csv", "random"])
+func parallelGzipRoundTripsManyBlocks(name: String) throws {
+    let plain = name == "csv" ? csvLikeBytes(5_000_000) : randomBytes(2_000_000)
     try withTemporaryDirectory { directory in
         let path = directory + "/\(name).gz"
         let compressed = try gzip(plain, to: path, writeSize: 256 * 1024 + 3)

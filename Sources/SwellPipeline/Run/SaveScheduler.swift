@@ -51,7 +51,7 @@ final class SaveScheduler: Sendable {
     /// A worker's batch is in the view context: number it, keep its counts until
     /// the writer commits it, and ask for it to be written.
     func batchSaved(_ counts: BatchCounts) {
-        backlog.batchSaved(counts, rows: counts.inserted + counts.updated)
+        backlog.batchSaved(counts)
         requestSave()
     }
 
