@@ -30,17 +30,14 @@ final class SaveScheduler: Sendable {
     private let sourceName: String
     private let logger: Logger
     private let redactor: Redactor
-    /// Rows saved by workers that may be on their way to disk while workers go on.
-    private let rowsInFlight: Int
     /// Serialises the view → writer moves, off the main queue.
     private let saver = DispatchQueue(label: "swell.saver")
     /// Whether a save is waiting on the saver's queue.
     private let scheduled = LockedValue(false)
 
     init(container: PersistentContainer, state: SourceRunState, backlog: SaveBacklog<BatchCounts>, sourceName: String,
-         rowsInFlight: Int, logger: Logger, redactor: Redactor) {
+         logger: Logger, redactor: Redactor) {
         self.container = container
-        self.rowsInFlight = rowsInFlight
         self.state = state
         self.backlog = backlog
         self.sourceName = sourceName

@@ -58,7 +58,7 @@ struct SourceRun {
         let backlog = SaveBacklog<SaveScheduler.BatchCounts>()
         let state = SourceRunState(source: source, backlog: backlog)
         let scheduler = SaveScheduler(container: container, state: state, backlog: backlog, sourceName: source.name,
-                                      rowsInFlight: batchSize, logger: logger, redactor: redactor)
+                                      logger: logger, redactor: redactor)
         let sweeper = source.mode == .replace ? ReplaceSweeper(entity: entity.description) : nil
         let cursor = IncrementalCursor(source: source, entity: entity)
         let rejects = RejectsWriter(path: source.rejects, source: source.name, redactor: redactor)
@@ -157,14 +157,23 @@ struct SourceRun {
         do {
             var deleted = 0
             var metadata: [String: String] = [:]
+            // A sweep that fails leaves nothing in the view context (it saves there once, at
+            // its end); the batches saved before it still go to disk, as after any failure,
+            // and the run then fails without the cursor and validators.
+            var sweepFailure: (any Error)?
             if let validators {
-                deleted = try sweeper?.sweep(in: container) ?? 0
-                if let cursor, let largest = state.largestCursor {
-                    metadata[cursor.metadataKey] = cursor.text(largest)
+                do {
+                    deleted = try sweeper?.sweep(in: container) ?? 0
+                    if let cursor, let largest = state.largestCursor {
+                        metadata[cursor.metadataKey] = cursor.text(largest)
+                    }
+                    metadata.merge(validators) { _, validator in validator }
+                } catch {
+                    sweepFailure = error
                 }
-                metadata.merge(validators) { _, validator in validator }
             }
             try scheduler.saveLast(metadata: metadata)
+            if let sweepFailure { throw sweepFailure }
             state.count(deleted: deleted)
         } catch let error as PipelineError {
             state.fail(error)
