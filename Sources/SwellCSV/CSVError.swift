@@ -32,7 +32,7 @@ public struct CSVError: Error, Sendable, CustomStringConvertible {
         case finished
         /// A setting is out of range (a gzip level outside 1...9, no compression thread).
         case invalidSetting
-        /// zlib failed to start or to go on compressing or decompressing.
+        /// The compressor (libdeflate) or zlib (reading gzip, joining blocks) failed to start or to go on.
         case compression
         /// The data is not gzip, or is cut short.
         case invalidGzip

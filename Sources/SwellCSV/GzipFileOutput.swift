@@ -1,9 +1,10 @@
 /// A gzip file output: bytes are deflated into a temporary file that `finish()` renames onto `path`.
 ///
-/// Compression runs on `threads` threads of its own, pigz-style: the input is cut into 128 KiB
-/// blocks, each deflated on a worker with the previous block's last 32 KiB as dictionary, and the
-/// results are written in order as one gzip member (mtime 0, no file name, OS 3). Identical input
-/// gives byte-identical files, however it is split across `write` calls and whatever `threads` is.
+/// Compression runs on `threads` threads of its own, pigz-style: the input is cut into 2 MiB
+/// blocks, each compressed on a worker by libdeflate, and the results are joined in order into
+/// one deflate stream in one gzip member (mtime 0, no file name, OS 3; see `GzipEncoder`).
+/// Identical input gives byte-identical files (for one libdeflate version), however it is split
+/// across `write` calls and whatever `threads` is.
 /// Compressed blocks reach the disk while you write, so `bytesWritten` grows before `finish()`;
 /// `write` blocks while 2 × `threads` blocks are outstanding, so memory stays bounded. Writes to
 /// the file happen on the calling thread: call from a thread that may block, not from the
@@ -15,7 +16,7 @@ public final class GzipFileOutput: CSVOutput {
     /// Opens a temporary file beside `path` (creating missing directories) and starts `threads` compression threads at `level`.
     ///
     /// - Parameters:
-    ///   - level: zlib's level, 1 (fastest) ... 9 (smallest); 6 by default.
+    ///   - level: the compression level, 1 (fastest) ... 9 (smallest), as gzip's; 6 by default.
     ///   - threads: compression threads, at least 1; 2 by default.
     ///   - onFileBytes: called with every byte the file gets (compressed), in order, on the
     ///     writing thread — to hash the file as it is written rather than read it back.
