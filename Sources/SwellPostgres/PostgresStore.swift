@@ -238,49 +238,11 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
         writerLock.lock()
         defer { writerLock.unlock() }
         guard let writer else { throw .noPersistentStore }
+        let committer = PostgresCommitter(connection: writer, model: model, storeIdentifier: identifier, policy: changes.mergePolicy)
+        var transaction = PostgresCommitTransaction(connection: writer, committer: committer)
         do {
-            try writer.query("BEGIN")
-            var committer = PostgresCommitter(connection: writer, model: model, storeIdentifier: identifier, policy: changes.mergePolicy)
-            // A batch insert's rows go in one binary COPY from its columns; runs of new objects
-            // of one entity in one COPY (the fast path); the rest row by row.
-            for insert in changes.columnInserts { try committer.insertColumns(insert) }
-            // Column updates as operations: runs of them go in one staged COPY below.
-            let operations = changes.columnUpdates.isEmpty ? changes.operations
-                : changes.operations + changes.columnUpdates.flatMap { update in update.rows.indices.map(update.operation) }
-            var start = 0
-            while start < operations.count {
-                var end = start + 1
-                let kind = operations[start].row.kind
-                if kind == .inserted || committer.canBatchUpdate(operations[start]) {
-                    while end < operations.count, operations[end].entity == operations[start].entity,
-                          kind == .inserted ? operations[end].row.kind == .inserted : committer.canBatchUpdate(operations[end]) { end += 1 }
-                }
-                if end - start >= PostgresCommitter.copyThreshold {
-                    if kind == .inserted {
-                        try committer.insertBatch(operations[start..<end])
-                    } else {
-                        try committer.updateBatch(operations[start..<end])
-                    }
-                } else {
-                    for operation in operations[start..<end] { try committer.apply(operation) }
-                }
-                start = end
-            }
-            try committer.redirectReferences()
-            for (key, value) in changes.metadata.sorted(by: { $0.key < $1.key }) {
-                if let value {
-                    try writer.query("INSERT INTO swell_state (key, value) VALUES ($1::text, $2::text) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                                     [.text(key), .text(value)])
-                } else {
-                    try writer.query("DELETE FROM swell_state WHERE key = $1::text", [.text(key)])
-                }
-            }
-            try writer.query("COMMIT")
-            return committer.result
+            return try CommitDriver.commit(changes, through: &transaction)
         } catch {
-            // Each path reports the commit's own error; a failed ROLLBACK means a dead
-            // connection, which PostgreSQL rolls back itself and the next use reports.
-            _ = try? writer.query("ROLLBACK")
             throw StoreError(converting: error)
         }
     }

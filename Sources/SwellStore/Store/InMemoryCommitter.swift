@@ -186,3 +186,49 @@ struct InMemoryCommitter {
         return .constraintConflict(entity: entity.name, key: entity.keyDescription(of: values), objects: objects)
     }
 }
+
+/// A commit on a copy of the in-memory store's state (`CommitDriver`'s primitives): the
+/// changes go to the copy, which the store takes as its state only once the commit
+/// succeeded (`committed`); a failure leaves the store's state untouched. Column inserts
+/// and updates are applied as the operations they stand for.
+struct InMemoryCommitTransaction: StoreCommitTransaction {
+    var committer: InMemoryCommitter
+    /// The new state, set by `commit`.
+    private(set) var committed: InMemoryState?
+
+    init(committer: InMemoryCommitter) {
+        self.committer = committer
+    }
+
+    var result: StoreCommitResult { committer.result }
+
+    mutating func begin() {}
+
+    mutating func insertColumns(_ insert: ColumnInsert) throws {
+        for n in insert.rows.indices { try committer.apply(insert.operation(n)) }
+    }
+
+    mutating func apply(_ operations: [StoreChangeSet.Operation]) throws {
+        for operation in operations { try committer.apply(operation) }
+    }
+
+    mutating func updateColumns(_ update: ColumnUpdate) throws {
+        for n in update.rows.indices { try committer.apply(update.operation(n)) }
+    }
+
+    mutating func redirectReferences() {
+        committer.redirectReferences()
+    }
+
+    mutating func setMetadata(_ value: String?, forKey key: String) {
+        committer.state.metadata[key] = value
+    }
+
+    mutating func commit() {
+        committed = committer.state
+    }
+
+    mutating func rollback() {
+        committed = nil
+    }
+}

@@ -104,14 +104,15 @@ final class InMemoryStore: PersistentStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         // All or nothing: the changes go to a copy, which replaces the state only at the end.
-        var committer = InMemoryCommitter(state: state, model: model, storeIdentifier: identifier, policy: changes.mergePolicy)
-        for operation in changes.allOperations { try committer.apply(operation) }
-        committer.redirectReferences()
-        for (key, value) in changes.metadata {
-            committer.state.metadata[key] = value
+        var transaction = InMemoryCommitTransaction(
+            committer: InMemoryCommitter(state: state, model: model, storeIdentifier: identifier, policy: changes.mergePolicy))
+        do {
+            let result = try CommitDriver.commit(changes, through: &transaction)
+            if let committed = transaction.committed { state = committed }
+            return result
+        } catch {
+            throw StoreError(converting: error, path: url.absoluteString)
         }
-        state = committer.state
-        return committer.result
     }
 }
 

@@ -166,11 +166,11 @@ package struct StoreChangeSet: Sendable {
     package var operations: [Operation]
     /// New rows given as columns (a batch insert's), written before `operations`: their
     /// keys were looked up and not stored. A store binds them straight from the buffers,
-    /// or takes them as operations (`allOperations`).
+    /// or takes them as operations (`ColumnInsert.operation`).
     package var columnInserts: [ColumnInsert] = []
     /// Stored rows updated from columns (a batch insert's rows that differ from theirs), written
-    /// after `operations`. A store binds them straight from the buffers, or takes them as
-    /// operations (`allOperations`).
+    /// after `operations` (`CommitDriver` keeps that order for every store). A store binds
+    /// them straight from the buffers, or takes them as operations (`ColumnUpdate.operation`).
     package var columnUpdates: [ColumnUpdate] = []
     /// Values kept beside the data, written in the same transaction (nil removes).
     package var metadata: [String: String?] = [:]
@@ -245,15 +245,6 @@ package struct ColumnUpdate: Sendable {
     }
 }
 
-extension StoreChangeSet {
-    /// Every change as operations, in the order they are written: the column inserts, the
-    /// operations, the column updates (for a store without a columnar path).
-    package var allOperations: [Operation] {
-        guard !columnInserts.isEmpty || !columnUpdates.isEmpty else { return operations }
-        return columnInserts.flatMap { insert in (0..<insert.rows.count).map(insert.operation) } + operations
-            + columnUpdates.flatMap { update in update.rows.indices.map(update.operation) }
-    }
-}
 
 /// What a commit did, for the did-save notification.
 package struct StoreCommitResult: Sendable {

@@ -24,9 +24,9 @@ struct SQLiteCommitter {
         tables[entity.name]?.layout ?? TableLayout(entity)
     }
 
-    /// Makes room in the result for `count` operations (no rehashing as it fills).
+    /// Makes room in the result for `count` more operations (no rehashing as it fills).
     mutating func reserveCapacity(_ count: Int) {
-        result.inserted.reserveCapacity(count)
+        result.inserted.reserveCapacity(result.inserted.count + count)
     }
 
     func objectID(_ entity: String, _ key: Int64) -> ObjectID {

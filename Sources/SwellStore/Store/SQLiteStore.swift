@@ -246,45 +246,14 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
     func commit(_ changes: StoreChangeSet) throws(StoreError) -> StoreCommitResult {
         writerLock.lock()
         defer { writerLock.unlock() }
+        guard let writer else { throw .noPersistentStore }
+        let committer = SQLiteCommitter(connection: writer, model: model, storeIdentifier: identifier, policy: changes.mergePolicy)
+        var transaction = SQLiteCommitTransaction(connection: writer, committer: committer, observer: commitObserver,
+                                                  interval: commitObserverInterval)
         do {
-            guard let writer else { throw .noPersistentStore }
-            let observer = commitObserver
-            let interval = max(1, commitObserverInterval)
-            do {
-                try writer.execute("BEGIN IMMEDIATE")
-            } catch {
-                throw StoreError(error, path: path)
-            }
-            do {
-                observer?(0)
-                var committer = SQLiteCommitter(connection: writer, model: model, storeIdentifier: identifier,
-                                                 policy: changes.mergePolicy)
-                committer.reserveCapacity(changes.operations.count)
-                for insert in changes.columnInserts { try committer.insertColumns(insert) }
-                for (index, operation) in changes.operations.enumerated() {
-                    try committer.apply(operation)
-                    if let observer, (index + 1) % interval == 0 { observer(index + 1) }
-                }
-                for update in changes.columnUpdates { try committer.updateColumns(update) }
-                try committer.redirectReferences()
-                if !changes.metadata.isEmpty {
-                    try writer.execute("CREATE TABLE IF NOT EXISTS swell_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                    for (key, value) in changes.metadata.sorted(by: { $0.key < $1.key }) {
-                        if let value {
-                            try writer.run("INSERT OR REPLACE INTO swell_state (key, value) VALUES (?, ?)", [.text(key), .text(value)])
-                        } else {
-                            try writer.run("DELETE FROM swell_state WHERE key = ?", [.text(key)])
-                        }
-                    }
-                }
-                try writer.execute("COMMIT")
-                return committer.result
-            } catch {
-                // The commit's own error is reported; a ROLLBACK that fails means SQLite already
-                // rolled the transaction back (as it does on a full disk or an I/O error).
-                try? writer.execute("ROLLBACK")
-                throw StoreError(converting: error, path: path)
-            }
+            return try CommitDriver.commit(changes, through: &transaction)
+        } catch {
+            throw StoreError(converting: error, path: path)
         }
     }
 }

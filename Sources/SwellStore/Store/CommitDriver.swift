@@ -1,0 +1,51 @@
+/// What one store does inside one commit: the primitives `CommitDriver` calls, in its order.
+///
+/// Each store implements it over its own medium (SQLite statements, PostgreSQL `COPY` and
+/// statements, an in-memory copy of the state); the order of the steps, the transaction's
+/// bounds and what happens on a failure are the driver's, so they are written once.
+package protocol StoreCommitTransaction {
+    /// Starts the transaction (nothing is visible to readers until `commit`).
+    mutating func begin() throws
+    /// Writes a batch insert's new rows from their column buffers.
+    mutating func insertColumns(_ insert: ColumnInsert) throws
+    /// Applies the operations, in order (a store may write runs of them together).
+    mutating func apply(_ operations: [StoreChangeSet.Operation]) throws
+    /// Updates stored rows from column buffers (a batch insert's differing rows).
+    mutating func updateColumns(_ update: ColumnUpdate) throws
+    /// Points references at the survivors of rows the operations merged (uniqueness).
+    mutating func redirectReferences() throws
+    /// Keeps `value` beside the data under `key` (nil removes it).
+    mutating func setMetadata(_ value: String?, forKey key: String) throws
+    /// Makes everything written since `begin` durable and visible, at once.
+    mutating func commit() throws
+    /// Drops everything written since `begin` (after a failed step; errors are ignored,
+    /// since the step's own error is the one reported).
+    mutating func rollback()
+    /// What the commit did, for the did-save notice.
+    var result: StoreCommitResult { get }
+}
+
+/// The one commit procedure of every store: a change set's column inserts, operations and
+/// column updates, the redirected references and the metadata, in one transaction that
+/// is committed whole or rolled back.
+package enum CommitDriver {
+    /// Writes `changes` through `transaction`; on any failure, rolls it back and rethrows.
+    package static func commit<Transaction: StoreCommitTransaction>(_ changes: StoreChangeSet,
+                                                                   through transaction: inout Transaction) throws -> StoreCommitResult {
+        try transaction.begin()
+        do {
+            for insert in changes.columnInserts { try transaction.insertColumns(insert) }
+            try transaction.apply(changes.operations)
+            for update in changes.columnUpdates { try transaction.updateColumns(update) }
+            try transaction.redirectReferences()
+            for (key, value) in changes.metadata.sorted(by: { $0.key < $1.key }) {
+                try transaction.setMetadata(value, forKey: key)
+            }
+            try transaction.commit()
+            return transaction.result
+        } catch {
+            transaction.rollback()
+            throw error
+        }
+    }
+}
