@@ -94,14 +94,16 @@ extension SQLiteCommitter {
         guard !update.rows.isEmpty else { return }
         var columnOf = [Int](repeating: -1, count: entity.attributes.count)
         for (column, position) in update.positions.enumerated() { columnOf[position] = column }
-        /// Per mask: the UPDATE's statements (by rowid key, then by `_pk`), its bound columns in parameter order, the names noted.
-        var shapes: [AttributeMask: (statements: [String], columns: [Int], names: Set<String>)] = [:]
+        /// Per mask: the UPDATE's prepared statements (by rowid key, then by `_pk`), its bound
+        /// columns in parameter order, the names noted. Looked up once per mask, not per row.
+        var shapes: [AttributeMask: (statements: [SQLiteStatement], columns: [Int], names: Set<String>)] = [:]
         // An entity with join-table attributes writes its links row by row (as operations).
         for mask in Set(update.masks) where entity.joinColumnCount == 0 {
             let indices = mask.indices(below: entity.columnCount)
             guard !indices.isEmpty, indices.allSatisfy({ columnOf[$0] >= 0 }) else { continue }
-            shapes[mask] = (updateStatements(entity, layout, mask: mask, indices: indices), indices.map { columnOf[$0] },
-                            names(entity, mask: mask, indices: indices))
+            var statements: [SQLiteStatement] = []
+            for sql in updateStatements(entity, layout, mask: mask, indices: indices) { statements.append(try connection.statement(sql)) }
+            shapes[mask] = (statements, indices.map { columnOf[$0] }, names(entity, mask: mask, indices: indices))
         }
         let connection = connection
         var fallbacks: [Int] = []
@@ -114,19 +116,18 @@ extension SQLiteCommitter {
                     continue
                 }
                 let row = update.rows[n]
-                for sql in shape.statements {
-                    let statement = try connection.statement(sql)
+                // `run` leaves each statement reset (its step resets it on an error too): every parameter is bound again.
+                for statement in shape.statements {
                     let handle = statement.handle
                     for (parameter, column) in shape.columns.enumerated() {
                         let code = Self.bind(columns[column], row: row, to: handle, at: Int32(parameter + 1))
-                        guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: try connection.handle, sql: sql) }
+                        guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: try connection.handle, sql: statement.sql) }
                     }
                     let code = sqlite3_bind_int64(handle, Int32(shape.columns.count + 1), update.primaryKeys[n])
-                    guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: try connection.handle, sql: sql) }
+                    guard code == SQLITE_OK else { throw SQLiteError(code: code, handle: try connection.handle, sql: statement.sql) }
                     do {
                         try statement.run()
                     } catch let error as SQLiteError where error.isUniqueViolation {
-                        statement.reset()
                         fallbacks.append(n)
                         break
                     }
