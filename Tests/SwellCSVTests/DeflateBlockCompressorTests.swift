@@ -1,37 +1,6 @@
-import CZlib
 import SwellTestSupport
 import Testing
 @testable import SwellCSV
-
-/// Inflates `data` as one raw deflate stream; nil unless the stream ends exactly at the last byte.
-private func inflateRaw(_ data: [UInt8]) -> [UInt8]? {
-    let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-    stream.initialize(to: z_stream())
-    defer {
-        inflateEnd(stream)
-        stream.deinitialize(count: 1)
-        stream.deallocate()
-    }
-    guard swell_inflate_init2(stream, -15) == Z_OK else { return nil }
-    var plain: [UInt8] = []
-    var output = [UInt8](repeating: 0, count: 64 * 1024)
-    var input = data
-    return input.withUnsafeMutableBufferPointer { buffer -> [UInt8]? in
-        stream.pointee.next_in = buffer.baseAddress
-        stream.pointee.avail_in = UInt32(buffer.count)
-        while true {
-            let (status, produced) = output.withUnsafeMutableBufferPointer { out -> (Int32, Int) in
-                stream.pointee.next_out = out.baseAddress
-                stream.pointee.avail_out = UInt32(out.count)
-                let status = inflate(stream, Z_NO_FLUSH)
-                return (status, out.count - Int(stream.pointee.avail_out))
-            }
-            plain.append(contentsOf: output[0..<produced])
-            if status == Z_STREAM_END { return stream.pointee.avail_in == 0 ? plain : nil }
-            guard status == Z_OK else { return nil }
-        }
-    }
-}
 
 /// A piece of input: text that compresses (runs of CSV-like lines) or random bytes that do not.
 private func piece(_ count: Int, using generator: inout SeededGenerator) -> [UInt8] {
@@ -77,7 +46,7 @@ private func compressBlock(_ plain: [UInt8], with compressor: DeflateBlockCompre
             }
             joined.append(contentsOf: block)
         }
-        let inflatesToTheInput = inflateRaw(joined) == pieces.flatMap { $0 }
+        let inflatesToTheInput = inflateWhole(joined, windowBits: -15) == pieces.flatMap { $0 }
         #expect(inflatesToTheInput, "seed \(seed), level \(level), pieces \(pieces.map(\.count)): replay with this seed")
     }
     #expect(jointLengths == [4, 5])

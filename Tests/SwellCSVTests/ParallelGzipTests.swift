@@ -41,28 +41,7 @@ private func gzip(_ bytes: [UInt8], to path: String, writeSize: Int? = nil, leve
 
 /// Whether `data` is exactly one gzip member: zlib reaches the end of the stream on the last byte.
 private func isOneGzipMember(_ data: [UInt8]) -> Bool {
-    let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-    stream.initialize(to: z_stream())
-    defer {
-        inflateEnd(stream)
-        stream.deinitialize(count: 1)
-        stream.deallocate()
-    }
-    guard swell_inflate_init2(stream, 15 + 16) == Z_OK else { return false }
-    let output = UnsafeMutablePointer<UInt8>.allocate(capacity: 64 * 1024)
-    defer { output.deallocate() }
-    var input = data
-    return input.withUnsafeMutableBufferPointer { buffer in
-        stream.pointee.next_in = buffer.baseAddress
-        stream.pointee.avail_in = UInt32(buffer.count)
-        while true {
-            stream.pointee.next_out = output
-            stream.pointee.avail_out = 64 * 1024
-            let status = inflate(stream, Z_NO_FLUSH)
-            if status == Z_STREAM_END { return stream.pointee.avail_in == 0 }
-            guard status == Z_OK else { return false }
-        }
-    }
+    inflateWhole(data, windowBits: 15 + 16) != nil
 }
 
 /// `gzip -t` on `path`; nil when there is no /bin/gzip on this machine.

@@ -1,3 +1,4 @@
+import CZlib
 import Foundation
 @testable import SwellCSV
 
@@ -115,4 +116,35 @@ func parseCSV(_ bytes: [UInt8]) throws -> [[String]] {
     }
     guard field.isEmpty, record.isEmpty, atFieldStart else { throw RFC4180ParseError.missingFinalLineFeed }
     return records
+}
+
+/// Inflates `data` as ONE stream of zlib's `windowBits` kind (-15 raw deflate, 31 one gzip
+/// member); nil unless the stream ends exactly at the last byte.
+func inflateWhole(_ data: [UInt8], windowBits: Int32) -> [UInt8]? {
+    let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    stream.initialize(to: z_stream())
+    defer {
+        inflateEnd(stream)
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+    }
+    guard swell_inflate_init2(stream, windowBits) == Z_OK else { return nil }
+    var plain: [UInt8] = []
+    var output = [UInt8](repeating: 0, count: 64 * 1024)
+    var input = data
+    return input.withUnsafeMutableBufferPointer { buffer -> [UInt8]? in
+        stream.pointee.next_in = buffer.baseAddress
+        stream.pointee.avail_in = UInt32(buffer.count)
+        while true {
+            let (status, produced) = output.withUnsafeMutableBufferPointer { out -> (Int32, Int) in
+                stream.pointee.next_out = out.baseAddress
+                stream.pointee.avail_out = UInt32(out.count)
+                let status = inflate(stream, Z_NO_FLUSH)
+                return (status, out.count - Int(stream.pointee.avail_out))
+            }
+            plain.append(contentsOf: output[0..<produced])
+            if status == Z_STREAM_END { return stream.pointee.avail_in == 0 ? plain : nil }
+            guard status == Z_OK else { return nil }
+        }
+    }
 }
