@@ -65,25 +65,48 @@ struct ColumnBatch {
         count += 1
     }
 
-    /// Appends a record staged value by value (`StagedRow`, one value per attribute).
-    mutating func append(_ row: StagedRow) {
-        row.arena.withUnsafeBufferPointer { arena in
-            for (handle, value) in zip(handles, row.values) {
-                switch (handle, value) {
-                case (.integer(let column), .integer(let int)): columns.append(int, to: column)
-                case (.integer(let column), _): columns.append(nil as Int64?, to: column)
-                case (.double(let column), .double(let double)): columns.append(double, to: column)
-                case (.double(let column), _): columns.append(nil as Double?, to: column)
-                case (.boolean(let column), .integer(let int)): columns.append(int != 0, to: column)
-                case (.boolean(let column), _): columns.append(nil as Bool?, to: column)
-                case (.date(let column), .double(let seconds)): columns.append(secondsSince1970: seconds, to: column)
-                case (.date(let column), _): columns.append(secondsSince1970: nil, to: column)
-                case (.text(let column), .text(let range)): columns.append(utf8: UnsafeBufferPointer(rebasing: arena[range]), to: column)
-                case (.text(let column), _): columns.append(utf8: nil, to: column)
-                }
-            }
+    /// A value of the row being built, as the batch takes it: dates as Unix seconds,
+    /// text as UTF-8 bytes (copied into the column; valid only during the call).
+    enum Value {
+        case null
+        case integer(Int64)
+        case double(Double)
+        case boolean(Bool)
+        case text(UnsafeRawBufferPointer)
+    }
+
+    /// Appends attribute `attribute`'s value to the row being built in place, after the
+    /// `count` complete rows: once per attribute, then `endRow()`, or `abandonRow()` to drop
+    /// what was appended (a record found bad half-way leaves no partial row). A value of
+    /// another kind than the attribute's column is appended as null.
+    mutating func append(_ value: Value, at attribute: Int) {
+        switch (handles[attribute], value) {
+        case (.integer(let column), .integer(let int)): columns.append(int, to: column)
+        case (.integer(let column), _): columns.append(nil as Int64?, to: column)
+        case (.double(let column), .double(let double)): columns.append(double, to: column)
+        case (.double(let column), _): columns.append(nil as Double?, to: column)
+        case (.boolean(let column), .boolean(let flag)): columns.append(flag, to: column)
+        case (.boolean(let column), _): columns.append(nil as Bool?, to: column)
+        case (.date(let column), .double(let seconds)): columns.append(secondsSince1970: seconds, to: column)
+        case (.date(let column), _): columns.append(secondsSince1970: nil, to: column)
+        case (.text(let column), .text(let bytes)): columns.append(utf8: bytes.assumingMemoryBound(to: UInt8.self), to: column)
+        case (.text(let column), _): columns.append(utf8: nil, to: column)
         }
+    }
+
+    /// Completes the row built by `append(_:at:)` (every attribute appended once).
+    mutating func endRow() {
         count += 1
+    }
+
+    /// Drops the values appended for the row being built.
+    mutating func abandonRow() {
+        columns.truncate(toRows: count)
+    }
+
+    /// Attribute `attribute`'s value in complete row `row`, as the store keeps it (for keys and cursors).
+    func value(row: Int, attribute: Int) -> StoreValue {
+        columns.value(row: row, column: attribute)
     }
 
     /// The columns appended so far, leaving the batch empty.
@@ -92,51 +115,5 @@ struct ColumnBatch {
         if count > 0 { textBytes = max(16, columns.textBytesPerValue) }
         reset()
         return taken
-    }
-}
-
-/// One record's values on their way into a `ColumnBatch`, staged until the record is
-/// complete (a record found bad half-way leaves no partial row). Reused record after
-/// record: its buffers allocate nothing once grown.
-struct StagedRow {
-    /// A value as the batch takes it: booleans as 0/1 integers, dates as Unix seconds.
-    enum Value {
-        case null
-        case integer(Int64)
-        case double(Double)
-        /// Bytes of `arena`.
-        case text(Range<Int>)
-    }
-
-    var values: [Value]
-    /// The text values' UTF-8 bytes.
-    var arena: [UInt8] = []
-
-    init(attributes: Int) {
-        values = Array(repeating: .null, count: attributes)
-        arena.reserveCapacity(256)
-    }
-
-    /// Empties the row for the next record.
-    mutating func clear() {
-        for index in values.indices { values[index] = .null }
-        arena.removeAll(keepingCapacity: true)
-    }
-
-    /// Stages text bytes as attribute `index`'s value.
-    mutating func setText(_ index: Int, _ bytes: UnsafeRawBufferPointer) {
-        let start = arena.count
-        arena.append(contentsOf: bytes)
-        values[index] = .text(start..<arena.count)
-    }
-
-    /// Attribute `index`'s value as the store keeps it (for keys and cursors).
-    func storeValue(_ index: Int) -> StoreValue {
-        switch values[index] {
-        case .null: .null
-        case .integer(let int): .integer(int)
-        case .double(let double): .real(double)
-        case .text(let range): .text(String(decoding: arena[range], as: UTF8.self))
-        }
     }
 }

@@ -4,10 +4,11 @@ import SwellJSON
 import SwellStore
 
 /// A flat source's records, read by `JSONProjectionReader` straight into columns
-/// on the fetch thread: each record's projected fields are staged (`StagedRow`) and,
-/// once the record is complete, appended to the `ColumnBatch`; every `batchSize`
-/// records the batch goes to the `ColumnWriter` as one batch insert. No `JSONValue`,
-/// no `StoreValue` per record.
+/// on the fetch thread: each record's projected fields are appended to the
+/// `ColumnBatch`'s columns as they are delivered, the row completed at the record's end
+/// or dropped if the record needs `RecordMapper`; every `batchSize` records the batch
+/// goes to the `ColumnWriter` as one batch insert. No `JSONValue`, no `StoreValue`, no
+/// staging copy per record.
 ///
 /// A record the projection does not take as it is (see `ProjectedMapping`) is read
 /// again from its own text and mapped by `RecordMapper`, so it converts, or is
@@ -30,8 +31,7 @@ struct ColumnRecordSink: JSONProjectionSink {
     private let patterns = DatePatterns()
 
     private var batch: ColumnBatch
-    private var row: StagedRow
-    /// The record being read goes to `RecordMapper`.
+    /// The record being read goes to `RecordMapper` (its values appended so far are dropped at its end).
     private var needsMapper = false
 
     private var page = ""
@@ -61,7 +61,6 @@ struct ColumnRecordSink: JSONProjectionSink {
         self.sweeper = sweeper
         self.cursor = cursor
         batch = ColumnBatch(entity: mapper.entity, expectedRows: batchSize)
-        row = StagedRow(attributes: mapper.entity.attributes.count)
     }
 
     /// The projection the reader follows.
@@ -72,7 +71,7 @@ struct ColumnRecordSink: JSONProjectionSink {
         page = url
         window.removeAll(keepingCapacity: true)
         windowBase = 0
-        row.clear()
+        batch.abandonRow()
         needsMapper = false
     }
 
@@ -114,38 +113,39 @@ struct ColumnRecordSink: JSONProjectionSink {
     }
 
     mutating func field(_ field: Int, value: JSONFieldValue) throws {
+        guard !needsMapper else { return }
         switch value {
         case .missing, .null:
-            if mapping.needsValue[field] { needsMapper = true }
+            if mapping.needsValue[field] { needsMapper = true } else { batch.append(.null, at: field) }
         case .integer(let int):
-            row.values[field] = .integer(int)
+            batch.append(.integer(int), at: field)
         case .double(let double):
             if case .unixDate(let divisor) = mapping.conversions[field], divisor != 1 {
-                row.values[field] = .double(double / divisor)
+                batch.append(.double(double / divisor), at: field)
             } else {
-                row.values[field] = .double(double)
+                batch.append(.double(double), at: field)
             }
         case .bool(let flag):
-            row.values[field] = .integer(flag ? 1 : 0)
+            batch.append(.boolean(flag), at: field)
         case .string(let bytes):
             switch mapping.conversions[field] {
             case .isoDate:
                 if let seconds = ISODate.seconds(fromUTF8: bytes.assumingMemoryBound(to: UInt8.self)) {
-                    row.values[field] = .double(seconds)
+                    batch.append(.double(seconds), at: field)
                 } else {
                     needsMapper = true
                 }
             case .patternDate(let pattern):
                 if let seconds = patterns.seconds(from: String(decoding: bytes, as: UTF8.self), pattern: pattern) {
-                    row.values[field] = .double(seconds)
+                    batch.append(.double(seconds), at: field)
                 } else {
                     needsMapper = true
                 }
             default:
-                row.setText(field, bytes)
+                batch.append(.text(bytes), at: field)
             }
         case .json(let bytes):
-            row.setText(field, bytes)
+            batch.append(.text(bytes), at: field)
         case .mismatch:
             needsMapper = true
         }
@@ -158,14 +158,14 @@ struct ColumnRecordSink: JSONProjectionSink {
     mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws {
         records += 1
         if needsMapper {
-            row.clear()
+            batch.abandonRow()
             needsMapper = false
             try mapRecord(index: index, start: start.byteOffset, end: end)
         } else {
-            batch.append(row)
-            if sweeper != nil { keys.append(mapper.keyIndices.map { row.storeValue($0) }) }
-            if let cursor { largest = IncrementalCursor.larger(largest, row.storeValue(cursor.attributeIndex)) }
-            row.clear()
+            let row = batch.count
+            batch.endRow()
+            if sweeper != nil { keys.append(mapper.keyIndices.map { batch.value(row: row, attribute: $0) }) }
+            if let cursor { largest = IncrementalCursor.larger(largest, batch.value(row: row, attribute: cursor.attributeIndex)) }
         }
         if batch.count >= batchSize { handOff() }
     }

@@ -91,6 +91,23 @@ public struct BatchColumns: Sendable {
             nulls[row >> 6] & (1 << UInt64(row & 63)) != 0
         }
 
+        /// Keeps the first `rows` values only.
+        mutating func truncate(toRows rows: Int) {
+            guard count > rows else { return }
+            switch kind {
+            case .integers: integers.removeLast(count - rows)
+            case .doubles, .dates: doubles.removeLast(count - rows)
+            case .booleans: booleans.removeLast(count - rows)
+            case .text:
+                arena.removeLast(arena.count - (rows == 0 ? 0 : ends[rows - 1]))
+                ends.removeLast(count - rows)
+            }
+            let words = (rows + 63) >> 6
+            nulls.removeLast(nulls.count - words)
+            if rows & 63 != 0 { nulls[words - 1] &= (1 << UInt64(rows & 63)) - 1 }
+            count = rows
+        }
+
         /// Where text value `row` starts and ends in `arena`.
         func textRange(_ row: Int) -> Range<Int> {
             (row == 0 ? 0 : ends[row - 1])..<ends[row]
@@ -224,8 +241,15 @@ public struct BatchColumns: Sendable {
         }
     }
 
+    /// Drops every column's values after its first `rows` (a row begun and given up).
+    package mutating func truncate(toRows rows: Int) {
+        for index in columns.indices where columns[index].count > rows {
+            columns[index].truncate(toRows: rows)
+        }
+    }
+
     /// Value `row` of column `column`, as the store keeps it.
-    func value(row: Int, column: Int) -> StoreValue {
+    package func value(row: Int, column: Int) -> StoreValue {
         let column = columns[column]
         if column.isNull(row) { return .null }
         switch column.kind {
