@@ -285,14 +285,18 @@ struct SQLiteStoreReader: StoreReader {
     /// Whether the stored value in `column` of the current row is the incoming value `row`
     /// of a batch column (`ColumnPointers.equals`: the one rule for every store).
     private static func storedEquals(_ incoming: ColumnPointers, row: Int, statement: OpaquePointer, column: Int32, required: Bool) -> Bool {
+        // One column call, then the value's own accessors: each `sqlite3_column_*` call enters and
+        // leaves the connection's (absent) mutex and re-checks the statement; the value's do not.
+        // The value is used on this connection's thread only, before the next step.
+        guard let value = sqlite3_column_value(statement, column) else { return false }
         let stored: StoreRowCursor.Field
-        switch sqlite3_column_type(statement, column) {
+        switch sqlite3_value_type(value) {
         case SQLITE_NULL: stored = .null
-        case SQLITE_INTEGER: stored = .integer(sqlite3_column_int64(statement, column))
-        case SQLITE_FLOAT: stored = .real(sqlite3_column_double(statement, column))
+        case SQLITE_INTEGER: stored = .integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: stored = .real(sqlite3_value_double(value))
         case SQLITE_TEXT:
-            let bytes = sqlite3_column_text(statement, column)
-            stored = .text(UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(statement, column))))
+            let bytes = sqlite3_value_text(value)
+            stored = .text(UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(value))))
         default: return false
         }
         return incoming.equals(stored, row: row, required: required)
