@@ -89,11 +89,13 @@ import Testing
                 var cursors: [[StoreValue]] = []
                 try reader.enumerateRowCursors(request) { cursor in
                     cursors.append([.integer(cursor.primaryKey)] + (0..<journalEntity.attributes.count).map { index -> StoreValue in
-                        switch cursor.kind(index) {
-                        case .null: return .null
-                        case .integer: return .integer(cursor.integer(index))
-                        case .real: return .real(cursor.real(index))
-                        case .text: return .text(cursor.withText(index) { String(decoding: $0, as: UTF8.self) })
+                        cursor.withField(index) { field in
+                            switch field {
+                            case .null: .null
+                            case .integer(let int): .integer(int)
+                            case .real(let double): .real(double)
+                            case .text(let bytes): .text(String(decoding: bytes, as: UTF8.self))
+                            }
                         }
                     })
                 }

@@ -95,31 +95,31 @@ struct ExportRun {
     /// Writes a value's CSV cell per the Values table, from the store's bytes in place;
     /// `patterns` (the export's own) writes dates with a column `format`.
     static func write(_ row: StoreRowCursor, _ column: Column, patterns: DatePatterns, to writer: CSVWriter) throws {
-        let index = column.attribute
-        switch (row.kind(index), column.type) {
-        case (.null, _):
-            try writer.writeNullField()
-        case (.text, _):
-            try row.withText(index) { try writer.writeTextField($0) }
-        case (.integer, .boolean):
-            try writer.writeValueField(CSVFormat.boolean(row.integer(index) != 0))
-        case (.integer, .date):
-            try writeDate(Double(row.integer(index)), format: column.format, patterns: patterns, to: writer)
-        case (.integer, .double):
-            try writer.writeValueField(CSVFormat.double(Double(row.integer(index))))
-        case (.integer, _):
-            try writer.writeIntegerField(row.integer(index))
-        case (.real, .date):
-            try writeDate(row.real(index), format: column.format, patterns: patterns, to: writer)
-        case (.real, .integer):
-            let double = row.real(index)
-            if let int = Int64(exactly: double) {
+        try row.withField(column.attribute) { field in
+            switch (field, column.type) {
+            case (.null, _):
+                try writer.writeNullField()
+            case (.text(let bytes), _):
+                try writer.writeTextField(bytes)
+            case (.integer(let int), .boolean):
+                try writer.writeValueField(CSVFormat.boolean(int != 0))
+            case (.integer(let int), .date):
+                try writeDate(Double(int), format: column.format, patterns: patterns, to: writer)
+            case (.integer(let int), .double):
+                try writer.writeValueField(CSVFormat.double(Double(int)))
+            case (.integer(let int), _):
                 try writer.writeIntegerField(int)
-            } else {
+            case (.real(let double), .date):
+                try writeDate(double, format: column.format, patterns: patterns, to: writer)
+            case (.real(let double), .integer):
+                if let int = Int64(exactly: double) {
+                    try writer.writeIntegerField(int)
+                } else {
+                    try writer.writeValueField(CSVFormat.double(double))
+                }
+            case (.real(let double), _):
                 try writer.writeValueField(CSVFormat.double(double))
             }
-        case (.real, _):
-            try writer.writeValueField(CSVFormat.double(row.real(index)))
         }
     }
 

@@ -6,11 +6,6 @@ import CSQLite
 /// Values are addressed by attribute index, as in `StoreValue` rows. For the
 /// exports, which format millions of rows straight from SQLite's column bytes.
 package struct StoreRowCursor {
-    /// What kind of value an attribute holds in this row.
-    package enum Kind {
-        case null, integer, real, text
-    }
-
     /// A value read in place from a buffer another store owns (valid only inside the callback).
     package enum Field {
         case null
@@ -48,88 +43,42 @@ package struct StoreRowCursor {
         self.primaryKey = primaryKey
     }
 
-    /// The kind of the attribute's value.
-    package func kind(_ attribute: Int) -> Kind {
+    /// Calls `body` with the attribute's value read in place (text valid only during the call):
+    /// for SQLite one column call, where `kind` and then `integer` or `withText` make two or three.
+    package func withField<R>(_ attribute: Int, _ body: (Field) throws -> R) rethrows -> R {
         switch source {
         case .statement(let statement):
-            switch sqlite3_column_type(statement, Int32(attribute + 1)) {
-            case SQLITE_INTEGER: return .integer
-            case SQLITE_FLOAT: return .real
-            case SQLITE_NULL: return .null
-            default: return .text
+            guard let value = sqlite3_column_value(statement, Int32(attribute + 1)) else { return try body(.null) }
+            switch sqlite3_value_type(value) {
+            case SQLITE_INTEGER: return try body(.integer(sqlite3_value_int64(value)))
+            case SQLITE_FLOAT: return try body(.real(sqlite3_value_double(value)))
+            case SQLITE_NULL: return try body(.null)
+            default:
+                let text = sqlite3_value_text(value)
+                return try body(.text(UnsafeBufferPointer(start: text, count: text == nil ? 0 : Int(sqlite3_value_bytes(value)))))
             }
         case .values(let values):
             switch values[attribute] {
-            case .null: return .null
-            case .integer: return .integer
-            case .real: return .real
-            case .text: return .text
+            case .null: return try body(.null)
+            case .integer(let int): return try body(.integer(int))
+            case .real(let double): return try body(.real(double))
+            case .text(var string): return try string.withUTF8 { try body(.text($0)) }
             }
         case .fields(let fields):
-            switch fields[attribute] {
-            case .null: return .null
-            case .integer: return .integer
-            case .real: return .real
-            case .text: return .text
-            }
-        }
-    }
-
-    /// The attribute's value as an integer (its kind is `.integer`).
-    package func integer(_ attribute: Int) -> Int64 {
-        switch source {
-        case .statement(let statement): return sqlite3_column_int64(statement, Int32(attribute + 1))
-        case .values(let values):
-            if case .integer(let int) = values[attribute] { return int }
-            return 0
-        case .fields(let fields):
-            if case .integer(let int) = fields[attribute] { return int }
-            return 0
-        }
-    }
-
-    /// The attribute's value as a double (its kind is `.real`).
-    package func real(_ attribute: Int) -> Double {
-        switch source {
-        case .statement(let statement): return sqlite3_column_double(statement, Int32(attribute + 1))
-        case .values(let values):
-            if case .real(let double) = values[attribute] { return double }
-            return 0
-        case .fields(let fields):
-            if case .real(let double) = fields[attribute] { return double }
-            return 0
-        }
-    }
-
-    /// Calls `body` with the attribute's text as UTF-8 bytes (its kind is `.text`), valid only inside `body`.
-    package func withText<R>(_ attribute: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        switch source {
-        case .statement(let statement):
-            let column = Int32(attribute + 1)
-            let text = sqlite3_column_text(statement, column)
-            let count = Int(sqlite3_column_bytes(statement, column))
-            return try body(UnsafeBufferPointer(start: text, count: text == nil ? 0 : count))
-        case .values(let values):
-            guard case .text(var string) = values[attribute] else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
-            return try string.withUTF8(body)
-        case .fields(let fields):
-            guard case .text(let bytes) = fields[attribute] else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
-            return try body(bytes)
+            return try body(fields[attribute])
         }
     }
 
     /// The attribute's value (allocates for text: for rare paths).
     package func value(_ attribute: Int) -> StoreValue {
-        switch source {
-        case .statement, .fields:
-            switch kind(attribute) {
-            case .null: return .null
-            case .integer: return .integer(integer(attribute))
-            case .real: return .real(real(attribute))
-            case .text: return .text(withText(attribute) { String(decoding: $0, as: UTF8.self) })
+        if case .values(let values) = source { return values[attribute] }
+        return withField(attribute) { field in
+            switch field {
+            case .null: .null
+            case .integer(let int): .integer(int)
+            case .real(let double): .real(double)
+            case .text(let bytes): .text(String(decoding: bytes, as: UTF8.self))
             }
-        case .values(let values):
-            return values[attribute]
         }
     }
 }
