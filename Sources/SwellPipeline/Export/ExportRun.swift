@@ -39,9 +39,9 @@ struct ExportRun {
         do {
             let (columns, keyPaths) = try self.columns(in: context)
             if export.header { try writer.writeHeader(export.columns.map(\.name)) }
-            let patterns = DatePatterns()
+            let dates = DateWriter(formats: export.columns.map(\.format))
             try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
-                for column in columns { try Self.write(row, column, patterns: patterns, to: writer) }
+                for column in columns { try Self.write(row, column, dates: dates, to: writer) }
                 try writer.endRow()
             }
             try writer.finish()
@@ -62,15 +62,16 @@ struct ExportRun {
         let stored = try context.entityDescription(named: entity.name)
         var columns: [Column] = []
         var keyPaths: [KeyPathColumn] = []
-        for column in export.columns {
+        for (position, column) in export.columns.enumerated() {
+            let format = column.format == nil ? nil : position
             if let index = entity.attributes.firstIndex(where: { $0.name == column.attribute }) {
-                columns.append(Column(attribute: index, type: entity.attributes[index].type, format: column.format))
+                columns.append(Column(attribute: index, type: entity.attributes[index].type, format: format))
                 continue
             }
             let path = column.attribute.split(separator: ".").map(String.init)
             keyPaths.append(KeyPathColumn(path: path, separator: column.join))
             let type = column.join == nil ? try Self.type(of: path, from: stored, in: context) : .string
-            columns.append(Column(attribute: stored.attributes.count + keyPaths.count - 1, type: type, format: column.format))
+            columns.append(Column(attribute: stored.attributes.count + keyPaths.count - 1, type: type, format: format))
         }
         return (columns, keyPaths)
     }
@@ -85,16 +86,38 @@ struct ExportRun {
         return current.attribute(named: path.last ?? "")?.type ?? .string
     }
 
-    /// An exported column: the attribute's index and type, and the date format if any.
+    /// An exported column: the attribute's index and type, and, when it has a date format,
+    /// its position among the export's columns (an index, not the string: copying a column
+    /// per value then retains nothing).
     struct Column {
         var attribute: Int
         var type: AttributeType
-        var format: String?
+        var format: Int?
+    }
+
+    /// Writes dates: ISO 8601 by default, or in a column's LDML `format` (with the export's own formatters).
+    struct DateWriter {
+        /// Each export column's format, by position.
+        let formats: [String?]
+        let patterns = DatePatterns()
+
+        func write(_ seconds: Double, format: Int?, to writer: CSVWriter) throws {
+            if let format, let pattern = formats[format] {
+                try writer.writeValueField(patterns.string(fromSeconds: seconds, pattern: pattern))
+                return
+            }
+            var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)  // ISODate.maximumLength bytes
+            try withUnsafeMutableBytes(of: &text) { raw in
+                let bytes = raw.bindMemory(to: UInt8.self)
+                let length = ISODate.write(fromSeconds: seconds, into: bytes)
+                try writer.writeValueField(UnsafeBufferPointer(rebasing: bytes[..<length]))
+            }
+        }
     }
 
     /// Writes a value's CSV cell per the Values table, from the store's bytes in place;
-    /// `patterns` (the export's own) writes dates with a column `format`.
-    static func write(_ row: StoreRowCursor, _ column: Column, patterns: DatePatterns, to writer: CSVWriter) throws {
+    /// `dates` writes dates.
+    static func write(_ row: StoreRowCursor, _ column: Column, dates: DateWriter, to writer: CSVWriter) throws {
         try row.withField(column.attribute) { field in
             switch (field, column.type) {
             case (.null, _):
@@ -104,13 +127,13 @@ struct ExportRun {
             case (.integer(let int), .boolean):
                 try writer.writeValueField(CSVFormat.boolean(int != 0))
             case (.integer(let int), .date):
-                try writeDate(Double(int), format: column.format, patterns: patterns, to: writer)
+                try dates.write(Double(int), format: column.format, to: writer)
             case (.integer(let int), .double):
                 try writer.writeValueField(CSVFormat.double(Double(int)))
             case (.integer(let int), _):
                 try writer.writeIntegerField(int)
             case (.real(let double), .date):
-                try writeDate(double, format: column.format, patterns: patterns, to: writer)
+                try dates.write(double, format: column.format, to: writer)
             case (.real(let double), .integer):
                 if let int = Int64(exactly: double) {
                     try writer.writeIntegerField(int)
@@ -122,20 +145,8 @@ struct ExportRun {
             }
         }
     }
-
-    private static func writeDate(_ seconds: Double, format: String?, patterns: DatePatterns, to writer: CSVWriter) throws {
-        if let format {
-            try writer.writeValueField(patterns.string(fromSeconds: seconds, pattern: format))
-            return
-        }
-        var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)  // ISODate.maximumLength bytes
-        try withUnsafeMutableBytes(of: &text) { raw in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            let length = ISODate.write(fromSeconds: seconds, into: bytes)
-            try writer.writeValueField(UnsafeBufferPointer(rebasing: bytes[..<length]))
-        }
-    }
 }
+
 
 /// The SHA-256 of a file, computed from its bytes as they are written (nothing is read back).
 private final class FileDigest {
