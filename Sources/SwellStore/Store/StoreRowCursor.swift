@@ -24,23 +24,30 @@ package struct StoreRowCursor {
     }
 
     private let source: Source
-    /// The row's primary key (its object ID's).
-    package let primaryKey: Int64
+    /// The primary key of a row not read from a statement.
+    private let givenPrimaryKey: Int64
+
+    /// The row's primary key (its object ID's), read from the statement only when asked
+    /// (an export of the store's rows never asks).
+    package var primaryKey: Int64 {
+        if case .statement(let statement) = source { return sqlite3_column_int64(statement, 0) }
+        return givenPrimaryKey
+    }
 
     init(statement: OpaquePointer) {
         self.source = .statement(statement)
-        self.primaryKey = sqlite3_column_int64(statement, 0)
+        self.givenPrimaryKey = 0
     }
 
     package init(primaryKey: Int64, values: [StoreValue]) {
         self.source = .values(values)
-        self.primaryKey = primaryKey
+        self.givenPrimaryKey = primaryKey
     }
 
     /// A row whose attribute `i` is `fields[i]`, valid while `fields` is.
     package init(primaryKey: Int64, fields: UnsafeBufferPointer<Field>) {
         self.source = .fields(fields)
-        self.primaryKey = primaryKey
+        self.givenPrimaryKey = primaryKey
     }
 
     /// Calls `body` with the attribute's value read in place (text valid only during the call):
