@@ -52,12 +52,12 @@ extension PostgresReader {
                     if differing == .empty {
                         comparison.unchanged.append((row, primaryKey))
                     } else if masks {
-                        comparison.differing[key] = (primaryKey, differing)
+                        comparison.differing[row] = (primaryKey, differing)
                     } else {
                         var values: [StoreValue] = []
                         values.reserveCapacity(entity.attributes.count)
                         for index in entity.attributes.indices { values.append(Self.value(try field(index + 1))) }
-                        comparison.changed[key] = StoreRow(primaryKey: primaryKey, values: values)
+                        comparison.changed[row] = StoreRow(primaryKey: primaryKey, values: values)
                     }
                 }
             }

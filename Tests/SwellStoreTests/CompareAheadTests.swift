@@ -208,4 +208,47 @@ import Testing
         #expect((result.updated, result.unchanged) == (1, 0))
         #expect(try storedRatings(container)[1] == 1)
     }
+
+    /// A key that is not one integer (text, or two attributes) is compared in place too; the
+    /// commits since a comparison ahead name the keys they wrote by hash, and those rows are
+    /// compared again — both when the keys are text and when they are pairs.
+    @Test(arguments: [false, true])
+    func rowsOfOtherKeysABatchWroteSinceAreComparedAgain(pairs: Bool) throws {
+        let model = ManagedObjectModel(entities: [EntityDescription(name: "Reading", attributes: [
+            AttributeDescription(name: "station", type: .string),
+            AttributeDescription(name: "day", type: .integer),
+            AttributeDescription(name: "value", type: .integer, isOptional: true),
+        ], uniquenessConstraint: pairs ? ["station", "day"] : ["station"])])
+        let container = try makeContainer(directory, name: "readings-\(pairs)", model: model)
+        func readings(_ rows: [(String, Int64)]) -> BatchInsertRequest {
+            var columns = BatchColumns()
+            let station = columns.strings("station"), day = columns.integers("day"), value = columns.integers("value")
+            for (name, reading) in rows {
+                columns.append(name, to: station)
+                columns.append(7 as Int64, to: day)
+                columns.append(reading, to: value)
+            }
+            let request = BatchInsertRequest(entityName: "Reading", columns: columns)
+            request.resultType = .changes
+            return request
+        }
+        let writer = container.newBackgroundContext(), comparer = container.newBackgroundContext()
+        _ = try execute(readings([("north-station", 1), ("south-station", 1), ("east-station", 1)]), in: writer)
+        // Compared while north and south hold 1: both equal, east changes.
+        let later = readings([("north-station", 1), ("south-station", 1), ("east-station", 5)])
+        compareAhead(later, in: comparer)
+        // The batch before it is written first, changing north (and adding west).
+        let earlier = try execute(readings([("north-station", 2), ("west-station", 2)]), in: writer)
+        #expect((earlier.inserted, earlier.updated) == (1, 1))
+        let result = try execute(later, in: writer)
+        // The later record wins: north goes back to 1.
+        #expect((result.inserted, result.updated, result.unchanged) == (0, 2, 1))
+        let reader = try makeRootContext(at: container.storeURL, model: model)
+        let stored = try reader.performAndWait {
+            try Dictionary(uniqueKeysWithValues: reader.fetch(FetchRequest(entityName: "Reading")).map {
+                ($0["station"] as! String, $0["value"] as! Int)
+            })
+        }
+        #expect(stored == ["north-station": 1, "south-station": 1, "east-station": 5, "west-station": 2])
+    }
 }

@@ -19,6 +19,15 @@ struct ColumnRows: Sendable {
     let rowForInteger: [Int64: Int]
     /// Key → its row, for other keys.
     let rowForKey: [[StoreValue]: Int]
+    /// For other keys: each key's hash (`keyHash`) → a row with that key hash; the keys a
+    /// commit of the batch wrote, for `CommitLog` (a hash two keys share only makes a later
+    /// comparison check more rows again).
+    let rowForKeyHash: [Int64: Int]
+
+    /// The hash `CommitLog` keeps for a key that is not one integer (this process's hash of its values).
+    static func keyHash(_ key: [StoreValue]) -> Int64 {
+        Int64(truncatingIfNeeded: key.hashValue)
+    }
 
     init(_ columns: BatchColumns, entity: EntityDescription, indices: [String: Int]) throws {
         let positions = try Self.positions(columns, entity: entity, indices: indices)
@@ -59,6 +68,10 @@ struct ColumnRows: Sendable {
         self.kept = kept
         self.rowForInteger = rowForInteger
         self.rowForKey = rowForKey
+        var rowForKeyHash: [Int64: Int] = [:]
+        rowForKeyHash.reserveCapacity(rowForKey.count)
+        for (key, row) in rowForKey { rowForKeyHash[Self.keyHash(key)] = row }
+        self.rowForKeyHash = rowForKeyHash
     }
 
     /// Each column's attribute index; every column must name an attribute, fit its type and hold every row.
@@ -109,13 +122,20 @@ extension BatchWriter {
     /// differs are read then): under a policy that takes the carried values and keeps the
     /// rest, a row equal on every carried attribute changes nothing.
     private func comparesInStore(_ rows: ColumnRows) -> Bool {
-        rows.integerKey
+        !rows.keyColumns.isEmpty && !rows.keyColumns.contains(nil)
             && (policy == .mergeByPropertyObjectTrump || (policy == .overwrite && rows.positions.count == entity.attributes.count))
     }
 
-    private func compare(_ rows: ColumnRows, _ columns: BatchColumns, keys: [Int64: Int]) throws -> RowComparison {
-        guard !keys.isEmpty else { return RowComparison() }
-        return try store.read { try $0.compareRows(forIntegerKeys: keys, columns: columns, positions: rows.positions, entity: entity) }
+    /// Compares the rows of `keys` (integer keys) with the stored rows; without `keys`, every
+    /// row of a batch whose key is not one integer.
+    private func compare(_ rows: ColumnRows, _ columns: BatchColumns, keys: [Int64: Int]? = nil) throws -> RowComparison {
+        if rows.integerKey {
+            let keys = keys ?? rows.rowForInteger
+            guard !keys.isEmpty else { return RowComparison() }
+            return try store.read { try $0.compareRows(forIntegerKeys: keys, columns: columns, positions: rows.positions, entity: entity) }
+        }
+        guard !rows.rowForKey.isEmpty else { return RowComparison() }
+        return try store.read { try $0.compareRows(forKeys: rows.rowForKey, columns: columns, positions: rows.positions, entity: entity) }
     }
 
     /// Compares the rows with the stored rows now, off the writer's queue.
@@ -123,17 +143,19 @@ extension BatchWriter {
         let rows = try ColumnRows(columns, entity: entity, indices: attributeIndices)
         // Read before the snapshot: every commit up to it is in the comparison.
         let generation = coordinator.commitGeneration
-        let comparison = comparesInStore(rows) ? try compare(rows, columns, keys: rows.rowForInteger) : nil
+        let comparison = comparesInStore(rows) ? try compare(rows, columns) : nil
         return ComparisonAhead(generation: generation, coordinator: coordinator.identity, store: store.identifier, rows: rows, comparison: comparison)
     }
 
     /// The comparison of the rows with the stored rows as of now (on the root's queue): the
-    /// one made ahead, with the rows a commit since may have written compared again.
+    /// one made ahead, with the rows a commit since may have written compared again (all of
+    /// them when the key is not one integer and any commit came since).
     private func comparison(_ rows: ColumnRows, _ columns: BatchColumns, ahead: ComparisonAhead?) throws -> RowComparison {
         guard let ahead, var comparison = ahead.comparison,
               let written = coordinator.keysWritten(after: ahead.generation, entity: entity.name) else {
-            return try compare(rows, columns, keys: rows.rowForInteger)
+            return try compare(rows, columns)
         }
+        guard rows.integerKey else { return try freshened(comparison, rows, columns, written: written) }
         var stale: [Int64: Int] = [:]
         for keys in written {
             for key in keys {
@@ -141,13 +163,37 @@ extension BatchWriter {
             }
         }
         guard !stale.isEmpty else { return comparison }
-        let keyColumn = columns.columns[rows.keyColumns[0]!].integers
-        comparison.unchanged.removeAll { stale[keyColumn[$0.row]] != nil }
-        for key in stale.keys {
-            comparison.changed[key] = nil
-            comparison.differing[key] = nil
+        let staleRows = Set(stale.values)
+        comparison.unchanged.removeAll { staleRows.contains($0.row) }
+        for row in staleRows {
+            comparison.changed[row] = nil
+            comparison.differing[row] = nil
         }
         let fresh = try compare(rows, columns, keys: stale)
+        comparison.unchanged += fresh.unchanged
+        comparison.changed.merge(fresh.changed) { _, fresh in fresh }
+        comparison.differing.merge(fresh.differing) { _, fresh in fresh }
+        return comparison
+    }
+
+    /// For a key that is not one integer: the comparison made ahead, with the rows whose key
+    /// hash a later commit wrote compared again.
+    private func freshened(_ ahead: RowComparison, _ rows: ColumnRows, _ columns: BatchColumns,
+                           written: [CommitLog.Keys]) throws -> RowComparison {
+        var hashes = Set<Int64>()
+        for keys in written { hashes.formUnion(keys) }
+        guard !hashes.isEmpty else { return ahead }
+        var stale: [[StoreValue]: Int] = [:]
+        for (key, row) in rows.rowForKey where hashes.contains(ColumnRows.keyHash(key)) { stale[key] = row }
+        guard !stale.isEmpty else { return ahead }
+        var comparison = ahead
+        let staleRows = Set(stale.values)
+        comparison.unchanged.removeAll { staleRows.contains($0.row) }
+        for row in staleRows {
+            comparison.changed[row] = nil
+            comparison.differing[row] = nil
+        }
+        let fresh = try store.read { try $0.compareRows(forKeys: stale, columns: columns, positions: rows.positions, entity: entity) }
         comparison.unchanged += fresh.unchanged
         comparison.changed.merge(fresh.changed) { _, fresh in fresh }
         comparison.differing.merge(fresh.differing) { _, fresh in fresh }
@@ -177,25 +223,28 @@ extension BatchWriter {
         let positions = rows.positions, keyColumns = rows.keyColumns
         var stored: [[StoreValue]: StoreRow] = [:]
         var storedByInteger: [Int64: StoreRow] = [:]
-        var differing: [Int64: (primaryKey: Int64, mask: AttributeMask)] = [:]
+        /// Stored rows compared in the store, by the batch row they meet: read into values, or
+        /// (every attribute carried) only the attributes that differ.
+        var storedByRow: [Int: StoreRow] = [:]
+        var differing: [Int: (primaryKey: Int64, mask: AttributeMask)] = [:]
         /// Rows equal to their stored row on every carried attribute: under a policy that takes the
         /// carried values and keeps the rest, they change nothing (compared in the store, no values made).
         var unchangedRows: [Bool] = []
         var outcome = Outcome()
-        if rows.integerKey {
-            if comparesInStore(rows) {
-                let comparison = try comparison(rows, columns, ahead: ahead)
-                storedByInteger = comparison.changed
-                differing = comparison.differing
-                unchangedRows = [Bool](repeating: false, count: columns.rowCount)
-                var keys = UnchangedKeys(entity: entity.name, store: store.identifier, keys: [])
-                keys.keys.reserveCapacity(comparison.unchanged.count)
-                for (row, primaryKey) in comparison.unchanged {
-                    unchangedRows[row] = true
-                    keys.keys.append(primaryKey)
-                }
-                outcome.unchangedKeys = keys
-            } else if !rows.rowForInteger.isEmpty {
+        if comparesInStore(rows) {
+            let comparison = try comparison(rows, columns, ahead: ahead)
+            storedByRow = comparison.changed
+            differing = comparison.differing
+            unchangedRows = [Bool](repeating: false, count: columns.rowCount)
+            var keys = UnchangedKeys(entity: entity.name, store: store.identifier, keys: [])
+            keys.keys.reserveCapacity(comparison.unchanged.count)
+            for (row, primaryKey) in comparison.unchanged {
+                unchangedRows[row] = true
+                keys.keys.append(primaryKey)
+            }
+            outcome.unchangedKeys = keys
+        } else if rows.integerKey {
+            if !rows.rowForInteger.isEmpty {
                 storedByInteger = try store.read { try $0.rows(forIntegerKeys: Array(rows.rowForInteger.keys), entity: entity) }
             }
         } else if !rows.rowForKey.isEmpty {
@@ -208,22 +257,26 @@ extension BatchWriter {
         var updates = ColumnUpdate(entity: entity.name, columns: columns, positions: positions, attributeCount: entity.attributes.count)
         for row in rows.kept {
             if !unchangedRows.isEmpty && unchangedRows[row] { continue }
-            if !differing.isEmpty, !columns.columns[keyColumns[0]!].isNull(row),
-               let (primaryKey, mask) = differing[columns.columns[keyColumns[0]!].integers[row]] {
+            if let (primaryKey, mask) = differing[row] {
                 try checkUpdate(row: row, mask: mask, columns: columns, positions: positions)
                 updates.append(row: row, primaryKey: primaryKey, mask: mask)
                 continue
             }
-            if !stored.isEmpty || !storedByInteger.isEmpty {
-                let existing = rows.integerKey
-                    ? (columns.columns[keyColumns[0]!].isNull(row) ? nil : storedByInteger[columns.columns[keyColumns[0]!].integers[row]])
-                    : stored[keyColumns.map { columns.value(row: row, column: $0!) }]
-                if let existing {
-                    var values = [StoreValue](repeating: .null, count: entity.attributes.count)
-                    for (column, position) in positions.enumerated() { values[position] = columns.value(row: row, column: column) }
-                    merging.append((IncomingRow(values: values, mask: rows.mask, index: row), existing))
-                    continue
-                }
+            let existing: StoreRow?
+            if !storedByRow.isEmpty {
+                existing = storedByRow[row]
+            } else if !storedByInteger.isEmpty {
+                existing = columns.columns[keyColumns[0]!].isNull(row) ? nil : storedByInteger[columns.columns[keyColumns[0]!].integers[row]]
+            } else if !stored.isEmpty {
+                existing = stored[keyColumns.map { columns.value(row: row, column: $0!) }]
+            } else {
+                existing = nil
+            }
+            if let existing {
+                var values = [StoreValue](repeating: .null, count: entity.attributes.count)
+                for (column, position) in positions.enumerated() { values[position] = columns.value(row: row, column: column) }
+                merging.append((IncomingRow(values: values, mask: rows.mask, index: row), existing))
+                continue
             }
             newRows.append(row)
         }
@@ -248,8 +301,9 @@ extension BatchWriter {
         let ids = try newIDs(count: newRows.count, keys: keys)
         let insert = ColumnInsert(entity: entity.name, columns: columns, positions: positions, rows: newRows, ids: ids,
                                   attributeCount: entity.attributes.count)
-        // With an integer key, the commit writes only rows of the batch's keys.
-        let touched: CommitLog.Touched = rows.integerKey ? .keys(entity: entity.name, rows.rowForInteger.keys) : .anyRow
+        // The commit writes only rows of the batch's keys (other keys are kept as their hashes).
+        let touched: CommitLog.Touched = rows.integerKey ? .keys(entity: entity.name, rows.rowForInteger.keys)
+            : !rows.rowForKey.isEmpty ? .keys(entity: entity.name, rows.rowForKeyHash.keys) : .anyRow
         try commit(operations, columnInserts: newRows.isEmpty ? [] : [insert], columnUpdates: updates.rows.isEmpty ? [] : [updates],
                    touched: touched, into: &outcome)
         return outcome

@@ -58,6 +58,10 @@ package protocol StoreReader {
     /// `c` of `columns` is attribute `positions[c]`. See `RowComparison`.
     func compareRows(forIntegerKeys keyedRows: [Int64: Int], columns: BatchColumns, positions: [Int],
                      entity: EntityDescription) throws -> RowComparison
+    /// `compareRows(forIntegerKeys:…)` for any other key (text, several attributes): `keyedRows`
+    /// maps each key (its uniqueness-constraint values) to its row of `columns`.
+    func compareRows(forKeys keyedRows: [[StoreValue]: Int], columns: BatchColumns, positions: [Int],
+                     entity: EntityDescription) throws -> RowComparison
     /// The row whose uniqueness-constraint values are `key`.
     func row(forKey key: [StoreValue], entity: EntityDescription) throws -> StoreRow?
     /// For an entity whose key is its table's rowid: the rows whose object ID is among `ids`
@@ -85,22 +89,24 @@ extension StoreReader {
         try compareRowsReadingValues(forIntegerKeys: keyedRows, columns: columns, positions: positions, entity: entity)
     }
 
+    /// `compareRows(forKeys:…)` over `rows(forKeys:)` (stores without a faster way).
+    package func compareRows(forKeys keyedRows: [[StoreValue]: Int], columns: BatchColumns, positions: [Int],
+                             entity: EntityDescription) throws -> RowComparison {
+        var comparison = RowComparison()
+        for (key, stored) in try rows(forKeys: Array(keyedRows.keys), entity: entity) {
+            guard let row = keyedRows[key] else { continue }
+            comparison.note(stored, row: row, columns: columns, positions: positions, entity: entity)
+        }
+        return comparison
+    }
+
     /// `compareRows` by reading the stored rows' values (`rows(forIntegerKeys:)`) and comparing them.
     package func compareRowsReadingValues(forIntegerKeys keyedRows: [Int64: Int], columns: BatchColumns, positions: [Int],
                                           entity: EntityDescription) throws -> RowComparison {
         var comparison = RowComparison()
         for (key, stored) in try rows(forIntegerKeys: Array(keyedRows.keys), entity: entity) {
             guard let row = keyedRows[key] else { continue }
-            let equal = positions.enumerated().allSatisfy { column, position in
-                let value = stored.values[position]
-                return value == columns.value(row: row, column: column)
-                    && !(value.isNull && !entity.attributes[position].isOptional)
-            }
-            if equal {
-                comparison.unchanged.append((row, stored.primaryKey))
-            } else {
-                comparison.changed[key] = stored
-            }
+            comparison.note(stored, row: row, columns: columns, positions: positions, entity: entity)
         }
         return comparison
     }
@@ -111,15 +117,29 @@ package struct RowComparison: Sendable {
     /// Rows whose every carried value equals the stored one (a required attribute
     /// stored as nil never counts as equal): the row, and the stored row's primary key.
     package var unchanged: [(row: Int, primaryKey: Int64)] = []
-    /// The stored rows of the other keys, by key.
-    package var changed: [Int64: StoreRow] = [:]
+    /// The stored rows of the other rows, by the batch row they meet.
+    package var changed: [Int: StoreRow] = [:]
     /// Instead of `changed`, where the batch carries every attribute of the entity (not its
     /// relationships) and the store compares in place: for each other key, the stored row's
     /// primary key and the attributes whose values differ (the update the row needs, under
-    /// a policy that takes the carried values), no value read.
-    package var differing: [Int64: (primaryKey: Int64, mask: AttributeMask)] = [:]
+    /// a policy that takes the carried values), no value read. By the batch row they meet.
+    package var differing: [Int: (primaryKey: Int64, mask: AttributeMask)] = [:]
 
     package init() {}
+
+    /// Notes `stored`, the stored row that batch row `row` meets, compared by values.
+    mutating func note(_ stored: StoreRow, row: Int, columns: BatchColumns, positions: [Int], entity: EntityDescription) {
+        let equal = positions.enumerated().allSatisfy { column, position in
+            let value = stored.values[position]
+            return value == columns.value(row: row, column: column)
+                && !(value.isNull && !entity.attributes[position].isOptional)
+        }
+        if equal {
+            unchanged.append((row, stored.primaryKey))
+        } else {
+            changed[row] = stored
+        }
+    }
 
     /// Whether a comparison of columns at `positions` notes differing rows in `differing`
     /// (the columns carry every attribute of `entity`) rather than reading them into `changed`.

@@ -139,16 +139,27 @@ struct SQLiteStoreReader: StoreReader {
 
     func rows(forKeys keys: [[StoreValue]], entity: EntityDescription) throws -> [[StoreValue]: StoreRow] {
         var result: [[StoreValue]: StoreRow] = [:]
-        let indices = entity.keyIndices
-        guard !indices.isEmpty, indices.count == entity.uniquenessConstraint.count else {
-            for key in keys { if let row = try row(forKey: key, entity: entity) { result[key] = row } }
-            return result
+        let query = keysQuery(keys, entity: entity)
+        for key in query.oneByOne {
+            if let row = try row(forKey: key, entity: entity) { result[key] = row }
         }
-        // One query for all the keys: a JSON array of the keys (each an array when the key has
-        // several attributes), joined through json_each. json_each ends a string at a NUL
-        // character: keys holding one are looked up one by one.
+        guard let sql = query.sql else { return result }
+        try forEachRow(sql, query.argument, entity) { id, values in
+            result[Self.key(of: values, entity: entity)] = StoreRow(primaryKey: id, values: values)
+        }
+        return result
+    }
+
+    /// The one query for the rows of `keys` (`rows(forKeys:)`, `compareRows(forKeys:)`): a JSON
+    /// array of the keys (each an array when the key has several attributes), joined through
+    /// json_each, and the keys to look up one by one instead (json_each ends a string at a NUL
+    /// character; an entity without a complete uniqueness constraint has no one query).
+    private func keysQuery(_ keys: [[StoreValue]], entity: EntityDescription) -> (sql: String?, argument: StoreValue, oneByOne: [[StoreValue]]) {
+        let indices = entity.keyIndices
+        guard !indices.isEmpty, indices.count == entity.uniquenessConstraint.count else { return (nil, .null, keys) }
         var json = "["
         var batched = 0
+        var oneByOne: [[StoreValue]] = []
         func append(_ value: StoreValue) {
             switch value {
             case .integer(let int): json += String(int)
@@ -159,7 +170,7 @@ struct SQLiteStoreReader: StoreReader {
         }
         for key in keys {
             if key.contains(where: { if case .text(let text) = $0 { text.utf8.contains(0) } else { false } }) {
-                if let row = try row(forKey: key, entity: entity) { result[key] = row }
+                oneByOne.append(key)
                 continue
             }
             if batched > 0 { json += "," }
@@ -176,22 +187,23 @@ struct SQLiteStoreReader: StoreReader {
             }
         }
         json += "]"
-        guard batched > 0 else { return result }
+        guard batched > 0 else { return (nil, .null, oneByOne) }
         let layout = TableLayout(entity)
         let names = indices.map { quoteIdentifier(entity.attributes[$0].name) }
         let condition = indices.count == 1
             ? "\(names[0]) IN (SELECT value FROM json_each(?))"
             : "(\(names.joined(separator: ", "))) IN (SELECT \(indices.indices.map { "json_extract(value, '$[\($0)]')" }.joined(separator: ", ")) FROM json_each(?))"
-        let sql = "SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(condition)"
-        try forEachRow(sql, .text(json), entity) { id, values in
-            let key = indices.map { index -> StoreValue in
-                let type = entity.attributes[index].type
-                if type == .double || type == .date, case .integer(let int) = values[index] { return .real(Double(int)) }
-                return values[index]
-            }
-            result[key] = StoreRow(primaryKey: id, values: values)
+        return ("SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(condition)", .text(json), oneByOne)
+    }
+
+    /// A stored row's key as the batch's keys are made: a whole number stored in a double or
+    /// date key attribute is that double.
+    private static func key(of values: [StoreValue], entity: EntityDescription) -> [StoreValue] {
+        entity.keyIndices.map { index -> StoreValue in
+            let type = entity.attributes[index].type
+            if type == .double || type == .date, case .integer(let int) = values[index] { return .real(Double(int)) }
+            return values[index]
         }
-        return result
     }
 
     func rows(forIntegerKeys keys: [Int64], entity: EntityDescription) throws -> [Int64: StoreRow] {
@@ -234,9 +246,7 @@ struct SQLiteStoreReader: StoreReader {
             rowAt = [Int32](repeating: -1, count: Int(span.partialValue) + 1)
             for (key, row) in keyedRows where key >= lowest && key <= highest { rowAt[Int(key &- lowest)] = Int32(row) }
         }
-        let required = positions.map { !entity.attributes[$0].isOptional }
-        // Every attribute carried: a differing row needs no stored value, only which attributes differ.
-        let masks = RowComparison.notesDifferences(positions: positions, entity: entity)
+        let comparer = InPlaceComparer(positions: positions, entity: entity)
         try wrap {
             let statement = try connection.statement(sql)
             defer { statement.reset() }
@@ -247,7 +257,6 @@ struct SQLiteStoreReader: StoreReader {
                 try statement.bind(keyList(keys), at: 1)
             }
             let handle = statement.handle
-            let count = Int32(entity.attributes.count)
             try batch.withPointers { pointers in
                 while try statement.step() {
                     guard sqlite3_column_type(handle, Int32(keyIndex + 1)) == SQLITE_INTEGER else { continue }
@@ -260,31 +269,92 @@ struct SQLiteStoreReader: StoreReader {
                         guard let found = keyedRows[key] else { continue }
                         row = found
                     }
-                    var differing = AttributeMask.empty
-                    for (c, position) in positions.enumerated() where
-                        !Self.storedEquals(pointers[c], row: row, statement: handle, column: Int32(position + 1), required: required[c]) {
-                        differing.insert(position)
-                        if !masks { break }
-                    }
-                    if differing == .empty {
-                        comparison.unchanged.append((row, statement.int64(0)))
-                    } else if masks {
-                        comparison.differing[key] = (statement.int64(0), differing)
-                    } else {
-                        var values: [StoreValue] = []
-                        values.reserveCapacity(Int(count))
-                        for index in 0..<count { values.append(statement.column(index + 1)) }
-                        comparison.changed[key] = StoreRow(primaryKey: statement.int64(0), values: values)
-                    }
+                    comparer.compare(statement, with: row, of: pointers, into: &comparison)
                 }
             }
         }
         return comparison
     }
 
+    /// One query for the batch's keys (as `rows(forKeys:)` asks); each stored row finds its
+    /// incoming row by its key and is compared with it in place, as with integer keys. Keys
+    /// holding a NUL character are read one by one and compared by values.
+    func compareRows(forKeys keyedRows: [[StoreValue]: Int], columns batch: BatchColumns, positions: [Int],
+                     entity: EntityDescription) throws -> RowComparison {
+        var comparison = RowComparison()
+        guard !keyedRows.isEmpty else { return comparison }
+        let query = keysQuery(Array(keyedRows.keys), entity: entity)
+        for key in query.oneByOne {
+            if let incoming = keyedRows[key], let stored = try row(forKey: key, entity: entity) {
+                comparison.note(stored, row: incoming, columns: batch, positions: positions, entity: entity)
+            }
+        }
+        guard let sql = query.sql else { return comparison }
+        let comparer = InPlaceComparer(positions: positions, entity: entity)
+        let keyIndices = entity.keyIndices
+        let keyTypes = keyIndices.map { entity.attributes[$0].type }
+        try wrap {
+            let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            try statement.bind(query.argument, at: 1)
+            try batch.withPointers { pointers in
+                var key: [StoreValue] = []
+                key.reserveCapacity(keyIndices.count)
+                while try statement.step() {
+                    key.removeAll(keepingCapacity: true)
+                    for (index, type) in zip(keyIndices, keyTypes) {
+                        let value = statement.column(Int32(index + 1))
+                        if type == .double || type == .date, case .integer(let int) = value { key.append(.real(Double(int))) } else { key.append(value) }
+                    }
+                    guard let row = keyedRows[key] else { continue }
+                    comparer.compare(statement, with: row, of: pointers, into: &comparison)
+                }
+            }
+        }
+        return comparison
+    }
+
+    /// Compares the stored row a statement is on with a batch row in place (the one rule:
+    /// `ColumnPointers.equals`) and notes it in a `RowComparison`: unchanged, differing in some
+    /// attributes (the batch carries every attribute), or read into values.
+    private struct InPlaceComparer {
+        let positions: [Int]
+        let required: [Bool]
+        /// Every attribute carried: a differing row needs no stored value, only which attributes differ.
+        let masks: Bool
+        let count: Int32
+
+        init(positions: [Int], entity: EntityDescription) {
+            self.positions = positions
+            required = positions.map { !entity.attributes[$0].isOptional }
+            masks = RowComparison.notesDifferences(positions: positions, entity: entity)
+            count = Int32(entity.attributes.count)
+        }
+
+        func compare(_ statement: SQLiteStatement, with row: Int, of pointers: [ColumnPointers], into comparison: inout RowComparison) {
+            let handle = statement.handle
+            var differing = AttributeMask.empty
+            for (c, position) in positions.enumerated() where
+                !SQLiteStoreReader.storedEquals(pointers[c], row: row, statement: handle, column: Int32(position + 1), required: required[c]) {
+                differing.insert(position)
+                if !masks { break }
+            }
+            if differing == .empty {
+                comparison.unchanged.append((row, statement.int64(0)))
+            } else if masks {
+                comparison.differing[row] = (statement.int64(0), differing)
+            } else {
+                var values: [StoreValue] = []
+                values.reserveCapacity(Int(count))
+                for index in 0..<count { values.append(statement.column(index + 1)) }
+                comparison.changed[row] = StoreRow(primaryKey: statement.int64(0), values: values)
+            }
+        }
+    }
+
     /// Whether the stored value in `column` of the current row is the incoming value `row`
     /// of a batch column (`ColumnPointers.equals`: the one rule for every store).
-    private static func storedEquals(_ incoming: ColumnPointers, row: Int, statement: OpaquePointer, column: Int32, required: Bool) -> Bool {
+    fileprivate static func storedEquals(_ incoming: ColumnPointers, row: Int, statement: OpaquePointer, column: Int32, required: Bool) -> Bool {
         // One column call, then the value's own accessors: each `sqlite3_column_*` call enters and
         // leaves the connection's (absent) mutex and re-checks the statement; the value's do not.
         // The value is used on this connection's thread only, before the next step.
