@@ -171,6 +171,35 @@ import Synchronization
         #expect(try count(makeRootContext(at: container.storeURL, model: model), "Reading") == 5)
     }
 
+    /// Text keys go to SQLite's one query for a batch's keys as a JSON array: quotes,
+    /// backslashes, control characters and non-ASCII keys must come back as the same keys.
+    @Test func textKeysWithCharactersJSONEscapesAreMetAgain() throws {
+        let model = ManagedObjectModel(entities: [EntityDescription(name: "Tag", attributes: [
+            AttributeDescription(name: "name", type: .string),
+            AttributeDescription(name: "uses", type: .integer, isOptional: true),
+        ], uniquenessConstraint: ["name"])])
+        let container = try makeContainer(directory, name: "tags", model: model)
+        let writer = container.writerContext
+        writer.mergePolicy = .mergeByPropertyObjectTrump
+        let names = ["say \"hi\"", "back\\slash", "tab\there", "bell\u{7}", "café", "🌊 wave", "plain"]
+        func run(_ uses: (Int) -> Int64) throws -> BatchResult {
+            var columns = BatchColumns()
+            let name = columns.strings("name"), count = columns.integers("uses")
+            for (index, text) in names.enumerated() {
+                columns.append(text, to: name)
+                columns.append(uses(index), to: count)
+            }
+            let request = BatchInsertRequest(entityName: "Tag", columns: columns)
+            request.resultType = .changes
+            return try writer.performAndWait { try writer.execute(request) }
+        }
+        let first = try run { Int64($0) }
+        #expect((first.inserted, first.updated, first.unchanged) == (names.count, 0, 0))
+        let second = try run { $0 == 2 ? 99 : Int64($0) }
+        #expect((second.inserted, second.updated, second.unchanged) == (0, 1, names.count - 1))
+        #expect(try count(makeRootContext(at: container.storeURL, model: model), "Tag") == names.count)
+    }
+
     @Test func columnsThatDoNotFitTheEntityAreRefused() throws {
         let container = try makeContainer(directory)
         var wrongType = BatchColumns()

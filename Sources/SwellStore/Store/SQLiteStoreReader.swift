@@ -157,15 +157,16 @@ struct SQLiteStoreReader: StoreReader {
     private func keysQuery(_ keys: [[StoreValue]], entity: EntityDescription) -> (sql: String?, argument: StoreValue, oneByOne: [[StoreValue]]) {
         let indices = entity.keyIndices
         guard !indices.isEmpty, indices.count == entity.uniquenessConstraint.count else { return (nil, .null, keys) }
-        var json = "["
+        var json: [UInt8] = [UInt8(ascii: "[")]
+        json.reserveCapacity(keys.count * 16)
         var batched = 0
         var oneByOne: [[StoreValue]] = []
         func append(_ value: StoreValue) {
             switch value {
-            case .integer(let int): json += String(int)
-            case .real(let double): json += double.isFinite ? "\(double)" : "null"
-            case .text(let text): json += Self.jsonString(text)
-            case .null: json += "null"
+            case .integer(let int): json.append(contentsOf: String(int).utf8)
+            case .real(let double): json.append(contentsOf: (double.isFinite ? "\(double)" : "null").utf8)
+            case .text(let text): Self.appendJSONString(text, to: &json)
+            case .null: json.append(contentsOf: "null".utf8)
             }
         }
         for key in keys {
@@ -173,27 +174,27 @@ struct SQLiteStoreReader: StoreReader {
                 oneByOne.append(key)
                 continue
             }
-            if batched > 0 { json += "," }
+            if batched > 0 { json.append(UInt8(ascii: ",")) }
             batched += 1
             if indices.count == 1 {
                 append(key.first ?? .null)
             } else {
-                json += "["
+                json.append(UInt8(ascii: "["))
                 for (position, value) in key.enumerated() {
-                    if position > 0 { json += "," }
+                    if position > 0 { json.append(UInt8(ascii: ",")) }
                     append(value)
                 }
-                json += "]"
+                json.append(UInt8(ascii: "]"))
             }
         }
-        json += "]"
+        json.append(UInt8(ascii: "]"))
         guard batched > 0 else { return (nil, .null, oneByOne) }
         let layout = TableLayout(entity)
         let names = indices.map { quoteIdentifier(entity.attributes[$0].name) }
         let condition = indices.count == 1
             ? "\(names[0]) IN (SELECT value FROM json_each(?))"
             : "(\(names.joined(separator: ", "))) IN (SELECT \(indices.indices.map { "json_extract(value, '$[\($0)]')" }.joined(separator: ", ")) FROM json_each(?))"
-        return ("SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(condition)", .text(json), oneByOne)
+        return ("SELECT \(columns(entity, layout)) FROM \(layout.table) WHERE \(condition)", .text(String(decoding: json, as: UTF8.self)), oneByOne)
     }
 
     /// A stored row's key as the batch's keys are made: a whole number stored in a double or
@@ -403,17 +404,24 @@ struct SQLiteStoreReader: StoreReader {
     }
 
     /// A JSON string literal for `json_each`.
-    static func jsonString(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
+    /// Appends `text` as a JSON string: `"` and `\` escaped, control characters as `\u00XX`,
+    /// every other byte of its UTF-8 as it is.
+    static func appendJSONString(_ text: String, to json: inout [UInt8]) {
+        json.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                json.append(UInt8(ascii: "\\"))
+                json.append(byte)
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                json.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                         hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+            default:
+                json.append(byte)
             }
         }
-        return result + "\""
+        json.append(UInt8(ascii: "\""))
     }
 
     func row(forKey key: [StoreValue], entity: EntityDescription) throws -> StoreRow? {
