@@ -200,6 +200,40 @@ import Synchronization
         #expect(try count(makeRootContext(at: container.storeURL, model: model), "Tag") == names.count)
     }
 
+    /// Swift holds "é" composed (NFC) and decomposed (NFD) equal; SQLite's index does not.
+    /// A batch whose rows carry both forms of a stored key is one key to the batch: its later
+    /// row updates the stored row its key finds, whose key bytes stay as stored (rewriting
+    /// them to the other form replaced the row stored under that form).
+    @Test func aKeySwiftHoldsEqualInOtherBytesKeepsItsStoredBytes() throws {
+        let model = ManagedObjectModel(entities: [EntityDescription(name: "Tag", attributes: [
+            AttributeDescription(name: "name", type: .string),
+            AttributeDescription(name: "uses", type: .integer, isOptional: true),
+        ], uniquenessConstraint: ["name"])])
+        let container = try makeContainer(directory, name: "tags-nfc", model: model)
+        let writer = container.writerContext
+        writer.mergePolicy = .mergeByPropertyObjectTrump
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        func run(_ rows: [(String, Int64)]) throws -> BatchResult {
+            var columns = BatchColumns()
+            let name = columns.strings("name"), count = columns.integers("uses")
+            for (text, uses) in rows {
+                columns.append(text, to: name)
+                columns.append(uses, to: count)
+            }
+            let request = BatchInsertRequest(entityName: "Tag", columns: columns)
+            request.resultType = .changes
+            return try writer.performAndWait { try writer.execute(request) }
+        }
+        _ = try run([(composed, 1)])
+        _ = try run([(decomposed, 2)])
+        // Two rows on SQLite and PostgreSQL (their indexes compare bytes), one in memory.
+        let before = try count(makeRootContext(at: container.storeURL, model: model), "Tag")
+        let result = try run([(composed, 3), (decomposed, 4)])
+        #expect((result.inserted, result.updated) == (0, 1))
+        // Rewriting the composed row's key to the decomposed bytes replaced the other row.
+        #expect(try count(makeRootContext(at: container.storeURL, model: model), "Tag") == before)
+    }
+
     @Test func columnsThatDoNotFitTheEntityAreRefused() throws {
         let container = try makeContainer(directory)
         var wrongType = BatchColumns()

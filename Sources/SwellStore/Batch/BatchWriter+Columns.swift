@@ -148,8 +148,8 @@ extension BatchWriter {
     }
 
     /// The comparison of the rows with the stored rows as of now (on the root's queue): the
-    /// one made ahead, with the rows a commit since may have written compared again (all of
-    /// them when the key is not one integer and any commit came since).
+    /// one made ahead, with the rows a commit since may have written compared again (for a key
+    /// that is not one integer, the rows whose key hash it wrote).
     private func comparison(_ rows: ColumnRows, _ columns: BatchColumns, ahead: ComparisonAhead?) throws -> RowComparison {
         guard let ahead, var comparison = ahead.comparison,
               let written = coordinator.keysWritten(after: ahead.generation, entity: entity.name) else {

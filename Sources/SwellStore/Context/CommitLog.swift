@@ -6,8 +6,9 @@ struct CommitLog: Sendable {
     enum Touched: Sendable {
         /// Any row of any entity (a context's save, a batch update or delete).
         case anyRow
-        /// Only the rows of `entity` with these integer keys (a batch insert of columns: its
-        /// rows by key, kept as they are rather than copied into a set).
+        /// Only the rows of `entity` with these keys (a batch insert of columns: its rows by
+        /// key, kept as they are rather than copied into a set): the integer keys of an entity
+        /// whose key is one integer, else each key's hash (`ColumnRows.keyHash`).
         case keys(entity: String, Keys)
     }
 

@@ -122,7 +122,7 @@ public final class PersistentStoreCoordinator: Sendable {
     private let commits = Atomic<UInt64>(0)
     private let recentCommits = LockedValue(CommitLog())
 
-    /// The integer keys of `entity` whose rows a commit after `generation` may have written
+    /// The keys (integers, or hashes of other keys) of `entity` whose rows a commit after `generation` may have written
     /// (one collection per commit); nil when that is not known: a save, a commit too long ago
     /// to be remembered, or a commit of another root context still under way. Called on the
     /// root's queue before its own commit begins.

@@ -317,10 +317,15 @@ struct SQLiteStoreReader: StoreReader {
 
     /// Compares the stored row a statement is on with a batch row in place (the one rule:
     /// `ColumnPointers.equals`) and notes it in a `RowComparison`: unchanged, differing in some
-    /// attributes (the batch carries every attribute), or read into values.
+    /// attributes (the batch carries every attribute), or read into values. The key's
+    /// attributes are not compared: the stored row was found by its key. (A text key Swift
+    /// holds equal to the batch's in other bytes — NFC and NFD — keeps its stored bytes, as
+    /// a merge by values does.)
     private struct InPlaceComparer {
         let positions: [Int]
         let required: [Bool]
+        /// Per column: false for the key's attributes.
+        let compared: [Bool]
         /// Every attribute carried: a differing row needs no stored value, only which attributes differ.
         let masks: Bool
         let count: Int32
@@ -328,6 +333,7 @@ struct SQLiteStoreReader: StoreReader {
         init(positions: [Int], entity: EntityDescription) {
             self.positions = positions
             required = positions.map { !entity.attributes[$0].isOptional }
+            compared = positions.map { !entity.keyIndices.contains($0) }
             masks = RowComparison.notesDifferences(positions: positions, entity: entity)
             count = Int32(entity.attributes.count)
         }
@@ -335,7 +341,7 @@ struct SQLiteStoreReader: StoreReader {
         func compare(_ statement: SQLiteStatement, with row: Int, of pointers: [ColumnPointers], into comparison: inout RowComparison) {
             let handle = statement.handle
             var differing = AttributeMask.empty
-            for (c, position) in positions.enumerated() where
+            for (c, position) in positions.enumerated() where compared[c] &&
                 !SQLiteStoreReader.storedEquals(pointers[c], row: row, statement: handle, column: Int32(position + 1), required: required[c]) {
                 differing.insert(position)
                 if !masks { break }
@@ -366,7 +372,8 @@ struct SQLiteStoreReader: StoreReader {
         case SQLITE_INTEGER: stored = .integer(sqlite3_value_int64(value))
         case SQLITE_FLOAT: stored = .real(sqlite3_value_double(value))
         case SQLITE_TEXT:
-            let bytes = sqlite3_value_text(value)
+            // Nil only when SQLite could not allocate the text: not equal, so the row is read again.
+            guard let bytes = sqlite3_value_text(value) else { return false }
             stored = .text(UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(value))))
         default: return false
         }
@@ -403,10 +410,10 @@ struct SQLiteStoreReader: StoreReader {
         }
     }
 
-    /// A JSON string literal for `json_each`.
-    /// Appends `text` as a JSON string: `"` and `\` escaped, control characters as `\u00XX`,
+    /// Appends `text` as a JSON string (for `json_each`): `"` and `\` escaped, control characters as `\u00XX`,
     /// every other byte of its UTF-8 as it is.
     static func appendJSONString(_ text: String, to json: inout [UInt8]) {
+        let hexDigits = ("0123456789abcdef" as StaticString).utf8Start
         json.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
@@ -414,9 +421,8 @@ struct SQLiteStoreReader: StoreReader {
                 json.append(UInt8(ascii: "\\"))
                 json.append(byte)
             case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
                 json.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                         hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+                                         hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 15)]])
             default:
                 json.append(byte)
             }
