@@ -300,7 +300,35 @@ struct PostgresReader: StoreReader, PredicateResolver {
             }
             return result
         }
-        for key in keys { if let row = try row(forKey: key, entity: entity) { result[key] = row } }
+        // Several key attributes, each all integers or all texts: one probe per key through the
+        // arrays of each attribute's values (unnest in step), in chunks; otherwise one query a key.
+        let parts = indices.indices.map { part in keys.map { $0[part] } }
+        let types = parts.compactMap(Self.arrayType)
+        guard !keys.isEmpty, indices.count > 1, types.count == indices.count else {
+            for key in keys { if let row = try row(forKey: key, entity: entity) { result[key] = row } }
+            return result
+        }
+        let wanted = Set(keys)
+        let names = indices.indices.map { "swell_k\($0)" }
+        let matches = indices.enumerated().map { part, index in
+            let attribute = entity.attributes[index]
+            return "\(PostgresSQL.value(ofColumn: PostgresSQL.quote(attribute.name), type: attribute.storedType)) = swell_wanted.\(names[part])"
+        }.joined(separator: " AND ")
+        let arrays = types.enumerated().map { "$\($0.offset + 1)::\($0.element)[]" }.joined(separator: ", ")
+        let sql = """
+            SELECT swell_found.* FROM unnest(\(arrays)) AS swell_wanted(\(names.joined(separator: ", "))),
+            LATERAL (SELECT \(PostgresSQL.selectList(entity, typed: true)) FROM \(table(entity)) WHERE \(matches)) AS swell_found
+            """
+        var start = 0
+        while start < keys.count {
+            let range = start..<min(start + 10_000, keys.count)
+            let arguments = parts.map { StoreValue.text(Self.arrayLiteral($0[range])) }
+            for row in try connection.query(sql, arguments, binaryResults: true).compactMap(row) {
+                let key = indices.map { row.values[$0] }
+                if wanted.contains(key) { result[key] = row }
+            }
+            start = range.upperBound
+        }
         return result
     }
 
