@@ -92,21 +92,22 @@ extension StoreReader {
     /// `compareRows(forKeys:…)` over `rows(forKeys:)` (stores without a faster way).
     package func compareRows(forKeys keyedRows: [[StoreValue]: Int], columns: BatchColumns, positions: [Int],
                              entity: EntityDescription) throws -> RowComparison {
-        var comparison = RowComparison()
-        for (key, stored) in try rows(forKeys: Array(keyedRows.keys), entity: entity) {
-            guard let row = keyedRows[key] else { continue }
-            comparison.note(stored, row: row, columns: columns, positions: positions, entity: entity)
-        }
-        return comparison
+        Self.compare(try rows(forKeys: Array(keyedRows.keys), entity: entity), keyedRows, columns, positions, entity)
     }
 
     /// `compareRows` by reading the stored rows' values (`rows(forIntegerKeys:)`) and comparing them.
     package func compareRowsReadingValues(forIntegerKeys keyedRows: [Int64: Int], columns: BatchColumns, positions: [Int],
                                           entity: EntityDescription) throws -> RowComparison {
+        Self.compare(try rows(forIntegerKeys: Array(keyedRows.keys), entity: entity), keyedRows, columns, positions, entity)
+    }
+
+    /// The stored rows of some keys compared by values with the rows of `keyedRows` (key → row of `columns`).
+    private static func compare<Key: Hashable>(_ stored: [Key: StoreRow], _ keyedRows: [Key: Int], _ columns: BatchColumns,
+                                               _ positions: [Int], _ entity: EntityDescription) -> RowComparison {
         var comparison = RowComparison()
-        for (key, stored) in try rows(forIntegerKeys: Array(keyedRows.keys), entity: entity) {
-            guard let row = keyedRows[key] else { continue }
-            comparison.note(stored, row: row, columns: columns, positions: positions, entity: entity)
+        for (key, row) in stored {
+            guard let incoming = keyedRows[key] else { continue }
+            comparison.note(row, row: incoming, columns: columns, positions: positions, entity: entity)
         }
         return comparison
     }
