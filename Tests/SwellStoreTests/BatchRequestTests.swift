@@ -171,49 +171,17 @@ import Synchronization
         #expect(try count(makeRootContext(at: container.storeURL, model: model), "Reading") == 5)
     }
 
-    /// Text keys go to SQLite's one query for a batch's keys as a JSON array: quotes,
-    /// backslashes, control characters and non-ASCII keys must come back as the same keys.
-    @Test func textKeysWithCharactersJSONEscapesAreMetAgain() throws {
+    /// A store of `Tag`s keyed by their text `name`, and a function that upserts `(name, uses)`
+    /// rows as one batch insert of columns (`objectTrump`) and gives its result.
+    private func tagStore(_ name: String) throws -> (model: ManagedObjectModel, url: URL, run: ([(String, Int64)]) throws -> BatchResult) {
         let model = ManagedObjectModel(entities: [EntityDescription(name: "Tag", attributes: [
             AttributeDescription(name: "name", type: .string),
             AttributeDescription(name: "uses", type: .integer, isOptional: true),
         ], uniquenessConstraint: ["name"])])
-        let container = try makeContainer(directory, name: "tags", model: model)
+        let container = try makeContainer(directory, name: name, model: model)
         let writer = container.writerContext
         writer.mergePolicy = .mergeByPropertyObjectTrump
-        let names = ["say \"hi\"", "back\\slash", "tab\there", "bell\u{7}", "café", "🌊 wave", "plain"]
-        func run(_ uses: (Int) -> Int64) throws -> BatchResult {
-            var columns = BatchColumns()
-            let name = columns.strings("name"), count = columns.integers("uses")
-            for (index, text) in names.enumerated() {
-                columns.append(text, to: name)
-                columns.append(uses(index), to: count)
-            }
-            let request = BatchInsertRequest(entityName: "Tag", columns: columns)
-            request.resultType = .changes
-            return try writer.performAndWait { try writer.execute(request) }
-        }
-        let first = try run { Int64($0) }
-        #expect((first.inserted, first.updated, first.unchanged) == (names.count, 0, 0))
-        let second = try run { $0 == 2 ? 99 : Int64($0) }
-        #expect((second.inserted, second.updated, second.unchanged) == (0, 1, names.count - 1))
-        #expect(try count(makeRootContext(at: container.storeURL, model: model), "Tag") == names.count)
-    }
-
-    /// Swift holds "é" composed (NFC) and decomposed (NFD) equal; SQLite's index does not.
-    /// A batch whose rows carry both forms of a stored key is one key to the batch: its later
-    /// row updates the stored row its key finds, whose key bytes stay as stored (rewriting
-    /// them to the other form replaced the row stored under that form).
-    @Test func aKeySwiftHoldsEqualInOtherBytesKeepsItsStoredBytes() throws {
-        let model = ManagedObjectModel(entities: [EntityDescription(name: "Tag", attributes: [
-            AttributeDescription(name: "name", type: .string),
-            AttributeDescription(name: "uses", type: .integer, isOptional: true),
-        ], uniquenessConstraint: ["name"])])
-        let container = try makeContainer(directory, name: "tags-nfc", model: model)
-        let writer = container.writerContext
-        writer.mergePolicy = .mergeByPropertyObjectTrump
-        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
-        func run(_ rows: [(String, Int64)]) throws -> BatchResult {
+        return (model, container.storeURL, { rows in
             var columns = BatchColumns()
             let name = columns.strings("name"), count = columns.integers("uses")
             for (text, uses) in rows {
@@ -223,15 +191,36 @@ import Synchronization
             let request = BatchInsertRequest(entityName: "Tag", columns: columns)
             request.resultType = .changes
             return try writer.performAndWait { try writer.execute(request) }
-        }
+        })
+    }
+
+    /// Text keys go to SQLite's one query for a batch's keys as a JSON array: quotes,
+    /// backslashes, control characters and non-ASCII keys must come back as the same keys.
+    @Test func textKeysWithCharactersJSONEscapesAreMetAgain() throws {
+        let (model, url, run) = try tagStore("tags")
+        let names = ["say \"hi\"", "back\\slash", "tab\there", "bell\u{7}", "café", "🌊 wave", "plain"]
+        let first = try run(names.enumerated().map { ($1, Int64($0)) })
+        #expect((first.inserted, first.updated, first.unchanged) == (names.count, 0, 0))
+        let second = try run(names.enumerated().map { ($1, $0 == 2 ? 99 : Int64($0)) })
+        #expect((second.inserted, second.updated, second.unchanged) == (0, 1, names.count - 1))
+        #expect(try count(makeRootContext(at: url, model: model), "Tag") == names.count)
+    }
+
+    /// Swift holds "é" composed (NFC) and decomposed (NFD) equal; SQLite's index does not.
+    /// A batch whose rows carry both forms of a stored key is one key to the batch: its later
+    /// row updates the stored row its key finds, whose key bytes stay as stored (rewriting
+    /// them to the other form replaced the row stored under that form).
+    @Test func aKeySwiftHoldsEqualInOtherBytesKeepsItsStoredBytes() throws {
+        let (model, url, run) = try tagStore("tags-nfc")
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
         _ = try run([(composed, 1)])
         _ = try run([(decomposed, 2)])
         // Two rows on SQLite and PostgreSQL (their indexes compare bytes), one in memory.
-        let before = try count(makeRootContext(at: container.storeURL, model: model), "Tag")
+        let before = try count(makeRootContext(at: url, model: model), "Tag")
         let result = try run([(composed, 3), (decomposed, 4)])
         #expect((result.inserted, result.updated) == (0, 1))
         // Rewriting the composed row's key to the decomposed bytes replaced the other row.
-        #expect(try count(makeRootContext(at: container.storeURL, model: model), "Tag") == before)
+        #expect(try count(makeRootContext(at: url, model: model), "Tag") == before)
     }
 
     @Test func columnsThatDoNotFitTheEntityAreRefused() throws {
