@@ -6,8 +6,9 @@ import Testing
 
 /// A worker whose batch of nested records fails still saves the batch's valid records; when
 /// that save fails too, the run reports its first failure and the second goes to the run's
-/// log — it used to be dropped (issue 20, item 4). (Flat sources write each batch as one
-/// batch insert: there is no second save to fail.)
+/// log — it used to be dropped (issue 20, item 4). (Flat sources, and nested mappings of
+/// the shapes `GraphShape` admits, write each batch as batch inserts: there is no second
+/// save to fail. The `cascade` to-one here keeps the records on the object-by-object path.)
 @Suite struct FailedBatchLogTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("swell-failed-batch-\(UUID().uuidString)").path
 
@@ -21,7 +22,7 @@ import Testing
                 key: [code]
                 attributes: { code: string, title: string? }
                 relationships:
-                  owner: { to: Owner }
+                  owner: { to: Owner, delete: cascade }
               Owner: { key: [name], attributes: { name: string } }
             sources:
               - name: items

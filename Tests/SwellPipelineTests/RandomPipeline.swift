@@ -50,8 +50,14 @@ struct RandomPipeline {
     /// The entity of the source `side`, if the pipeline has one, and its nested mappings (often none: a flat source).
     var side: Int?
     var sidePlans: [Plan] = []
+    /// Only shapes the batch path writes (see `init`).
+    let shallow: Bool
 
-    init(using random: inout SeededGenerator) {
+    /// `shallow`: only the shapes the batch path writes (`GraphShape`): mappings one level
+    /// deep, to-ones and unordered to-manys the source's entity keeps (a to-one's inverse, if
+    /// any, a to-many; a to-many without one), no `cascade`.
+    init(using random: inout SeededGenerator, shallow: Bool = false) {
+        self.shallow = shallow
         let names = ["Account", "Bin", "Card", "Deck", "Item", "Post", "Zone", "Lane"].shuffled(using: &random)
         let count = Int.random(in: 3...5, using: &random)
         for index in 0..<count {
@@ -67,12 +73,13 @@ struct RandomPipeline {
                 guard !owned.contains(destination) else { continue }
                 number += 1
                 let toMany = Int.random(in: 0..<3, using: &random) > 0
-                let inverseKind = Int.random(in: 0..<3, using: &random)   // 0: none, 1: a to-one (of a to-many), 2: a to-many
+                var inverseKind = Int.random(in: 0..<3, using: &random)   // 0: none, 1: a to-one (of a to-many), 2: a to-many
+                if shallow && (toMany || inverseKind == 1) { inverseKind = 0 }
                 let hasInverse = inverseKind != 0
                 let inverseToMany = toMany ? inverseKind == 2 : true
-                let ordered = toMany && Bool.random(using: &random)
+                let ordered = toMany && !shallow && Bool.random(using: &random)
                 var rule = "nullify"
-                if !targeted.contains(destination) && source < destination && Int.random(in: 0..<3, using: &random) == 0 {
+                if !shallow && !targeted.contains(destination) && source < destination && Int.random(in: 0..<3, using: &random) == 0 {
                     rule = "cascade"
                 } else if !hasInverse && Int.random(in: 0..<4, using: &random) == 0 {
                     rule = "no_action"
@@ -92,7 +99,7 @@ struct RandomPipeline {
     }
 
     private func makePlans(of entity: Int, depth: Int, owned: Set<Int>, using random: inout SeededGenerator) -> [Plan] {
-        guard depth < 2 else { return [] }
+        guard depth < (shallow ? 1 : 2) else { return [] }
         return relationships.filter { $0.entity == entity && Int.random(in: 0..<5, using: &random) > 0 }.map { relationship in
             let destination = entities[relationship.destination]
             let mapped = owned.contains(relationship.destination)

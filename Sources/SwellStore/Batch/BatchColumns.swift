@@ -41,6 +41,9 @@ public struct BatchColumns: Sendable {
     struct Column: Sendable {
         var name: String
         var kind: Kind
+        /// The column holds a relationship's column (a to-one's IDs, or a join-table
+        /// to-many's member lists), named by the relationship: package use only.
+        var isRelationship = false
         var integers: [Int64] = []
         /// Doubles, and dates as Unix seconds.
         var doubles: [Double] = []
@@ -139,6 +142,52 @@ public struct BatchColumns: Sendable {
         let index = add(name, .integers)
         columns[index].integers.reserveCapacity(capacity)
         return IntegerColumn(index: index)
+    }
+
+    /// Adds a column of the IDs (primary keys) a to-one relationship points at, by the
+    /// relationship's name: a batch of the pipeline's nested records writes its links with
+    /// its rows (not Core Data's public form: package use only).
+    package mutating func references(_ relationship: String) -> IntegerColumn {
+        let index = add(relationship, .integers)
+        columns[index].isRelationship = true
+        return IntegerColumn(index: index)
+    }
+
+    /// Adds a column of the member lists of an unordered to-many kept in a join table, by the
+    /// relationship's name: each row's value is its members' IDs (`append(members:to:)`),
+    /// and the stored set becomes exactly that list. Package use only, as `references`.
+    package mutating func memberLists(_ relationship: String) -> TextColumn {
+        let index = add(relationship, .text)
+        columns[index].isRelationship = true
+        return TextColumn(index: index)
+    }
+
+    /// Appends a member list (IDs in any order, repeats allowed) as the join column's value:
+    /// the IDs ascending, once each, joined by commas (`JoinTable.encode`); empty is null.
+    package mutating func append(members: inout [Int64], to column: TextColumn) {
+        guard !members.isEmpty else {
+            append(utf8: nil, to: column)
+            return
+        }
+        members.sort()
+        var text = ""
+        var last: Int64?
+        for member in members where member != last {
+            if last != nil { text += "," }
+            text += String(member)
+            last = member
+        }
+        append(text, to: column)
+    }
+
+    /// Whether column `column` holds a relationship's column.
+    func isRelationship(_ column: Int) -> Bool { columns[column].isRelationship }
+
+    /// These columns without those at `dropped` (their buffers are shared, not copied).
+    func removingColumns(_ dropped: Set<Int>) -> BatchColumns {
+        var result = BatchColumns()
+        result.columns = columns.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
+        return result
     }
 
     /// Adds a column for the double attribute `name`.

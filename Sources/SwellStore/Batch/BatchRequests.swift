@@ -47,6 +47,9 @@ public final class BatchInsertRequest: BatchRequest, @unchecked Sendable {
 
     /// Its rows compared with the store ahead of its execution (`compareAhead`), if they were.
     var comparedAhead: ComparisonAhead?
+    /// A columns batch reports each row's primary key (`BatchResult.primaryKeys`): the
+    /// pipeline's nested records link their parents to them. Package use only.
+    package var reportsPrimaryKeys = false
 
     /// A batch insert of `objects`, one dictionary per row.
     public init(entityName: String, objects: [[String: Any]]) {
@@ -147,6 +150,10 @@ public struct BatchResult: Sendable {
 
     /// Which rows `count` and `objectIDs` report.
     let written: Written
+    /// For a columns batch insert that asked (`reportsPrimaryKeys`): each row's primary key,
+    /// whether it was inserted, updated or left unchanged (-1 for a row without a key that
+    /// a constraint never met and none asked). Package use only.
+    package var primaryKeys: [Int64] = []
 
     /// The rows written (`.count`, `.changes`): inserted and updated ones, or for a batch
     /// delete the deleted ones (cascades included); nil for the other result types.

@@ -79,7 +79,10 @@ struct ColumnRows: Sendable {
         var seen: Set<Int> = []
         let rowCount = columns.rowCount
         return try columns.columns.enumerated().map { number, column in
-            guard let position = indices[column.name] else {
+            let found = column.isRelationship ? entity.attributes.firstIndex { attribute in
+                attribute.name == column.name && (attribute.destination != nil || attribute.join.map { !$0.isOrdered } == true)
+            } : indices[column.name]
+            guard let position = found else {
                 throw StoreError.unknownAttribute(entity: entity.name, attribute: column.name)
             }
             let type = entity.attributes[position].type
@@ -221,6 +224,22 @@ extension BatchWriter {
         let ahead = comparedAhead.flatMap { $0.coordinator == coordinator.identity && $0.store == store.identifier ? $0 : nil }
         let rows = try ahead?.rows ?? ColumnRows(columns, entity: entity, indices: attributeIndices)
         let positions = rows.positions, keyColumns = rows.keyColumns
+        // Join-table member lists (package batches of nested records) are not columns of the
+        // table: the rows go down without them, the lists as link writes.
+        let linkColumns = positions.indices.filter { entity.attributes[positions[$0]].join != nil }
+        let tableColumns = linkColumns.isEmpty ? columns : columns.removingColumns(Set(linkColumns))
+        let tablePositions = linkColumns.isEmpty ? positions : positions.enumerated().filter { !linkColumns.contains($0.offset) }.map(\.element)
+        var newLinks = linkColumns.map {
+            LinkWrite(entity: entity.name, column: positions[$0], join: entity.attributes[positions[$0]].join!,
+                      attributeCount: entity.attributes.count, replace: false)
+        }
+        var replacedLinks = newLinks.map { links in
+            var replaced = links
+            replaced.replace = true
+            return replaced
+        }
+        /// Each batch row's primary key, when asked for (-1: a row a later one with its key superseded).
+        var primaryKeys = reportsPrimaryKeys ? [Int64](repeating: -1, count: columns.rowCount) : []
         var stored: [[StoreValue]: StoreRow] = [:]
         var storedByInteger: [Int64: StoreRow] = [:]
         /// Stored rows compared in the store, by the batch row they meet: read into values, or
@@ -241,6 +260,7 @@ extension BatchWriter {
             for (row, primaryKey) in comparison.unchanged {
                 unchangedRows[row] = true
                 keys.keys.append(primaryKey)
+                if reportsPrimaryKeys { primaryKeys[row] = primaryKey }
             }
             outcome.unchangedKeys = keys
         } else if rows.integerKey {
@@ -254,12 +274,22 @@ extension BatchWriter {
         var newRows: [Int] = []
         newRows.reserveCapacity(rows.kept.count)
         var merging: [(IncomingRow, StoreRow)] = []
-        var updates = ColumnUpdate(entity: entity.name, columns: columns, positions: positions, attributeCount: entity.attributes.count)
+        var updates = ColumnUpdate(entity: entity.name, columns: tableColumns, positions: tablePositions, attributeCount: entity.attributes.count)
         for row in rows.kept {
             if !unchangedRows.isEmpty && unchangedRows[row] { continue }
             if let (primaryKey, mask) = differing[row] {
                 try checkUpdate(row: row, mask: mask, columns: columns, positions: positions)
-                updates.append(row: row, primaryKey: primaryKey, mask: mask)
+                if reportsPrimaryKeys { primaryKeys[row] = primaryKey }
+                guard !linkColumns.isEmpty else {
+                    updates.append(row: row, primaryKey: primaryKey, mask: mask)
+                    continue
+                }
+                var tableMask = mask
+                for (n, column) in linkColumns.enumerated() where mask.contains(positions[column]) {
+                    tableMask.remove(positions[column])
+                    columns.withPointers { replacedLinks[n].append(owner: primaryKey, list: $0[column].isNull(row) ? nil : $0[column].text(row)) }
+                }
+                if tableMask != .empty { updates.append(row: row, primaryKey: primaryKey, mask: tableMask) }
                 continue
             }
             let existing: StoreRow?
@@ -273,6 +303,7 @@ extension BatchWriter {
                 existing = nil
             }
             if let existing {
+                if reportsPrimaryKeys { primaryKeys[row] = existing.primaryKey }
                 var values = [StoreValue](repeating: .null, count: entity.attributes.count)
                 for (column, position) in positions.enumerated() { values[position] = columns.value(row: row, column: column) }
                 merging.append((IncomingRow(values: values, mask: rows.mask, index: row), existing))
@@ -299,13 +330,44 @@ extension BatchWriter {
             keys = newRows.map { values[$0] }
         }
         let ids = try newIDs(count: newRows.count, keys: keys)
-        let insert = ColumnInsert(entity: entity.name, columns: columns, positions: positions, rows: newRows, ids: ids,
+        let insert = ColumnInsert(entity: entity.name, columns: tableColumns, positions: tablePositions, rows: newRows, ids: ids,
                                   attributeCount: entity.attributes.count)
+        if !linkColumns.isEmpty {
+            columns.withPointers { pointers in
+                for (n, column) in linkColumns.enumerated() {
+                    for (row, id) in zip(newRows, ids) where !pointers[column].isNull(row) {
+                        newLinks[n].append(owner: id, list: pointers[column].text(row))
+                    }
+                }
+            }
+        }
+        if reportsPrimaryKeys {
+            for (row, id) in zip(newRows, ids) { primaryKeys[row] = id }
+        }
         // The commit writes only rows of the batch's keys (other keys are kept as their hashes).
         let touched: CommitLog.Touched = rows.integerKey ? .keys(entity: entity.name, rows.rowForInteger.keys)
             : !rows.rowForKey.isEmpty ? .keys(entity: entity.name, rows.rowForKeyHash.keys) : .anyRow
+        let linkWrites = (newLinks + replacedLinks).filter { !$0.owners.isEmpty }
         try commit(operations, columnInserts: newRows.isEmpty ? [] : [insert], columnUpdates: updates.rows.isEmpty ? [] : [updates],
-                   touched: touched, into: &outcome)
+                   linkWrites: linkWrites, touched: touched, into: &outcome)
+        if reportsPrimaryKeys {
+            // A new row whose key another writer stored meanwhile became that row.
+            for (row, id) in zip(newRows, ids) {
+                if let survivor = outcome.merged[objectID(id)] { primaryKeys[row] = survivor.primaryKey }
+            }
+            // A row a later one with its key superseded is that row.
+            if rows.integerKey {
+                let keyColumn = columns.columns[keyColumns[0]!]
+                for row in primaryKeys.indices where primaryKeys[row] < 0 && !keyColumn.isNull(row) {
+                    if let winner = rows.rowForInteger[keyColumn.integers[row]] { primaryKeys[row] = primaryKeys[winner] }
+                }
+            } else if !rows.rowForKey.isEmpty {
+                for row in primaryKeys.indices where primaryKeys[row] < 0 {
+                    if let winner = rows.rowForKey[keyColumns.map { columns.value(row: row, column: $0!) }] { primaryKeys[row] = primaryKeys[winner] }
+                }
+            }
+            outcome.primaryKeys = primaryKeys
+        }
         return outcome
     }
 }

@@ -10,6 +10,8 @@ struct BatchWriter {
     let store: any PersistentStore
     /// The executing context's merge policy.
     let policy: MergePolicy
+    /// Whether a columns batch reports each row's primary key (`Outcome.primaryKeys`).
+    var reportsPrimaryKeys = false
     /// The entity as the store keeps it (relationship columns after the attributes).
     let entity: EntityDescription
 
@@ -35,6 +37,10 @@ struct BatchWriter {
         var unchanged: Set<ObjectID> = []
         /// Rows the store compared equal to their stored row (none of them in `unchanged`).
         var unchangedKeys: UnchangedKeys?
+        /// New rows a key conflict at the commit merged into a stored row: incoming → survivor.
+        var merged: [ObjectID: ObjectID] = [:]
+        /// A columns batch's primary key per row (`reportsPrimaryKeys`), else empty.
+        var primaryKeys: [Int64] = []
     }
 
     /// The primary keys of unchanged rows of one entity in one store.
@@ -178,7 +184,11 @@ struct BatchWriter {
     /// updates to write; the rows that stay as they are are noted unchanged.
     func merge(_ rows: [(IncomingRow, StoreRow)], outcome: inout Outcome) throws -> [StoreChangeSet.Operation] {
         let required = requiredAttributes
+        // Own attributes, and the relationship columns a package batch carries (to-one IDs, member lists).
         let own = Array(attributeIndices.values)
+        let relationshipColumns = entity.attributes.indices.filter {
+            entity.attributes[$0].destination != nil || entity.attributes[$0].join != nil
+        }
         var operations: [StoreChangeSet.Operation] = []
         for (row, existing) in rows {
             let id = objectID(existing.primaryKey)
@@ -193,7 +203,7 @@ struct BatchWriter {
             }
             var values = existing.values
             var changed = AttributeMask.empty
-            for index in own {
+            for index in own + relationshipColumns.filter(row.mask.contains) {
                 let merged = policy.merged(existing: existing.values[index], incoming: row.values[index], incomingSet: row.mask.contains(index))
                 if merged != existing.values[index] {
                     values[index] = merged
@@ -279,13 +289,13 @@ struct BatchWriter {
     /// Commits the operations, column inserts and column updates as one transaction; `touched`
     /// says which rows it may write, for comparisons made ahead (`CommitLog`).
     func commit(_ operations: [StoreChangeSet.Operation], columnInserts: [ColumnInsert] = [], columnUpdates: [ColumnUpdate] = [],
-                touched: CommitLog.Touched = .anyRow, into outcome: inout Outcome) throws {
-        guard !operations.isEmpty || !columnInserts.isEmpty || !columnUpdates.isEmpty else { return }
+                linkWrites: [LinkWrite] = [], touched: CommitLog.Touched = .anyRow, into outcome: inout Outcome) throws {
+        guard !operations.isEmpty || !columnInserts.isEmpty || !columnUpdates.isEmpty || !linkWrites.isEmpty else { return }
         coordinator.beginCommit()
         let result: StoreCommitResult
         do {
             result = try store.commit(StoreChangeSet(operations: operations, columnInserts: columnInserts, columnUpdates: columnUpdates,
-                                                     metadata: [:], mergePolicy: policy))
+                                                     linkWrites: linkWrites, metadata: [:], mergePolicy: policy))
         } catch {
             coordinator.noteFailedCommit()
             throw error
@@ -294,6 +304,7 @@ struct BatchWriter {
         outcome.changes.inserted = result.inserted
         outcome.changes.updated = result.updated
         outcome.changes.deleted = result.deleted
+        outcome.merged = result.merged
         // A new row whose key another writer stored meanwhile became that row (by the policy).
         for survivor in result.merged.values where !result.inserted.contains(survivor) && outcome.changes.updated[survivor] == nil {
             outcome.unchanged.insert(survivor)

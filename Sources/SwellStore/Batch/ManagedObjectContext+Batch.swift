@@ -106,7 +106,8 @@ extension ManagedObjectContext {
         let writtenKind: BatchResult.Written
         switch request {
         case let insert as BatchInsertRequest:
-            let writer = BatchWriter(coordinator: coordinator, store: store, policy: policy, entity: try coordinator.entity(named: insert.entityName))
+            var writer = BatchWriter(coordinator: coordinator, store: store, policy: policy, entity: try coordinator.entity(named: insert.entityName))
+            writer.reportsPrimaryKeys = insert.reportsPrimaryKeys
             outcome = try writer.insert(insert)
             writtenKind = .insertedAndUpdated
         case let update as BatchUpdateRequest:
@@ -121,8 +122,9 @@ extension ManagedObjectContext {
         default:
             throw StoreError.unsupported(store: "Swell", what: "the batch request \(type(of: request))")
         }
-        let result = BatchResult(resultType: request.resultType, written: writtenKind, changes: outcome.changes, unchanged: outcome.unchanged,
+        var result = BatchResult(resultType: request.resultType, written: writtenKind, changes: outcome.changes, unchanged: outcome.unchanged,
                                  unchangedKeys: outcome.unchangedKeys)
+        result.primaryKeys = outcome.primaryKeys
         var mergeInCaller = false
         if !outcome.changes.isEmpty {
             refreshRegistered(outcome.changes)

@@ -32,6 +32,16 @@ package struct AttributeMask: Hashable, Sendable {
         }
     }
 
+    package mutating func remove(_ index: Int) {
+        let bit = ~(UInt64(1) << UInt64(index & 63))
+        switch index >> 6 {
+        case 0: words.0 &= bit
+        case 1: words.1 &= bit
+        case 2: words.2 &= bit
+        default: words.3 &= bit
+        }
+    }
+
     package mutating func formUnion(_ other: AttributeMask) {
         words.0 |= other.words.0
         words.1 |= other.words.1

@@ -12,6 +12,8 @@ package protocol StoreCommitTransaction {
     mutating func apply(_ operations: [StoreChangeSet.Operation]) throws
     /// Updates stored rows from column buffers (a batch insert's differing rows).
     mutating func updateColumns(_ update: ColumnUpdate) throws
+    /// Sets the links of a batch insert's rows (after their rows are written).
+    mutating func writeLinks(_ links: LinkWrite) throws
     /// Points references at the survivors of rows the operations merged (uniqueness).
     mutating func redirectReferences() throws
     /// Keeps `value` beside the data under `key` (nil removes it).
@@ -23,6 +25,13 @@ package protocol StoreCommitTransaction {
     mutating func rollback()
     /// What the commit did, for the did-save notice.
     var result: StoreCommitResult { get }
+}
+
+extension StoreCommitTransaction {
+    /// Each owner's list as an update of its join column, applied as an operation.
+    package mutating func writeLinks(_ links: LinkWrite) throws {
+        try apply(links.owners.indices.map { links.operation($0) })
+    }
 }
 
 /// The one commit procedure of every store: a change set's column inserts, operations and
@@ -37,6 +46,7 @@ package enum CommitDriver {
             for insert in changes.columnInserts { try transaction.insertColumns(insert) }
             try transaction.apply(changes.operations)
             for update in changes.columnUpdates { try transaction.updateColumns(update) }
+            for links in changes.linkWrites { try transaction.writeLinks(links) }
             try transaction.redirectReferences()
             for (key, value) in changes.metadata.sorted(by: { $0.key < $1.key }) {
                 try transaction.setMetadata(value, forKey: key)

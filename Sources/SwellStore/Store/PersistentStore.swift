@@ -193,6 +193,9 @@ package struct StoreChangeSet: Sendable {
     /// after `operations` (`CommitDriver` keeps that order for every store). A store binds
     /// them straight from the buffers, or takes them as operations (`ColumnUpdate.operation`).
     package var columnUpdates: [ColumnUpdate] = []
+    /// Join-table links of rows the column inserts and updates wrote (a batch insert's
+    /// member lists), written after them (`CommitDriver`).
+    package var linkWrites: [LinkWrite] = []
     /// Values kept beside the data, written in the same transaction (nil removes).
     package var metadata: [String: String?] = [:]
     /// How the store resolves a key that already belongs to another row.
@@ -266,6 +269,66 @@ package struct ColumnUpdate: Sendable {
     }
 }
 
+
+/// The links of an unordered join-table to-many set for rows of its owner entity, from a
+/// batch insert's member lists: owner `owners[i]` lists `members[ends[i - 1]..<ends[i]]`
+/// (ascending, once each). For new owners (`replace` false) the links are added; for stored
+/// ones, the lists replace the stored sets.
+package struct LinkWrite: Sendable {
+    package var entity: String
+    /// The join column's attribute index.
+    package var column: Int
+    package var join: JoinTable
+    /// How many attributes the entity keeps (the operations' value count).
+    package var attributeCount: Int
+    package var replace: Bool
+    package var owners: [Int64] = []
+    package var ends: [Int] = []
+    package var members: [Int64] = []
+
+    package init(entity: String, column: Int, join: JoinTable, attributeCount: Int, replace: Bool) {
+        self.entity = entity
+        self.column = column
+        self.join = join
+        self.attributeCount = attributeCount
+        self.replace = replace
+    }
+
+    /// Owner `n`'s members.
+    package func members(_ n: Int) -> ArraySlice<Int64> {
+        members[(n == 0 ? 0 : ends[n - 1])..<ends[n]]
+    }
+
+    /// Adds `owner` with the members a join column's value lists (`JoinTable.encode`'s text).
+    package mutating func append(owner: Int64, list: UnsafeBufferPointer<UInt8>?) {
+        owners.append(owner)
+        if let list {
+            var value: Int64 = 0
+            var digits = false
+            for byte in list {
+                if byte == UInt8(ascii: ",") {
+                    if digits { members.append(value) }
+                    value = 0
+                    digits = false
+                } else {
+                    value = value &* 10 &+ Int64(byte &- UInt8(ascii: "0"))
+                    digits = true
+                }
+            }
+            if digits { members.append(value) }
+        }
+        ends.append(members.count)
+    }
+
+    /// Owner `n`'s list as an update of its join column (for a store without its own way).
+    package func operation(_ n: Int) -> StoreChangeSet.Operation {
+        var values = [StoreValue](repeating: .null, count: attributeCount)
+        values[column] = JoinTable.encode(Array(members(n)), ordered: false)
+        var mask = AttributeMask.empty
+        mask.insert(column)
+        return .init(entity: entity, primaryKey: owners[n], row: PendingRow(kind: .updated, values: values, mask: mask, sequence: UInt64(n)))
+    }
+}
 
 /// What a commit did, for the did-save notification.
 package struct StoreCommitResult: Sendable {

@@ -38,6 +38,10 @@ struct SQLiteCommitTransaction: StoreCommitTransaction {
         try committer.updateColumns(update)
     }
 
+    mutating func writeLinks(_ links: LinkWrite) throws {
+        try committer.writeLinks(links)
+    }
+
     mutating func redirectReferences() throws {
         try committer.redirectReferences()
     }

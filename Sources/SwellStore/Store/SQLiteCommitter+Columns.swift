@@ -87,7 +87,7 @@ extension SQLiteCommitter {
 
     /// Writes a batch insert's differing rows straight from its column buffers: one prepared
     /// UPDATE per mask of differing attributes, by object ID, values bound from the buffers.
-    /// A row of an entity with join-table attributes, or whose update meets a uniqueness
+    /// A row whose mask names a join-table attribute, or whose update meets a uniqueness
     /// conflict, goes as an operation (links, and the policy's resolution of the conflict).
     mutating func updateColumns(_ update: ColumnUpdate) throws {
         guard let (entity, layout) = tables[update.entity] else { throw StoreError.unknownEntity(update.entity) }
@@ -97,8 +97,8 @@ extension SQLiteCommitter {
         /// Per mask: the UPDATE's prepared statements (by rowid key, then by `_pk`), its bound
         /// columns in parameter order, the names noted. Looked up once per mask, not per row.
         var shapes: [AttributeMask: (statements: [SQLiteStatement], columns: [Int], names: Set<String>)] = [:]
-        // An entity with join-table attributes writes its links row by row (as operations).
-        for mask in Set(update.masks) where entity.joinColumnCount == 0 {
+        // A mask naming a join-table attribute writes its links row by row (as an operation).
+        for mask in Set(update.masks) where !(entity.columnCount..<entity.attributes.count).contains(where: mask.contains) {
             let indices = mask.indices(below: entity.columnCount)
             guard !indices.isEmpty, indices.allSatisfy({ columnOf[$0] >= 0 }) else { continue }
             var statements: [SQLiteStatement] = []

@@ -58,3 +58,56 @@ extension SQLiteCommitter {
         }
     }
 }
+
+extension SQLiteCommitter {
+    /// Links per INSERT statement of `writeLinks` (two parameters each).
+    static let linksPerInsert = 256
+
+    /// Sets a batch insert's member lists: for stored owners the old links go first (one
+    /// DELETE for all of them), then every listed link goes in INSERTs of many rows each,
+    /// prepared once per shape. An owner a key conflict merged into a survivor (another
+    /// writer's row, found at the insert) lends the survivor its members, as a merge does.
+    mutating func writeLinks(_ links: LinkWrite) throws {
+        guard !links.owners.isEmpty else { return }
+        let join = links.join
+        let table = quoteIdentifier(join.table), ownerColumn = quoteIdentifier(join.owner), memberColumn = quoteIdentifier(join.relationship)
+        var owners = links.owners
+        if !result.merged.isEmpty {
+            for (n, owner) in owners.enumerated() {
+                if let survivor = result.merged[objectID(links.entity, owner)] { owners[n] = survivor.primaryKey }
+            }
+        }
+        if links.replace {
+            let list = "[" + owners.map(String.init).joined(separator: ",") + "]"
+            try connection.run("DELETE FROM \(table) WHERE \(ownerColumn) IN (SELECT value FROM json_each(?))", [.text(list)])
+            let names: Set<String> = [join.relationship]
+            for owner in owners { noteUpdate(objectID(links.entity, owner), attributes: names) }
+        }
+        func sql(_ count: Int) -> String {
+            "INSERT OR IGNORE INTO \(table) (\(ownerColumn), \(memberColumn)) VALUES "
+                + Array(repeating: "(?, ?)", count: count).joined(separator: ", ")
+        }
+        let full = try connection.statement(sql(Self.linksPerInsert))
+        let single = try connection.statement(sql(1))
+        func bind(_ statement: SQLiteStatement, _ slot: Int, _ owner: Int64, _ member: Int64) throws {
+            try statement.bind(.integer(owner), at: Int32(2 * slot + 1))
+            try statement.bind(.integer(member), at: Int32(2 * slot + 2))
+        }
+        var pending: [(Int64, Int64)] = []
+        pending.reserveCapacity(Self.linksPerInsert)
+        for (n, owner) in owners.enumerated() {
+            for member in links.members(n) {
+                pending.append((owner, member))
+                if pending.count == Self.linksPerInsert {
+                    for (slot, pair) in pending.enumerated() { try bind(full, slot, pair.0, pair.1) }
+                    try full.run()
+                    pending.removeAll(keepingCapacity: true)
+                }
+            }
+        }
+        for pair in pending {
+            try bind(single, 0, pair.0, pair.1)
+            try single.run()
+        }
+    }
+}
