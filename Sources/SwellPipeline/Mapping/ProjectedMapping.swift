@@ -41,22 +41,7 @@ struct ProjectedMapping: Sendable {
         var needsValue: [Bool] = []
         for (index, attribute) in mapper.entity.attributes.enumerated() {
             let field = mapper.fields[index]
-            let conversion: Conversion
-            let kind: JSONProjection.Kind
-            switch attribute.type {
-            case .integer: (conversion, kind) = (.integer, .integer)
-            case .double: (conversion, kind) = (.double, .double)
-            case .boolean: (conversion, kind) = (.boolean, .boolean)
-            case .string: (conversion, kind) = (.string, .string)
-            case .json: (conversion, kind) = (.json, .json)
-            case .date:
-                switch field.dates {
-                case .iso8601: (conversion, kind) = (.isoDate, .string)
-                case .unix: (conversion, kind) = (.unixDate(divisor: 1), .double)
-                case .unixMilliseconds: (conversion, kind) = (.unixDate(divisor: 1000), .double)
-                case .pattern(let pattern): (conversion, kind) = (.patternDate(pattern), .string)
-                }
-            }
+            let (conversion, kind) = Self.conversion(of: attribute.type, dates: field.dates)
             fields.append(JSONProjection.Field(field.path, as: kind))
             conversions.append(conversion)
             needsValue.append(!attribute.isOptional || mapper.keyIndices.contains(index))
@@ -64,5 +49,62 @@ struct ProjectedMapping: Sendable {
         projection = JSONProjection(fields: fields)
         self.conversions = conversions
         self.needsValue = needsValue
+    }
+
+    /// How an attribute of `type` is read and converted (`dates`: a date attribute's format).
+    static func conversion(of type: AttributeType, dates: DateFormat) -> (Conversion, JSONProjection.Kind) {
+        switch type {
+        case .integer: (.integer, .integer)
+        case .double: (.double, .double)
+        case .boolean: (.boolean, .boolean)
+        case .string: (.string, .string)
+        case .json: (.json, .json)
+        case .date:
+            switch dates {
+            case .iso8601: (.isoDate, .string)
+            case .unix: (.unixDate(divisor: 1), .double)
+            case .unixMilliseconds: (.unixDate(divisor: 1000), .double)
+            case .pattern(let pattern): (.patternDate(pattern), .string)
+            }
+        }
+    }
+}
+
+/// A projected value after its conversion.
+enum ProjectedValue {
+    /// The path was not in the record.
+    case missing
+    case null
+    /// The value as a batch column takes it (text valid only during the sink's call).
+    case value(ColumnBatch.Value)
+    /// Not taken as it is: `RecordMapper` (or `ElementMapper`) decides.
+    case unconverted
+}
+
+extension ProjectedMapping.Conversion {
+    /// `value` converted as the attribute takes it as it is; `patterns`: the thread's date formatters.
+    func convert(_ value: JSONFieldValue, patterns: DatePatterns) -> ProjectedValue {
+        switch value {
+        case .missing: return .missing
+        case .null: return .null
+        case .integer(let int): return .value(.integer(int))
+        case .double(let double):
+            if case .unixDate(let divisor) = self, divisor != 1 { return .value(.double(double / divisor)) }
+            return .value(.double(double))
+        case .bool(let flag): return .value(.boolean(flag))
+        case .string(let bytes):
+            switch self {
+            case .isoDate:
+                guard let seconds = ISODate.seconds(fromUTF8: bytes.assumingMemoryBound(to: UInt8.self)) else { return .unconverted }
+                return .value(.double(seconds))
+            case .patternDate(let pattern):
+                guard let seconds = patterns.seconds(from: String(decoding: bytes, as: UTF8.self), pattern: pattern) else { return .unconverted }
+                return .value(.double(seconds))
+            default:
+                return .value(.text(bytes))
+            }
+        case .json(let bytes): return .value(.text(bytes))
+        case .mismatch: return .unconverted
+        }
     }
 }

@@ -11,13 +11,10 @@ import SwellStore
 /// staging copy per record.
 ///
 /// A record the projection does not take as it is (see `ProjectedMapping`) is read
-/// again from its own text and mapped by `RecordMapper`, so it converts, or is
-/// rejected, exactly as the contract's Values table says. For that the sink reads a
-/// record from the chunk being fed (`chunk`, not copied) and keeps, between chunks,
-/// the page's bytes the reader may still complete a record from (`window`).
+/// again from its own text (`RecordWindow`) and mapped by `RecordMapper`, so it
+/// converts, or is rejected, exactly as the contract's Values table says.
 ///
-/// Used on the fetch thread only (it owns that thread's date formatters); `chunk`
-/// points into the caller's buffer only between `reading` and `doneReading`.
+/// Used on the fetch thread only (it owns that thread's date formatters).
 struct ColumnRecordSink: JSONProjectionSink {
     private let mapping: ProjectedMapping
     private let mapper: RecordMapper
@@ -35,13 +32,7 @@ struct ColumnRecordSink: JSONProjectionSink {
     private var needsMapper = false
 
     private var page = ""
-    /// Bytes of earlier chunks of the page, from offset `windowBase` on, that a record may
-    /// still be read from.
-    private var window: [UInt8] = []
-    private var windowBase = 0
-    /// The chunk being fed, at page offset `chunkBase` (right after the window's bytes).
-    private var chunk: UnsafeRawBufferPointer?
-    private var chunkBase = 0
+    private var window = RecordWindow()
 
     /// Since the last hand-off: records read, rejected, the largest cursor value, keys seen (replace).
     private var records = 0
@@ -69,84 +60,29 @@ struct ColumnRecordSink: JSONProjectionSink {
     /// Starts (again) on the page at `url`.
     mutating func begin(page url: String) {
         page = url
-        window.removeAll(keepingCapacity: true)
-        windowBase = 0
+        window.begin()
         batch.abandonRow()
         needsMapper = false
     }
 
-    /// The reader is about to read `bytes`, the page's next chunk: a record may be read again
-    /// from them until `doneReading`.
+    /// The reader is about to read `bytes`, the page's next chunk.
     mutating func reading(_ bytes: UnsafeRawBufferPointer) {
-        chunk = bytes
-        chunkBase = windowBase + window.count
+        window.reading(bytes)
     }
 
-    /// The chunk is read: keeps its bytes from `offset` on (the reader's
-    /// `earliestNeededOffset`: the record under way, or bytes it holds back) and lets go of
-    /// the window's before it, so the window stays about a record long whatever comes
-    /// before, between or after the records.
+    /// The chunk is read: keeps the page's bytes from `offset` on (`RecordWindow`).
     mutating func doneReading(keepingFrom offset: Int) {
-        defer { chunk = nil }
-        let drop = min(offset - windowBase, window.count)
-        if drop > 0 {
-            window.removeFirst(drop)
-            windowBase += drop
-        }
-        guard let chunk else { return }
-        let from = min(max(0, offset - chunkBase), chunk.count)
-        if window.isEmpty { windowBase = chunkBase + from }
-        window.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[from...]))
-    }
-
-    /// The page's bytes `start..<end`: from the chunk being read, from the window, or (a
-    /// record that began in an earlier chunk) from both; nil when they are not kept.
-    private func bytes(_ start: Int, _ end: Int) -> [UInt8]? {
-        if let chunk, start >= chunkBase {
-            guard end - chunkBase <= chunk.count else { return nil }
-            return Array(chunk[(start - chunkBase)..<(end - chunkBase)])
-        }
-        guard start >= windowBase else { return nil }
-        if end <= windowBase + window.count { return Array(window[(start - windowBase)..<(end - windowBase)]) }
-        guard let chunk, windowBase + window.count == chunkBase, end - chunkBase <= chunk.count else { return nil }
-        return Array(window[(start - windowBase)...]) + chunk[..<(end - chunkBase)]
+        window.doneReading(keepingFrom: offset)
     }
 
     mutating func field(_ field: Int, value: JSONFieldValue) throws {
         guard !needsMapper else { return }
-        switch value {
+        switch mapping.conversions[field].convert(value, patterns: patterns) {
         case .missing, .null:
             if mapping.needsValue[field] { needsMapper = true } else { batch.append(.null, at: field) }
-        case .integer(let int):
-            batch.append(.integer(int), at: field)
-        case .double(let double):
-            if case .unixDate(let divisor) = mapping.conversions[field], divisor != 1 {
-                batch.append(.double(double / divisor), at: field)
-            } else {
-                batch.append(.double(double), at: field)
-            }
-        case .bool(let flag):
-            batch.append(.boolean(flag), at: field)
-        case .string(let bytes):
-            switch mapping.conversions[field] {
-            case .isoDate:
-                if let seconds = ISODate.seconds(fromUTF8: bytes.assumingMemoryBound(to: UInt8.self)) {
-                    batch.append(.double(seconds), at: field)
-                } else {
-                    needsMapper = true
-                }
-            case .patternDate(let pattern):
-                if let seconds = patterns.seconds(from: String(decoding: bytes, as: UTF8.self), pattern: pattern) {
-                    batch.append(.double(seconds), at: field)
-                } else {
-                    needsMapper = true
-                }
-            default:
-                batch.append(.text(bytes), at: field)
-            }
-        case .json(let bytes):
-            batch.append(.text(bytes), at: field)
-        case .mismatch:
+        case .value(let converted):
+            batch.append(converted, at: field)
+        case .unconverted:
             needsMapper = true
         }
     }
@@ -175,8 +111,8 @@ struct ColumnRecordSink: JSONProjectionSink {
     private mutating func mapRecord(index: Int, start: Int, end: Int) throws {
         let record: JSONValue
         do {
-            guard let text = bytes(start, end) else {
-                throw PipelineError(.other, "the record's bytes \(start)..<\(end) are not kept (\(window.count) bytes from offset \(windowBase))")
+            guard let text = window.bytes(start, end) else {
+                throw PipelineError(.other, "the record's bytes \(start)..<\(end) are not kept (\(window.description))")
             }
             record = try JSONValue.parse(text)
         } catch {

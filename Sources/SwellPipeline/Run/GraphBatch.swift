@@ -93,6 +93,31 @@ struct GraphBatch: Sendable {
     /// Adds a record: its own values (as `RecordMapper.map` gives them) and its mapped nested objects.
     mutating func append(_ values: [StoreValue], links: [[MappedNode]?], shape: GraphShape) {
         records.append(values)
+        addLinks(links, shape: shape)
+    }
+
+    /// Appends attribute `attribute`'s value to the record being read (`ColumnBatch.append(_:at:)`).
+    mutating func appendRecordValue(_ value: ColumnBatch.Value, at attribute: Int) {
+        records.append(value, at: attribute)
+    }
+
+    /// Drops the values appended for the record being read.
+    mutating func abandonRecord() {
+        records.abandonRow()
+    }
+
+    /// Completes the record whose values were appended, with its nested objects.
+    mutating func endRecord(links: [[MappedNode]?], shape: GraphShape) {
+        records.endRow()
+        addLinks(links, shape: shape)
+    }
+
+    /// Record `row`'s attribute `attribute`, as the store keeps it (keys, cursors).
+    func recordValue(row: Int, attribute: Int) -> StoreValue {
+        records.value(row: row, attribute: attribute)
+    }
+
+    private mutating func addLinks(_ links: [[MappedNode]?], shape: GraphShape) {
         for (plan, nodes) in links.enumerated() {
             let entity = shape.entityOfPlan[plan]
             for node in nodes ?? [] {

@@ -3,8 +3,8 @@ import SwellStore
 
 /// What `PageFetcher` feeds a page's bytes to: a reader for the page and where its
 /// records go. `TreePages` reads records as `JSONValue` trees for the record router
-/// (nested mappings, append mode); `ColumnPages` reads a flat source's records
-/// straight into columns.
+/// (nested mappings of other shapes, append mode); `ProjectionPages` reads records
+/// straight into batches.
 protocol PageParser {
     /// Starts (again: a retried attempt starts over) on the page at `url`.
     mutating func begin(url: String)
@@ -75,19 +75,38 @@ struct TreePages: PageParser {
     func close() { router.close() }
 }
 
-/// A flat source's pages read by a `JSONProjectionReader` into a `ColumnRecordSink`,
-/// whose batches go to the `ColumnWriter`.
-struct ColumnPages: PageParser {
-    private var sink: ColumnRecordSink
-    private let output: BatchQueue<BatchColumns>
+/// A sink a `ProjectionPages` reads records into, which sends its batches on by itself.
+protocol ProjectingSink: JSONProjectionSink {
+    /// The projection the reader follows.
+    var projection: JSONProjection { get }
+    /// Starts (again) on the page at `url`.
+    mutating func begin(page url: String)
+    /// The reader is about to read `bytes` (see `RecordWindow`).
+    mutating func reading(_ bytes: UnsafeRawBufferPointer)
+    /// The chunk is read; the page's bytes from `offset` on may still be needed.
+    mutating func doneReading(keepingFrom offset: Int)
+    /// Sends on the records held.
+    mutating func handOff()
+}
+
+extension ColumnRecordSink: ProjectingSink {}
+extension GraphRecordSink: ProjectingSink {}
+
+/// Pages read by a `JSONProjectionReader` into a sink that reads records straight into
+/// batches: a flat source's (`ColumnRecordSink`, to the `ColumnWriter`), or nested
+/// records' (`GraphRecordSink`, to the `GraphWriter`).
+struct ProjectionPages<Sink: ProjectingSink>: PageParser {
+    private var sink: Sink
+    /// Closes the queue the sink's batches go to.
+    private let closeOutput: () -> Void
     private let format: JSONPageReader.Format
     private let recordsPath: [String]?
     private let capturePaths: [[String]]
     private var reader: JSONProjectionReader
 
-    init(sink: ColumnRecordSink, output: BatchQueue<BatchColumns>, source: SourceSpec, capturePaths: [[String]]) {
+    init(sink: Sink, source: SourceSpec, capturePaths: [[String]], closeOutput: @escaping () -> Void) {
         self.sink = sink
-        self.output = output
+        self.closeOutput = closeOutput
         format = source.isNDJSON ? .ndjson : .json
         recordsPath = source.records
         self.capturePaths = capturePaths
@@ -114,5 +133,5 @@ struct ColumnPages: PageParser {
     /// Batches span pages: a page's end sends nothing on.
     mutating func endPage() {}
     mutating func flush() { sink.handOff() }
-    func close() { output.close() }
+    func close() { closeOutput() }
 }

@@ -77,7 +77,19 @@ struct SourceRun {
             let rejecter = RecordRejecter(source: source, rejects: rejects, redactor: redactor)
             let sink = ColumnRecordSink(mapper: mapper, rejecter: rejecter, batchSize: batchSize, output: batches, state: state,
                                         progress: counts, sweeper: sweeper, cursor: cursor)
-            var pages = ColumnPages(sink: sink, output: batches, source: source, capturePaths: capturePaths)
+            var pages = ProjectionPages(sink: sink, source: source, capturePaths: capturePaths, closeOutput: batches.close)
+            validators = fetchAll(into: &pages, state: state, cursor: cursor, counts: counts)
+        } else if source.mode != .append, let shape = graphShape(state: state) {
+            // Nested records of the common shapes: this thread reads them straight into graph
+            // batches, in the order they came (the later record wins, for links as for values);
+            // one writer writes each as batch inserts.
+            let batches = BatchQueue<GraphBatch>(capacity: 0)
+            GraphWriter(source: source, entity: entity, shape: shape, container: container, state: state, redactor: redactor, logger: logger)
+                .start(queue: batches, group: group)
+            let rejecter = RecordRejecter(source: source, rejects: rejects, redactor: redactor)
+            let sink = GraphRecordSink(shape: shape, mapper: mapper, rejecter: rejecter, batchSize: batchSize, output: batches, state: state,
+                                       progress: counts, sweeper: sweeper, cursor: cursor)
+            var pages = ProjectionPages(sink: sink, source: source, capturePaths: capturePaths, closeOutput: batches.close)
             validators = fetchAll(into: &pages, state: state, cursor: cursor, counts: counts)
         } else {
             // Nested records link objects that records of other keys share: one worker writes them
@@ -100,6 +112,22 @@ struct SourceRun {
     }
 
     static func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
+
+    /// The source's nested mappings, when `GraphShape` admits them (nil: none, or another
+    /// shape, which `UpsertWorker` writes object by object; or a mapping the store's model
+    /// lacks, which the worker reports).
+    private func graphShape(state: SourceRunState) -> GraphShape? {
+        guard !source.nested.isEmpty else { return nil }
+        let context = container.newBackgroundContext()
+        return context.performAndWait { () -> GraphShape? in
+            guard let root = try? context.entityDescription(named: entity.name),
+                  let plans = try? source.nested.map({
+                      try NestedPlan(mapping: $0, parent: root, pipelineEntities: pipelineEntities,
+                                     storage: { try context.entityDescription(named: $0) }, dates: source.dates)
+                  }) else { return nil }
+            return GraphShape(root: root, plans: plans)
+        }
+    }
 
     /// Fetches every page into `pages`, then sends on what it holds and closes it (also
     /// after a failure: the next stage drains what was fetched, and earlier pages stay

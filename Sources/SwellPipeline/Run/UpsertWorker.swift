@@ -8,7 +8,8 @@ import SwellStore
 /// the router); bad ones go to the rejects file (or fail the run).
 ///
 /// Workers take the records of sources that the fetch thread cannot read straight
-/// into columns (`ColumnRecordSink`): records with nested objects, and append mode's.
+/// into batches (`ColumnRecordSink`, `GraphRecordSink`): records with nested objects of
+/// the shapes `GraphShape` leaves out, and append mode's.
 /// An append-mode record goes into columns, and every `batchSize` records become one
 /// batch insert executed from the worker's context (`runFlat`).
 ///
@@ -77,10 +78,6 @@ struct UpsertWorker: Sendable {
                 while queue.take() != nil {}
                 return
             }
-        }
-        if let writer = graph, source.mode != .append, let shape = GraphShape(root: writer.root, plans: writer.plans) {
-            runGraph(shape: shape, queue: queue, patterns: patterns)
-            return
         }
         /// Records of the batch that arrived unchanged: they count with the batch's save.
         var unchanged = 0
@@ -160,60 +157,6 @@ struct UpsertWorker: Sendable {
             if batch.count >= batchSize { write() }
         }
         write()
-    }
-
-    /// Records with nested objects whose mappings `GraphShape` admits: each chunk's records
-    /// are mapped into a `GraphBatch`, and every `batchSize` records the batch goes to the
-    /// `GraphWriter`'s thread, which writes it as batch inserts while this one maps the next.
-    /// After a bad record the worker goes on with the valid records already fetched.
-    private func runGraph(shape: GraphShape, queue: BatchQueue<[IncomingRecord]>, patterns: DatePatterns) {
-        let writer = GraphWriter(source: source, entity: entity, shape: shape, container: container, state: state,
-                                 redactor: redactor, logger: logger)
-        let batches = BatchQueue<GraphBatch>(capacity: 0)
-        let written = DispatchGroup()
-        writer.start(queue: batches, group: written)
-        defer {
-            batches.close()
-            written.wait()
-        }
-        var batch = GraphBatch(recordEntity: mapper.entity, shape: shape, expectedRows: batchSize)
-        while let chunk = queue.take() {
-            do {
-                try map(chunk, shape: shape, into: &batch, patterns: patterns)
-            } catch {
-                state.fail(error as? PipelineError ?? PipelineError(.other, redactor("source \(source.name): \(error)"), underlying: error))
-            }
-            if batch.count >= batchSize {
-                batches.put(batch)
-                batch = GraphBatch(recordEntity: mapper.entity, shape: shape, expectedRows: batchSize)
-            }
-        }
-        if batch.count > 0 { batches.put(batch) }
-    }
-
-    /// Maps a chunk of records with nested objects into `batch`; bad ones go to the rejects
-    /// file, or the first is thrown after the valid ones are in the batch.
-    private func map(_ chunk: [IncomingRecord], shape: GraphShape, into batch: inout GraphBatch, patterns: DatePatterns) throws {
-        var firstBad: PipelineError?
-        var rejected = 0
-        var accepted: [(IncomingRecord, [StoreValue])] = []
-        accepted.reserveCapacity(chunk.count)
-        for item in chunk {
-            switch mapper.map(item.record, key: item.key, using: patterns) {
-            case .success(let values):
-                switch NestedPlan.mapLinks(of: item.record, plans: shape.plans, place: "", patterns: patterns) {
-                case .success(let links):
-                    accepted.append((item, values))
-                    batch.append(values, links: links, shape: shape)
-                case .failure(let bad):
-                    try reject(item, message: bad.message, attribute: bad.attribute, firstBad: &firstBad, rejected: &rejected)
-                }
-            case .failure(let bad):
-                try reject(item, message: bad.message, attribute: bad.attribute, firstBad: &firstBad, rejected: &rejected)
-            }
-        }
-        count(accepted, chunk: chunk, rejected: rejected)
-        if let firstBad { throw firstBad }
     }
 
     /// Maps a chunk of a flat source's records into `batch`; bad ones go to the rejects

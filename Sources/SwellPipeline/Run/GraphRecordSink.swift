@@ -1,0 +1,347 @@
+import SwellCSV
+import SwellJSON
+import SwellStore
+
+/// Records with nested objects of the shapes `GraphShape` admits, read by
+/// `JSONProjectionReader` on the fetch thread straight into a `GraphBatch`: the record's
+/// own fields into its columns, a to-one's fields at their paths below it, a to-many's
+/// array taken as its JSON text and read by a second projection, element by element. No
+/// `JSONValue`. Every `batchSize` records the batch goes to the `GraphWriter`.
+///
+/// A record the projections do not take as they are (a value to convert by the Values
+/// table, a missing required value, an element that is not an object, …) is read again
+/// from its text and mapped by `RecordMapper` and `ElementMapper`, which convert it or
+/// say why it is bad, exactly as without projections.
+///
+/// Used on the fetch thread only (it owns that thread's date formatters).
+struct GraphRecordSink: JSONProjectionSink {
+    /// How a nested mapping's fields are read.
+    private struct PlanFields {
+        let toMany: Bool
+        /// The record's field of the mapping's path: the array's JSON text (to-many), or a probe
+        /// of what is there (to-one: `.boolean`, so an object is a cheap mismatch).
+        let field: Int
+        /// To-one: the first of the element's fields in the record's projection (one per attribute).
+        let firstAttribute: Int
+        /// To-many: the projection of an element's attributes (one field per attribute).
+        let elements: JSONProjection?
+        let conversions: [ProjectedMapping.Conversion]
+        /// Per attribute: `fields` names it (absent is null), else it is mapped only when present.
+        let named: [Bool]
+        /// Per attribute: nil is not taken as it is (a key or required attribute).
+        let needsValue: [Bool]
+        let entity: EntityDescription
+        let keyIndices: [Int]
+    }
+
+    private let shape: GraphShape
+    private let recordMapping: ProjectedMapping
+    private let plans: [PlanFields]
+    private let mapper: RecordMapper
+    private let rejecter: RecordRejecter
+    private let batchSize: Int
+    private let output: BatchQueue<GraphBatch>
+    private let state: SourceRunState
+    private let progress: SourceProgress
+    private let sweeper: ReplaceSweeper?
+    private let cursor: IncrementalCursor?
+    private let patterns = DatePatterns()
+    /// The record's projection: its own fields, then each mapping's.
+    let projection: JSONProjection
+
+    private var batch: GraphBatch
+    private var needsMapper = false
+    /// The record's nested objects so far, per mapping (nil: absent or null).
+    private var links: [[MappedNode]?]
+    private var page = ""
+    private var window = RecordWindow()
+
+    /// Since the last hand-off: records read, rejected, the largest cursor value, keys seen (replace).
+    private var records = 0
+    private var rejected = 0
+    private var largest: StoreValue?
+    private var keys: [[StoreValue]] = []
+
+    init(shape: GraphShape, mapper: RecordMapper, rejecter: RecordRejecter, batchSize: Int, output: BatchQueue<GraphBatch>,
+         state: SourceRunState, progress: SourceProgress, sweeper: ReplaceSweeper?, cursor: IncrementalCursor?) {
+        self.shape = shape
+        recordMapping = ProjectedMapping(mapper: mapper)
+        var fields = recordMapping.projection.fields
+        var plans: [PlanFields] = []
+        for plan in shape.plans {
+            let element = plan.mapper
+            var conversions: [ProjectedMapping.Conversion] = []
+            var kinds: [JSONProjection.Kind] = []
+            for index in 0..<element.attributeCount {
+                let (conversion, kind) = ProjectedMapping.conversion(of: element.entity.attributes[index].type, dates: element.dates[index])
+                conversions.append(conversion)
+                kinds.append(kind)
+            }
+            let needsValue = (0..<element.attributeCount).map { !element.entity.attributes[$0].isOptional || element.keyIndices.contains($0) }
+            let path = plan.mapping.path
+            let field = fields.count
+            if plan.relationship.isToMany {
+                fields.append(JSONProjection.Field(path, as: .json))
+                let elementFields = (0..<element.attributeCount).map { index in
+                    JSONProjection.Field(element.paths[index] == ["."] ? [] : element.paths[index], as: kinds[index])
+                }
+                plans.append(PlanFields(toMany: true, field: field, firstAttribute: -1, elements: JSONProjection(fields: elementFields),
+                                        conversions: conversions, named: element.named, needsValue: needsValue, entity: element.entity,
+                                        keyIndices: element.keyIndices))
+            } else {
+                fields.append(JSONProjection.Field(path, as: .boolean))
+                for index in 0..<element.attributeCount {
+                    fields.append(JSONProjection.Field(element.paths[index] == ["."] ? path : path + element.paths[index], as: kinds[index]))
+                }
+                plans.append(PlanFields(toMany: false, field: field, firstAttribute: field + 1, elements: nil, conversions: conversions,
+                                        named: element.named, needsValue: needsValue, entity: element.entity, keyIndices: element.keyIndices))
+            }
+        }
+        projection = JSONProjection(fields: fields)
+        self.plans = plans
+        self.mapper = mapper
+        self.rejecter = rejecter
+        self.batchSize = batchSize
+        self.output = output
+        self.state = state
+        self.progress = progress
+        self.sweeper = sweeper
+        self.cursor = cursor
+        batch = GraphBatch(recordEntity: mapper.entity, shape: shape, expectedRows: batchSize)
+        links = Array(repeating: nil, count: shape.plans.count)
+    }
+
+    /// Starts (again) on the page at `url`.
+    mutating func begin(page url: String) {
+        page = url
+        window.begin()
+        abandonRecord()
+    }
+
+    mutating func reading(_ bytes: UnsafeRawBufferPointer) {
+        window.reading(bytes)
+    }
+
+    mutating func doneReading(keepingFrom offset: Int) {
+        window.doneReading(keepingFrom: offset)
+    }
+
+    private mutating func abandonRecord() {
+        batch.abandonRecord()
+        for index in links.indices { links[index] = nil }
+        needsMapper = false
+    }
+
+    /// Which mapping field `field` belongs to, and whether it is that mapping's own field.
+    private func plan(of field: Int) -> Int {
+        var found = 0
+        for (index, plan) in plans.enumerated() where plan.field <= field { found = index }
+        return found
+    }
+
+    mutating func field(_ field: Int, value: JSONFieldValue) throws {
+        guard !needsMapper else { return }
+        if field < recordMapping.conversions.count {
+            switch recordMapping.conversions[field].convert(value, patterns: patterns) {
+            case .missing, .null:
+                if recordMapping.needsValue[field] { needsMapper = true } else { batch.appendRecordValue(.null, at: field) }
+            case .value(let converted):
+                batch.appendRecordValue(converted, at: field)
+            case .unconverted:
+                needsMapper = true
+            }
+            return
+        }
+        let number = plan(of: field)
+        let plan = plans[number]
+        if field == plan.field {
+            switch value {
+            case .missing, .null:
+                links[number] = nil
+            case .json(let bytes) where plan.toMany:
+                readElements(bytes, plan: plan, into: number)
+            case .mismatch where !plan.toMany:
+                // Something other than a boolean: an object (or a value the element mapper refuses).
+                links[number] = [MappedNode(values: Array(repeating: .null, count: plan.entity.attributes.count), key: [], mapped: [], links: [])]
+            default:
+                needsMapper = true
+            }
+            return
+        }
+        // A to-one's attribute (its probe came first).
+        guard var node = links[number]?.first else { return }
+        let attribute = field - plan.firstAttribute
+        guard ElementValues(plan: plan, patterns: patterns).set(&node, attribute: attribute, value) else {
+            needsMapper = true
+            return
+        }
+        links[number] = [node]
+    }
+
+    private static func storeValue(_ value: ColumnBatch.Value) -> StoreValue {
+        switch value {
+        case .null: .null
+        case .integer(let int): .integer(int)
+        case .double(let double): .real(double)
+        case .boolean(let flag): .integer(flag ? 1 : 0)
+        case .text(let bytes): .text(String(decoding: bytes, as: UTF8.self))
+        }
+    }
+
+    /// Reads a to-many's array (its compact JSON text) element by element.
+    private mutating func readElements(_ bytes: UnsafeRawBufferPointer, plan: PlanFields, into number: Int) {
+        if bytes.count == 2, bytes[0] == UInt8(ascii: "["), bytes[1] == UInt8(ascii: "]") {
+            links[number] = []
+            return
+        }
+        var sink = ElementSink(plan: plan, patterns: patterns)
+        var reader = JSONProjectionReader(projection: plan.elements!, format: .json, recordsPath: nil)
+        do {
+            try reader.feed(bytes, into: &sink)
+            _ = try reader.finish(into: &sink)
+        } catch {
+            needsMapper = true
+            return
+        }
+        if sink.refused { needsMapper = true } else { links[number] = sink.nodes }
+    }
+
+    /// An array's elements, each into a node.
+    private struct ElementSink: JSONProjectionSink {
+        let plan: PlanFields
+        let patterns: DatePatterns
+        var nodes: [MappedNode] = []
+        var node: MappedNode?
+        var refused = false
+
+        init(plan: PlanFields, patterns: DatePatterns) {
+            self.plan = plan
+            self.patterns = patterns
+        }
+
+        mutating func field(_ field: Int, value: JSONFieldValue) throws {
+            guard !refused else { return }
+            var current = node ?? MappedNode(values: Array(repeating: .null, count: plan.entity.attributes.count), key: [], mapped: [], links: [])
+            if !ElementValues(plan: plan, patterns: patterns).set(&current, attribute: field, value) { refused = true }
+            node = current
+        }
+
+        mutating func notAnObject(_ found: JSONFieldMismatch) throws {
+            refused = true
+        }
+
+        mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws {
+            guard !refused else { return }
+            var current = node ?? MappedNode(values: Array(repeating: .null, count: plan.entity.attributes.count), key: [], mapped: [], links: [])
+            current.key = plan.keyIndices.map { current.values[$0] }
+            nodes.append(current)
+            node = nil
+        }
+    }
+
+    /// Sets a nested object's attributes from projected values as `ElementMapper` would.
+    private struct ElementValues {
+        let plan: PlanFields
+        let patterns: DatePatterns
+
+        /// Sets attribute `attribute` of `node`; false when the value is not taken as it is.
+        func set(_ node: inout MappedNode, attribute: Int, _ value: JSONFieldValue) -> Bool {
+            switch plan.conversions[attribute].convert(value, patterns: patterns) {
+            case .missing where !plan.named[attribute]:
+                return true
+            case .missing, .null:
+                guard !plan.needsValue[attribute] else { return false }
+                node.values[attribute] = .null
+            case .value(let converted):
+                node.values[attribute] = GraphRecordSink.storeValue(converted)
+            case .unconverted:
+                return false
+            }
+            node.mapped.append(attribute)
+            return true
+        }
+    }
+
+    mutating func notAnObject(_ found: JSONFieldMismatch) throws {
+        needsMapper = true
+    }
+
+    mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws {
+        records += 1
+        if !needsMapper {
+            // A to-one object needs its key (else the element mapper says why it is bad).
+            for (number, plan) in plans.enumerated() where !plan.toMany {
+                guard var node = links[number]?.first else { continue }
+                node.key = plan.keyIndices.map { node.values[$0] }
+                if !plan.keyIndices.allSatisfy(node.mapped.contains) { needsMapper = true }
+                links[number] = [node]
+            }
+        }
+        if needsMapper {
+            abandonRecord()
+            try mapRecord(index: index, start: start.byteOffset, end: end)
+        } else {
+            let row = batch.count
+            batch.endRecord(links: links, shape: shape)
+            for index in links.indices { links[index] = nil }
+            if sweeper != nil { keys.append(mapper.keyIndices.map { batch.recordValue(row: row, attribute: $0) }) }
+            if let cursor { largest = IncrementalCursor.larger(largest, batch.recordValue(row: row, attribute: cursor.attributeIndex)) }
+        }
+        if batch.count >= batchSize { handOff() }
+    }
+
+    /// Reads record `index` (the page's bytes `start..<end`) again from its text and maps it
+    /// as `RecordMapper` and the nested plans do.
+    private mutating func mapRecord(index: Int, start: Int, end: Int) throws {
+        let record: JSONValue
+        do {
+            guard let text = window.bytes(start, end) else {
+                throw PipelineError(.other, "the record's bytes \(start)..<\(end) are not kept (\(window.description))")
+            }
+            record = try JSONValue.parse(text)
+        } catch {
+            throw PipelineError(.other, "source \(rejecter.source.name): record \(index) of page \(page) could not be read again: \(error)",
+                                underlying: error)
+        }
+        let key = mapper.mapKey(record, using: patterns)
+        let bad: BadRecord
+        switch mapper.map(record, key: key, using: patterns) {
+        case .success(let values):
+            switch NestedPlan.mapLinks(of: record, plans: shape.plans, place: "", patterns: patterns) {
+            case .success(let links):
+                batch.append(values, links: links, shape: shape)
+                if sweeper != nil { keys.append(mapper.keyIndices.map { values[$0] }) }
+                if let cursor { largest = cursor.largest(largest, values) }
+                return
+            case .failure(let failure):
+                bad = failure
+            }
+        case .failure(let failure):
+            bad = failure
+        }
+        if let failure = try rejecter.reject(page: page, index: index, record: record, message: bad.message, attribute: bad.attribute) {
+            throw failure
+        }
+        rejected += 1
+    }
+
+    /// Counts the records read since the last hand-off and sends the batch to the writer.
+    mutating func handOff() {
+        if records > 0 {
+            state.count(records: records, rejected: rejected, cursor: largest)
+            sweeper?.saw(keys)
+            progress.addRecords(records)
+            records = 0
+            rejected = 0
+            largest = nil
+            keys.removeAll(keepingCapacity: true)
+        }
+        if batch.count > 0 {
+            output.put(batch)
+            batch = GraphBatch(recordEntity: mapper.entity, shape: shape, expectedRows: batchSize)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension GraphRecordSink: Sendable {}
