@@ -17,6 +17,10 @@ struct PostgresCommitTransaction: StoreCommitTransaction {
         try committer.insertColumns(insert)
     }
 
+    mutating func writeLinks(_ links: LinkWrite) throws {
+        try committer.writeLinks(links)
+    }
+
     /// Runs of new objects of one entity go in one `COPY` (the fast path), as do runs of
     /// updates `COPY` can stage; the rest row by row.
     mutating func apply(_ operations: [StoreChangeSet.Operation]) throws {

@@ -289,3 +289,45 @@ struct PostgresCommitter {
         return .constraintConflict(entity: entity.name, key: entity.keyDescription(of: values), objects: [incoming, objectID(entity.name, existing)])
     }
 }
+
+extension PostgresCommitter {
+    /// Sets a batch insert's member lists: for stored owners the old links go first (one
+    /// DELETE for all of them), then every listed link in statements of up to 50,000 links,
+    /// the pairs as two arrays unnested in step. An owner a key conflict merged into a
+    /// survivor lends the survivor its members, as a merge does.
+    mutating func writeLinks(_ links: LinkWrite) throws {
+        guard !links.owners.isEmpty else { return }
+        let join = links.join
+        let table = q(join.table), owner = q(join.owner), member = q(join.relationship)
+        var owners = links.owners
+        if !result.merged.isEmpty {
+            for (n, key) in owners.enumerated() {
+                if let survivor = result.merged[objectID(links.entity, key)] { owners[n] = survivor.primaryKey }
+            }
+        }
+        func literal<S: Sequence<Int64>>(_ values: S) -> StoreValue {
+            .text("{" + values.map(String.init).joined(separator: ",") + "}")
+        }
+        if links.replace {
+            try connection.query("DELETE FROM \(table) WHERE \(owner) = ANY($1::bigint[])", [literal(owners)])
+            let names: Set<String> = [join.relationship]
+            for key in owners { noteUpdate(objectID(links.entity, key), attributes: names) }
+        }
+        let sql = "INSERT INTO \(table) (\(owner), \(member)) SELECT * FROM unnest($1::bigint[], $2::bigint[]) ON CONFLICT DO NOTHING"
+        var ownerColumn: [Int64] = [], memberColumn: [Int64] = []
+        func flush() throws {
+            guard !ownerColumn.isEmpty else { return }
+            try connection.query(sql, [literal(ownerColumn), literal(memberColumn)])
+            ownerColumn.removeAll(keepingCapacity: true)
+            memberColumn.removeAll(keepingCapacity: true)
+        }
+        for (n, key) in owners.enumerated() {
+            for linked in links.members(n) {
+                ownerColumn.append(key)
+                memberColumn.append(linked)
+                if ownerColumn.count == 50_000 { try flush() }
+            }
+        }
+        try flush()
+    }
+}

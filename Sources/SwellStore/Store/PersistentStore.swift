@@ -120,8 +120,8 @@ package struct RowComparison: Sendable {
     package var unchanged: [(row: Int, primaryKey: Int64)] = []
     /// The stored rows of the other rows, by the batch row they meet.
     package var changed: [Int: StoreRow] = [:]
-    /// Instead of `changed`, where the batch carries every attribute of the entity (not its
-    /// relationships) and the store compares in place: for each other key, the stored row's
+    /// Instead of `changed`, where the batch carries every attribute of the entity (and perhaps
+    /// relationship columns) and the store compares in place: for each other key, the stored row's
     /// primary key and the attributes whose values differ (the update the row needs, under
     /// a policy that takes the carried values), no value read. By the batch row they meet.
     package var differing: [Int: (primaryKey: Int64, mask: AttributeMask)] = [:]
@@ -143,9 +143,10 @@ package struct RowComparison: Sendable {
     }
 
     /// Whether a comparison of columns at `positions` notes differing rows in `differing`
-    /// (the columns carry every attribute of `entity`) rather than reading them into `changed`.
+    /// (the columns carry every attribute of `entity`, and perhaps relationship columns: a
+    /// package batch's to-one IDs and member lists) rather than reading them into `changed`.
     package static func notesDifferences(positions: [Int], entity: EntityDescription) -> Bool {
-        Set(positions) == Set(entity.ownAttributeIndices)
+        Set(positions).isSuperset(of: entity.ownAttributeIndices)
     }
 }
 
