@@ -15,8 +15,8 @@ import SwellStore
 ///
 /// Used on the fetch thread only (it owns that thread's date formatters).
 struct GraphRecordSink: JSONProjectionSink {
-    /// How a nested mapping's fields are read.
-    private struct PlanFields {
+    /// How a nested mapping's fields are read (a class: read per field, not copied).
+    private final class PlanFields {
         let toMany: Bool
         /// The record's field of the mapping's path: the array's JSON text (to-many), or a probe
         /// of what is there (to-one: `.boolean`, so an object is a cheap mismatch).
@@ -32,6 +32,22 @@ struct GraphRecordSink: JSONProjectionSink {
         let needsValue: [Bool]
         let entity: EntityDescription
         let keyIndices: [Int]
+        /// An element with no attribute set yet.
+        let empty: MappedNode
+
+        init(toMany: Bool, field: Int, firstAttribute: Int, elements: JSONProjection?, conversions: [ProjectedMapping.Conversion],
+             named: [Bool], needsValue: [Bool], entity: EntityDescription, keyIndices: [Int]) {
+            self.toMany = toMany
+            self.field = field
+            self.firstAttribute = firstAttribute
+            self.elements = elements
+            self.conversions = conversions
+            self.named = named
+            self.needsValue = needsValue
+            self.entity = entity
+            self.keyIndices = keyIndices
+            empty = MappedNode(values: Array(repeating: .null, count: entity.attributes.count), key: [], mapped: [], links: [])
+        }
     }
 
     private let shape: GraphShape
@@ -51,8 +67,10 @@ struct GraphRecordSink: JSONProjectionSink {
 
     private var batch: GraphBatch
     private var needsMapper = false
-    /// The record's nested objects so far, per mapping (nil: absent or null).
+    /// The record's nested objects so far, per mapping (nil: absent or null); changed in place.
     private var links: [[MappedNode]?]
+    /// Per record field: the mapping it belongs to (-1: the record's own).
+    private let planOfField: [Int]
     private var page = ""
     private var window = RecordWindow()
 
@@ -98,6 +116,11 @@ struct GraphRecordSink: JSONProjectionSink {
             }
         }
         projection = JSONProjection(fields: fields)
+        var planOfField = [Int](repeating: -1, count: fields.count)
+        for (number, plan) in plans.enumerated() {
+            for field in plan.field..<(number + 1 < plans.count ? plans[number + 1].field : fields.count) { planOfField[field] = number }
+        }
+        self.planOfField = planOfField
         self.plans = plans
         self.mapper = mapper
         self.rejecter = rejecter
@@ -132,13 +155,6 @@ struct GraphRecordSink: JSONProjectionSink {
         needsMapper = false
     }
 
-    /// Which mapping field `field` belongs to, and whether it is that mapping's own field.
-    private func plan(of field: Int) -> Int {
-        var found = 0
-        for (index, plan) in plans.enumerated() where plan.field <= field { found = index }
-        return found
-    }
-
     mutating func field(_ field: Int, value: JSONFieldValue) throws {
         guard !needsMapper else { return }
         if field < recordMapping.conversions.count {
@@ -152,7 +168,7 @@ struct GraphRecordSink: JSONProjectionSink {
             }
             return
         }
-        let number = plan(of: field)
+        let number = planOfField[field]
         let plan = plans[number]
         if field == plan.field {
             switch value {
@@ -162,20 +178,17 @@ struct GraphRecordSink: JSONProjectionSink {
                 readElements(bytes, plan: plan, into: number)
             case .mismatch where !plan.toMany:
                 // Something other than a boolean: an object (or a value the element mapper refuses).
-                links[number] = [MappedNode(values: Array(repeating: .null, count: plan.entity.attributes.count), key: [], mapped: [], links: [])]
+                links[number] = [plan.empty]
             default:
                 needsMapper = true
             }
             return
         }
-        // A to-one's attribute (its probe came first).
-        guard var node = links[number]?.first else { return }
-        let attribute = field - plan.firstAttribute
-        guard ElementValues(plan: plan, patterns: patterns).set(&node, attribute: attribute, value) else {
+        // A to-one's attribute (its probe came first), set in place.
+        guard links[number] != nil else { return }
+        if !ElementValues.set(&links[number]![0], attribute: field - plan.firstAttribute, value, plan: plan, patterns: patterns) {
             needsMapper = true
-            return
         }
-        links[number] = [node]
     }
 
     private static func storeValue(_ value: ColumnBatch.Value) -> StoreValue {
@@ -221,9 +234,8 @@ struct GraphRecordSink: JSONProjectionSink {
 
         mutating func field(_ field: Int, value: JSONFieldValue) throws {
             guard !refused else { return }
-            var current = node ?? MappedNode(values: Array(repeating: .null, count: plan.entity.attributes.count), key: [], mapped: [], links: [])
-            if !ElementValues(plan: plan, patterns: patterns).set(&current, attribute: field, value) { refused = true }
-            node = current
+            if node == nil { node = plan.empty }
+            if !ElementValues.set(&node!, attribute: field, value, plan: plan, patterns: patterns) { refused = true }
         }
 
         mutating func notAnObject(_ found: JSONFieldMismatch) throws {
@@ -232,7 +244,7 @@ struct GraphRecordSink: JSONProjectionSink {
 
         mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws {
             guard !refused else { return }
-            var current = node ?? MappedNode(values: Array(repeating: .null, count: plan.entity.attributes.count), key: [], mapped: [], links: [])
+            var current = node ?? plan.empty
             current.key = plan.keyIndices.map { current.values[$0] }
             nodes.append(current)
             node = nil
@@ -240,12 +252,9 @@ struct GraphRecordSink: JSONProjectionSink {
     }
 
     /// Sets a nested object's attributes from projected values as `ElementMapper` would.
-    private struct ElementValues {
-        let plan: PlanFields
-        let patterns: DatePatterns
-
+    private enum ElementValues {
         /// Sets attribute `attribute` of `node`; false when the value is not taken as it is.
-        func set(_ node: inout MappedNode, attribute: Int, _ value: JSONFieldValue) -> Bool {
+        static func set(_ node: inout MappedNode, attribute: Int, _ value: JSONFieldValue, plan: PlanFields, patterns: DatePatterns) -> Bool {
             switch plan.conversions[attribute].convert(value, patterns: patterns) {
             case .missing where !plan.named[attribute]:
                 return true
@@ -270,11 +279,9 @@ struct GraphRecordSink: JSONProjectionSink {
         records += 1
         if !needsMapper {
             // A to-one object needs its key (else the element mapper says why it is bad).
-            for (number, plan) in plans.enumerated() where !plan.toMany {
-                guard var node = links[number]?.first else { continue }
-                node.key = plan.keyIndices.map { node.values[$0] }
-                if !plan.keyIndices.allSatisfy(node.mapped.contains) { needsMapper = true }
-                links[number] = [node]
+            for (number, plan) in plans.enumerated() where !plan.toMany && links[number] != nil {
+                links[number]![0].key = plan.keyIndices.map { links[number]![0].values[$0] }
+                if !plan.keyIndices.allSatisfy(links[number]![0].mapped.contains) { needsMapper = true }
             }
         }
         if needsMapper {
