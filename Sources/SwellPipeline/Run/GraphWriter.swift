@@ -10,8 +10,8 @@ import SwellStore
 /// IDs: the stored set becomes exactly that). A record equal to its stored row in its
 /// attributes and links counts as unchanged; one whose links changed, as updated.
 ///
-/// Each request is its own transaction: a run stopped between them leaves the nested
-/// objects of a batch without the records that list them, which the next run links.
+/// A batch is one transaction (`executeLinkedInserts`): its nested objects and its records
+/// are on disk together, or neither is.
 struct GraphWriter: Sendable {
     let source: SourceSpec
     let entity: PipelineEntity
@@ -51,44 +51,59 @@ struct GraphWriter: Sendable {
     }
 
     private func write(_ batch: GraphBatch, _ context: ManagedObjectContext) throws -> SaveScheduler.BatchCounts {
-        var counts = SaveScheduler.BatchCounts()
-        // The nested objects first: their IDs go in the records' link columns.
-        var ids: [[Int64]] = []
+        // The nested objects first (a request per entity and set of attributes given): their
+        // IDs go in the records' link columns. All of it is one transaction.
+        var requests: [BatchInsertRequest] = []
+        /// Per request: its entity's index and the objects' positions (its rows), and the attributes it carries.
+        var sources: [(entity: Int, rows: [Int], attributes: [Int])] = []
         for (index, objects) in batch.objects.enumerated() {
             let entity = shape.entities[index]
-            var found = [Int64](repeating: -1, count: objects.values.count)
-            var total = RunReport.Counts()
             for (mask, rows) in Self.groups(objects.mapped) {
                 let attributes = entity.attributes.indices.filter { mask.contains($0) }
                 var columns = ColumnBatch(entity: EntityDescription(name: entity.name, attributes: attributes.map { entity.attributes[$0] }))
                 for row in rows { columns.append(attributes.map { objects.values[row][$0] }) }
-                let request = BatchInsertRequest(entityName: entity.name, columns: columns.take())
-                request.resultType = .changes
-                request.reportsPrimaryKeys = true
-                let result: BatchResult
-                do {
-                    result = try context.execute(request)
-                } catch StoreError.invalidBatchRow(_, let n, let attribute, _) where n < rows.count && !attributes.contains(where: {
-                    entity.attributes[$0].name == attribute
-                }) {
-                    // A new object needs an attribute its mapping does not give (a stored one keeps its value).
-                    let key = zip(entity.uniquenessConstraint, entity.keyIndices.map { objects.values[rows[n]][$0] })
-                        .map { "\($0)=\(describe($1))" }.joined(separator: ", ")
-                    throw PipelineError(.data, "a new \(entity.name) (\(key)) needs \(attribute), which its nested mapping does not map")
-                }
-                for (n, row) in rows.enumerated() { found[row] = result.primaryKeys[n] }
-                total.inserted += result.inserted
-                total.updated += result.updated
-                total.unchanged += result.unchanged
+                requests.append(BatchInsertRequest(entityName: entity.name, columns: columns.take()))
+                sources.append((index, rows, attributes))
             }
-            ids.append(found)
-            var sum = counts.nested[entity.name] ?? RunReport.Counts()
-            sum.inserted += total.inserted
-            sum.updated += total.updated
-            sum.unchanged += total.unchanged
-            counts.nested[entity.name] = sum
         }
         var batch = batch
+        let found: [String: LinkedInsertCounts]
+        do {
+            found = try context.executeLinkedInserts(requests) { primaryKeys in
+                var ids = batch.objects.map { [Int64](repeating: -1, count: $0.values.count) }
+                for (source, keys) in zip(sources, primaryKeys) {
+                    for (n, row) in source.rows.enumerated() { ids[source.entity][row] = keys[n] }
+                }
+                return BatchInsertRequest(entityName: entity.name, columns: recordColumns(&batch, ids: ids))
+            }
+        } catch let failure as LinkedInsertFailure {
+            let source = sources[failure.request]
+            let entity = shape.entities[source.entity]
+            if case StoreError.invalidBatchRow(_, let n, let attribute, _) = failure.error, n < source.rows.count,
+               !source.attributes.contains(where: { entity.attributes[$0].name == attribute }) {
+                // A new object needs an attribute its mapping does not give (a stored one keeps its value).
+                let values = batch.objects[source.entity].values[source.rows[n]]
+                let key = zip(entity.uniquenessConstraint, entity.keyIndices.map { values[$0] }).map { "\($0)=\(describe($1))" }
+                    .joined(separator: ", ")
+                throw PipelineError(.data, "a new \(entity.name) (\(key)) needs \(attribute), which its nested mapping does not map")
+            }
+            throw failure.error
+        }
+        var counts = SaveScheduler.BatchCounts()
+        for (name, entityCounts) in found {
+            let total = RunReport.Counts(inserted: entityCounts.inserted, updated: entityCounts.updated, unchanged: entityCounts.unchanged)
+            if name == entity.name {
+                (counts.inserted, counts.updated, counts.unchanged) = (total.inserted, total.updated, total.unchanged)
+            } else {
+                counts.nested[name] = total
+            }
+        }
+        return counts
+    }
+
+    /// The records' own columns, with a column per to-one (the linked object's ID) and per
+    /// join-table to-many (the members' IDs); `ids`: each nested object's ID, by entity and position.
+    private func recordColumns(_ batch: inout GraphBatch, ids: [[Int64]]) -> BatchColumns {
         let records = batch.count
         var columns = batch.takeRecords()
         for (plan, nested) in shape.plans.enumerated() {
@@ -112,13 +127,7 @@ struct GraphWriter: Sendable {
                 preconditionFailure("GraphShape admits only to-ones and owned join tables")
             }
         }
-        let request = BatchInsertRequest(entityName: entity.name, columns: columns)
-        request.resultType = .changes
-        let result = try context.execute(request)
-        counts.inserted = result.inserted
-        counts.updated = result.updated
-        counts.unchanged = result.unchanged
-        return counts
+        return columns
     }
 
     /// Rows grouped by the attributes they carry, each group in row order.

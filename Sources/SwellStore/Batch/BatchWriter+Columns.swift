@@ -219,6 +219,41 @@ extension BatchWriter {
     /// Columns: the new rows go to the store as the buffers they are (`ColumnInsert`); only
     /// rows whose key is stored become values, to be merged by the policy.
     func insert(_ columns: BatchColumns, comparedAhead: ComparisonAhead?) throws -> Outcome {
+        var planned = try plan(columns, comparedAhead: comparedAhead)
+        try commit(planned.operations, columnInserts: planned.columnInserts, columnUpdates: planned.columnUpdates,
+                   linkWrites: planned.linkWrites, touched: planned.touched, into: &planned.outcome)
+        planned.committed(merged: planned.outcome.merged)
+        return planned.outcome
+    }
+
+    /// A columns batch decided against the store and not yet committed: what to write, and
+    /// its outcome so far (each row's primary key as planned, when asked for).
+    struct PlannedInsert {
+        var operations: [StoreChangeSet.Operation]
+        var columnInserts: [ColumnInsert]
+        var columnUpdates: [ColumnUpdate]
+        var linkWrites: [LinkWrite]
+        var touched: CommitLog.Touched
+        var outcome: Outcome
+        let entity: String
+        let store: String
+        /// The new rows and the IDs planned for them.
+        let newRows: [Int]
+        let ids: [Int64]
+
+        /// After the commit: a new row whose key another writer stored meanwhile became that row.
+        mutating func committed(merged: [ObjectID: ObjectID]) {
+            guard !outcome.primaryKeys.isEmpty, !merged.isEmpty else { return }
+            for (row, id) in zip(newRows, ids) {
+                if let survivor = merged[ObjectID(entityName: entity, primaryKey: id, storeIdentifier: store)] {
+                    outcome.primaryKeys[row] = survivor.primaryKey
+                }
+            }
+        }
+    }
+
+    /// Decides a columns batch against the stored rows (reads, comparisons, new IDs), without writing.
+    func plan(_ columns: BatchColumns, comparedAhead: ComparisonAhead?) throws -> PlannedInsert {
         // A comparison made on another coordinator or store says nothing here (its generations,
         // primary keys and column positions are another's).
         let ahead = comparedAhead.flatMap { $0.coordinator == coordinator.identity && $0.store == store.identifier ? $0 : nil }
@@ -348,13 +383,7 @@ extension BatchWriter {
         let touched: CommitLog.Touched = rows.integerKey ? .keys(entity: entity.name, rows.rowForInteger.keys)
             : !rows.rowForKey.isEmpty ? .keys(entity: entity.name, rows.rowForKeyHash.keys) : .anyRow
         let linkWrites = (newLinks + replacedLinks).filter { !$0.owners.isEmpty }
-        try commit(operations, columnInserts: newRows.isEmpty ? [] : [insert], columnUpdates: updates.rows.isEmpty ? [] : [updates],
-                   linkWrites: linkWrites, touched: touched, into: &outcome)
         if reportsPrimaryKeys {
-            // A new row whose key another writer stored meanwhile became that row.
-            for (row, id) in zip(newRows, ids) {
-                if let survivor = outcome.merged[objectID(id)] { primaryKeys[row] = survivor.primaryKey }
-            }
             // A row a later one with its key superseded is that row.
             if rows.integerKey {
                 let keyColumn = columns.columns[keyColumns[0]!]
@@ -368,6 +397,8 @@ extension BatchWriter {
             }
             outcome.primaryKeys = primaryKeys
         }
-        return outcome
+        return PlannedInsert(operations: operations, columnInserts: newRows.isEmpty ? [] : [insert],
+                             columnUpdates: updates.rows.isEmpty ? [] : [updates], linkWrites: linkWrites, touched: touched,
+                             outcome: outcome, entity: entity.name, store: store.identifier, newRows: newRows, ids: ids)
     }
 }

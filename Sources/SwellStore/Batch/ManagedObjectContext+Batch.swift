@@ -125,20 +125,25 @@ extension ManagedObjectContext {
         var result = BatchResult(resultType: request.resultType, written: writtenKind, changes: outcome.changes, unchanged: outcome.unchanged,
                                  unchangedKeys: outcome.unchangedKeys)
         result.primaryKeys = outcome.primaryKeys
+        return (result, announce(outcome.changes, coordinator: coordinator, executedIn: caller))
+    }
+
+    /// On the root's queue, after a batch commit: the root takes `changes`, and so do the
+    /// contexts that merge by themselves (`caller`, when one of them, is left to its caller,
+    /// which is on its queue: returns true).
+    func announce(_ changes: ContextDidSaveChanges, coordinator: PersistentStoreCoordinator, executedIn caller: ManagedObjectContext?) -> Bool {
+        guard !changes.isEmpty else { return false }
         var mergeInCaller = false
-        if !outcome.changes.isEmpty {
-            refreshRegistered(outcome.changes)
-            let notice = outcome.changes
-            let others = coordinator.rootContexts.filter { $0 !== self && $0.automaticallyMergesChangesFromParent }
-            for context in others + children.filter(\.automaticallyMergesChangesFromParent) {
-                if context === caller {
-                    mergeInCaller = true
-                } else {
-                    context.perform { context.mergeChanges(notice) }
-                }
+        refreshRegistered(changes)
+        let others = coordinator.rootContexts.filter { $0 !== self && $0.automaticallyMergesChangesFromParent }
+        for context in others + children.filter(\.automaticallyMergesChangesFromParent) {
+            if context === caller {
+                mergeInCaller = true
+            } else {
+                context.perform { context.mergeChanges(changes) }
             }
         }
-        return (result, mergeInCaller)
+        return mergeInCaller
     }
 
     /// A batch delete: the rows it names are deleted with their delete rules by a context of

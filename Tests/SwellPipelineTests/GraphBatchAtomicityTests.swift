@@ -1,0 +1,66 @@
+import Foundation
+import SwellPipeline
+@testable import SwellStore
+import SwellTestSupport
+import Testing
+
+/// A batch of nested records (the shapes written as batch inserts) is one transaction: when
+/// the records cannot be written, the nested objects they brought are not left behind either.
+@Suite struct GraphBatchAtomicityTests {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("swell-graph-atomic-\(UUID().uuidString)").path
+
+    private func pipeline(page: String) throws -> PipelineFile {
+        try PipelineFileLoader(environment: [:]).load(text: """
+            version: 2
+            name: graph-atomic
+            store: \(directory)/store.sqlite
+            entities:
+              Book:
+                key: [id]
+                attributes: { id: integer, title: string }
+                relationships:
+                  author: { to: Author }
+                  tags: { to: Tag, many: true }
+              Author: { key: [id], attributes: { id: integer, name: string } }
+              Tag: { key: [name], attributes: { name: string } }
+            sources:
+              - name: books
+                entity: Book
+                url: "\(page)"
+                retries: 0
+                fields:
+                  author: { path: author, fields: { id: id, name: name } }
+                  tags: { path: tags, fields: { name: name } }
+            """, path: directory + "/graph-atomic.yml")
+    }
+
+    private func page(_ name: String, _ json: String) throws -> String {
+        let path = "\(directory)/\(name).json"
+        try json.write(toFile: path, atomically: false, encoding: .utf8)
+        return path
+    }
+
+    private func count(_ table: String) throws -> Int64 {
+        let connection = try SQLiteConnection(path: directory + "/store.sqlite")
+        guard case .integer(let count)? = try connection.query("SELECT count(*) FROM \"\(table)\"").first?.first else { return -1 }
+        return count
+    }
+
+    @Test func aBatchWhoseRecordsAreRefusedLeavesNoNestedObjectBehind() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try pipeline(page: page("first", #"[{"id": 1, "title": "A", "author": {"id": 1, "name": "Ann"}, "tags": [{"name": "x"}]}]"#))
+        let (_, firstFailure) = PipelineRunner(pipeline: first, logger: CapturedLog().logger).run(sources: true, exports: false)
+        #expect(firstFailure == nil)
+        #expect(try (count("Book"), count("Author"), count("Tag"), count("Book_tags")) == (1, 1, 1, 1))
+
+        // Another writer of the file refuses every new book: the batch's new author and tag go with it.
+        let other = try SQLiteConnection(path: directory + "/store.sqlite")
+        try other.execute("CREATE TRIGGER refused BEFORE INSERT ON Book BEGIN SELECT RAISE(ABORT, 'books refused by the test'); END")
+        let second = try pipeline(page: page("second", #"[{"id": 2, "title": "B", "author": {"id": 2, "name": "Bo"}, "tags": [{"name": "y"}, {"name": "x"}]}]"#))
+        let (_, failure) = PipelineRunner(pipeline: second, logger: CapturedLog().logger).run(sources: true, exports: false)
+        let reported = try #require(failure)
+        #expect(reported.message.contains("books refused by the test"))
+        #expect(try (count("Book"), count("Author"), count("Tag"), count("Book_tags")) == (1, 1, 1, 1))
+    }
+}
