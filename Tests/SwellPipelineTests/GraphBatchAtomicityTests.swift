@@ -64,3 +64,42 @@ import Testing
         #expect(try (count("Book"), count("Author"), count("Tag"), count("Book_tags")) == (1, 1, 1, 1))
     }
 }
+
+/// Shapes the batch path leaves to the object-by-object writer, because only it says what
+/// is wrong with them: found by a review of the batch path, each failed there.
+@Suite struct GraphShapeFallbackTests {
+    static let books = """
+        version: 2
+        name: books
+        entities:
+          Author: { key: [name], attributes: { name: string } }
+          Book:
+            key: [id]
+            attributes: { id: integer, title: string }
+            relationships: { author: { to: Author, required: true } }
+        sources:
+          - name: books
+            entity: Book
+            url: "{dir}/books.json"
+            fields:
+              author: { path: author, fields: { name: name } }
+        """
+
+    @Test func aRequiredToOneLeftEmptyFailsTheRunInsteadOfStoringNoLink() throws {
+        let pipeline = try InProcessPipeline(yaml: Self.books, store: .sqlite)
+        try pipeline.write("books.json", #"[{"id": 10, "title": "T", "author": null}]"#)
+        let error = #expect(throws: PipelineError.self) { try pipeline.run() }
+        #expect(error?.message.contains("author") == true, "\(error?.message ?? "")")
+        #expect(try pipeline.graph().objects["Book"]?["10"] == nil, "no book without its required author")
+    }
+
+    @Test func aToOneMappedFromTheElementItselfRefusesAString() throws {
+        let yaml = Self.books.replacingOccurrences(of: "author: { to: Author, required: true }", with: "author: { to: Author }")
+            .replacingOccurrences(of: "fields: { name: name }", with: #"fields: { name: "." }"#)
+        let pipeline = try InProcessPipeline(yaml: yaml, store: .sqlite)
+        try pipeline.write("books.json", #"[{"id": 10, "title": "T", "author": "alice"}]"#)
+        let error = #expect(throws: PipelineError.self) { try pipeline.run() }
+        #expect(error?.message.contains("expected an object") == true, "\(error?.message ?? "")")
+        #expect(try pipeline.graph().objects["Author"]?["'alice'"] == nil, "no author made from a string")
+    }
+}

@@ -5,8 +5,9 @@ import SwellStore
 /// nested mapping one level deep, into a keyed entity other than the source's, linked
 /// by a to-one the parent keeps or by an unordered to-many kept in the parent's join
 /// table, and not `cascade` (letting go of a child deletes it at the end of the run, which
-/// `NestedUpsert` tracks). Mappings into the same entity share its batch when they map
-/// the same attributes.
+/// `NestedUpsert` tracks); no required relationship on either side (a context's save checks
+/// those); a to-one's fields at paths below it. Mappings into the same entity share its
+/// batch when they map the same attributes.
 struct GraphShape: Sendable {
     let plans: [NestedPlan]
     /// The entities the nested objects go into, in the order of their first plan.
@@ -18,9 +19,15 @@ struct GraphShape: Sendable {
         var entities: [EntityDescription] = []
         var entityOfPlan: [Int] = []
         var mappedNames: [[String]] = []
+        // A required relationship is checked by a context's save (a batch insert does not
+        // check relationships): the source's entity and the nested ones have none.
+        guard root.relationships.allSatisfy(\.isOptional) else { return nil }
         for plan in plans {
             guard plan.children.isEmpty, plan.relationship.deleteRule != .cascade, !plan.entity.uniquenessConstraint.isEmpty,
-                  plan.entity.name != root.name else { return nil }
+                  plan.entity.name != root.name, plan.entity.relationships.allSatisfy(\.isOptional) else { return nil }
+            // A to-one's element is told from other values by its fields' paths below it: one
+            // mapped from the element itself (".") would take a string for the object.
+            guard plan.relationship.isToMany || !plan.mapper.paths.contains(["."]) else { return nil }
             switch plan.kind {
             case .toOne: break
             case .joinOwner(_, let ordered): guard !ordered else { return nil }

@@ -28,9 +28,18 @@ package protocol StoreCommitTransaction {
 }
 
 extension StoreCommitTransaction {
-    /// Each owner's list as an update of its join column, applied as an operation.
+    /// Each owner's list as an update of its join column, applied as an operation (an owner
+    /// a key conflict merged into a survivor updates the survivor).
     package mutating func writeLinks(_ links: LinkWrite) throws {
-        try apply(links.owners.indices.map { links.operation($0) })
+        var survivors: [Int64: Int64] = [:]
+        for (incoming, survivor) in result.merged where incoming.entityName == links.entity {
+            survivors[incoming.primaryKey] = survivor.primaryKey
+        }
+        try apply(links.owners.indices.map { n in
+            var operation = links.operation(n)
+            if let survivor = survivors[operation.primaryKey] { operation.primaryKey = survivor }
+            return operation
+        })
     }
 }
 
