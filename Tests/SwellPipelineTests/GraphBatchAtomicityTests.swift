@@ -103,3 +103,27 @@ import Testing
         #expect(try pipeline.graph().objects["Author"]?["'alice'"] == nil, "no author made from a string")
     }
 }
+
+/// A batch with a new nested object its mapping leaves without a required attribute: the run
+/// fails naming it, and the batch's other records are saved (as the object-by-object writer does).
+@Suite struct GraphBatchRefusedObjectTests {
+    @Test(arguments: PipelineStore.allCases)
+    func theRecordsOfARefusedObjectAreLeftOutAndTheOthersSaved(store: PipelineStore) throws {
+        let yaml = NestedResyncTests.books.replacingOccurrences(of: "fields: { id: id, name: name }", with: "fields: { id: id }")
+        let pipeline = try InProcessPipeline(yaml: yaml, store: store)
+        try pipeline.write("authors.json", #"[{"id": 1, "name": "Ann"}]"#)
+        try pipeline.write("books.json", "[]")
+        try pipeline.write("titles.json", "[]")
+        _ = try pipeline.run()
+        try pipeline.write("books.json", """
+            [{"id": 11, "title": "A", "author": {"id": 1}}, {"id": 12, "title": "B", "author": {"id": 2}},
+             {"id": 13, "title": "C", "author": {"id": 1}}, {"id": 14, "title": "D", "author": {"id": 3}}]
+            """)
+        let error = #expect(throws: PipelineError.self) { try pipeline.run() }
+        #expect(error?.message.contains("a new Author (id=2) needs name") == true, "\(error?.message ?? "")")
+        let graph = try pipeline.graph()
+        #expect(graph.objects["Book"]?.keys.sorted() == ["11", "13"], "the valid records of the batch are saved")
+        #expect(graph.objects["Book"]?["13"]?["author"] == "[1]")
+        #expect(graph.objects["Author"]?.keys.sorted() == ["1"])
+    }
+}

@@ -41,8 +41,9 @@ struct GraphWriter: Sendable {
     func write(_ batch: GraphBatch, in context: ManagedObjectContext) {
         guard batch.count > 0 else { return }
         do {
-            let counts = try context.performAndWait { try write(batch, context) }
+            let (counts, refused) = try context.performAndWait { try write(batch, context) }
             state.count(committed: [counts])
+            if let refused { state.fail(refused) }
         } catch let error as PipelineError {
             state.fail(error)
         } catch {
@@ -50,7 +51,46 @@ struct GraphWriter: Sendable {
         }
     }
 
-    private func write(_ batch: GraphBatch, _ context: ManagedObjectContext) throws -> SaveScheduler.BatchCounts {
+    /// A nested object of the batch: its entity's index and its position among that entity's objects.
+    private struct ObjectPosition: Hashable {
+        let entity: Int
+        let position: Int
+    }
+
+    /// Writes the batch; when a new nested object lacks a required attribute its mapping does not
+    /// give, the records that link it are left out and the rest written (the object-by-object
+    /// writer saves a failed batch's valid records too): the counts, and that failure.
+    private func write(_ batch: GraphBatch, _ context: ManagedObjectContext) throws -> (SaveScheduler.BatchCounts, PipelineError?) {
+        var batch = batch
+        let records = batch.count
+        let own = batch.takeRecords()
+        var excluded = Set<ObjectPosition>()
+        var dropped = Set<Int>()
+        var refused: PipelineError?
+        while true {
+            do {
+                return (try write(batch, own: own, records: records, excluded: excluded, dropped: dropped, context), refused)
+            } catch let failure as RefusedObject {
+                if refused == nil { refused = failure.error }
+                excluded.insert(failure.object)
+                for record in 0..<records {
+                    for (plan, entity) in shape.entityOfPlan.enumerated() where entity == failure.object.entity {
+                        if batch.links(record: record, plan: plan).contains(failure.object.position) { dropped.insert(record) }
+                    }
+                }
+                if dropped.count == records { return (SaveScheduler.BatchCounts(), refused) }
+            }
+        }
+    }
+
+    /// A new nested object a mapping leaves without a required attribute.
+    private struct RefusedObject: Error {
+        let object: ObjectPosition
+        let error: PipelineError
+    }
+
+    private func write(_ batch: GraphBatch, own: BatchColumns, records: Int, excluded: Set<ObjectPosition>, dropped: Set<Int>,
+                       _ context: ManagedObjectContext) throws -> SaveScheduler.BatchCounts {
         // The nested objects first (a request per entity and set of attributes given): their
         // IDs go in the records' link columns. All of it is one transaction.
         var requests: [BatchInsertRequest] = []
@@ -58,7 +98,9 @@ struct GraphWriter: Sendable {
         var sources: [(entity: Int, rows: [Int], attributes: [Int])] = []
         for (index, objects) in batch.objects.enumerated() {
             let entity = shape.entities[index]
-            for (mask, rows) in Self.groups(objects.mapped) {
+            for (mask, grouped) in Self.groups(objects.mapped) {
+                let rows = excluded.isEmpty ? grouped : grouped.filter { !excluded.contains(ObjectPosition(entity: index, position: $0)) }
+                guard !rows.isEmpty else { continue }
                 let attributes = entity.attributes.indices.filter { mask.contains($0) }
                 var columns = ColumnBatch(entity: EntityDescription(name: entity.name, attributes: attributes.map { entity.attributes[$0] }))
                 for row in rows { columns.append(attributes.map { objects.values[row][$0] }) }
@@ -66,7 +108,7 @@ struct GraphWriter: Sendable {
                 sources.append((index, rows, attributes))
             }
         }
-        var batch = batch
+        let kept = (0..<records).filter { !dropped.contains($0) }
         let found: [String: LinkedInsertCounts]
         do {
             found = try context.executeLinkedInserts(requests) { primaryKeys in
@@ -74,7 +116,8 @@ struct GraphWriter: Sendable {
                 for (source, keys) in zip(sources, primaryKeys) {
                     for (n, row) in source.rows.enumerated() { ids[source.entity][row] = keys[n] }
                 }
-                return BatchInsertRequest(entityName: entity.name, columns: recordColumns(&batch, ids: ids))
+                let columns = dropped.isEmpty ? own : own.selecting(rows: kept)
+                return BatchInsertRequest(entityName: entity.name, columns: recordColumns(columns, of: kept, in: batch, ids: ids))
             }
         } catch let failure as LinkedInsertFailure {
             let source = sources[failure.request]
@@ -85,7 +128,8 @@ struct GraphWriter: Sendable {
                 let values = batch.objects[source.entity].values[source.rows[n]]
                 let key = zip(entity.uniquenessConstraint, entity.keyIndices.map { values[$0] }).map { "\($0)=\(describe($1))" }
                     .joined(separator: ", ")
-                throw PipelineError(.data, "a new \(entity.name) (\(key)) needs \(attribute), which its nested mapping does not map")
+                throw RefusedObject(object: ObjectPosition(entity: source.entity, position: source.rows[n]),
+                                    error: PipelineError(.data, "a new \(entity.name) (\(key)) needs \(attribute), which its nested mapping does not map"))
             }
             throw failure.error
         }
@@ -101,24 +145,24 @@ struct GraphWriter: Sendable {
         return counts
     }
 
-    /// The records' own columns, with a column per to-one (the linked object's ID) and per
-    /// join-table to-many (the members' IDs); `ids`: each nested object's ID, by entity and position.
-    private func recordColumns(_ batch: inout GraphBatch, ids: [[Int64]]) -> BatchColumns {
-        let records = batch.count
-        var columns = batch.takeRecords()
+    /// The records' own columns (`records`: which of the batch's records they hold, in order), with
+    /// a column per to-one (the linked object's ID) and per join-table to-many (the members' IDs);
+    /// `ids`: each nested object's ID, by entity and position.
+    private func recordColumns(_ own: BatchColumns, of records: [Int], in batch: GraphBatch, ids: [[Int64]]) -> BatchColumns {
+        var columns = own
         for (plan, nested) in shape.plans.enumerated() {
             let found = ids[shape.entityOfPlan[plan]]
             switch nested.kind {
             case .toOne:
                 let column = columns.references(nested.relationship.name)
-                for record in 0..<records {
+                for record in records {
                     let linked = batch.links(record: record, plan: plan).first.map { found[$0] }
                     columns.append(linked.flatMap { $0 >= 0 ? $0 : nil }, to: column)
                 }
             case .joinOwner:
                 let column = columns.memberLists(nested.relationship.name)
                 var members: [Int64] = []
-                for record in 0..<records {
+                for record in records {
                     members.removeAll(keepingCapacity: true)
                     for position in batch.links(record: record, plan: plan) where found[position] >= 0 { members.append(found[position]) }
                     columns.append(members: &members, to: column)

@@ -297,6 +297,33 @@ public struct BatchColumns: Sendable {
         }
     }
 
+    /// The rows `rows` (in that order) of every column, copied.
+    package func selecting(rows: [Int]) -> BatchColumns {
+        var result = BatchColumns()
+        for column in columns {
+            var selected = Column(name: column.name, kind: column.kind)
+            selected.isRelationship = column.isRelationship
+            for row in rows {
+                let null = column.isNull(row)
+                switch column.kind {
+                case .integers: selected.append(integer: null ? nil : column.integers[row])
+                case .doubles, .dates: selected.append(double: null ? nil : column.doubles[row])
+                case .booleans: selected.append(boolean: null ? nil : column.booleans[row])
+                case .text:
+                    if null {
+                        selected.append(utf8: nil)
+                    } else {
+                        column.arena.withUnsafeBufferPointer { arena in
+                            selected.append(utf8: UnsafeBufferPointer(rebasing: arena[column.textRange(row)]))
+                        }
+                    }
+                }
+            }
+            result.columns.append(selected)
+        }
+        return result
+    }
+
     /// Value `row` of column `column`, as the store keeps it.
     package func value(row: Int, column: Int) -> StoreValue {
         let column = columns[column]
