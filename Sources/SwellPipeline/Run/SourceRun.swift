@@ -32,11 +32,16 @@ public struct RunOptions: Sendable {
 
 /// Runs one source through the three-level stack, wiring its stages: this
 /// thread fetches pages (`PageFetcher`, following the `Paginator`) and parses
-/// them; the `RecordRouter` hands records to `UpsertWorker`s on private child
-/// contexts of the view context; the `SaveScheduler` moves their saves to the
-/// writer and to disk on their own queues, so the main queue never waits for
-/// disk. Replace deletions (`ReplaceSweeper`), the incremental cursor and HTTP
-/// validators go in the last writer save, only when every page arrived.
+/// them. A flat source's records are read straight into columns
+/// (`ColumnRecordSink`) that the `ColumnWriter` writes as batch inserts; nested
+/// records of the shapes `GraphShape` admits straight into graph batches
+/// (`GraphRecordSink`) that the `GraphWriter` writes, a transaction each. Other
+/// records (other nested shapes, append mode) go as trees through the
+/// `RecordRouter` to `UpsertWorker`s on private child contexts of the view
+/// context; the `SaveScheduler` moves their saves to the writer and to disk on
+/// their own queues. The main queue never waits for disk. Replace deletions
+/// (`ReplaceSweeper`), the incremental cursor and HTTP validators go in the last
+/// writer save, only when every page arrived.
 struct SourceRun {
     let source: SourceSpec
     let entity: PipelineEntity
