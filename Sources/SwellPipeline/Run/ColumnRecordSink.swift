@@ -21,10 +21,6 @@ struct ColumnRecordSink: JSONProjectionSink {
     private let rejecter: RecordRejecter
     private let batchSize: Int
     private let output: BatchQueue<BatchColumns>
-    private let state: SourceRunState
-    private let progress: SourceProgress
-    private let sweeper: ReplaceSweeper?
-    private let cursor: IncrementalCursor?
     private let patterns = DatePatterns()
 
     private var batch: ColumnBatch
@@ -35,10 +31,7 @@ struct ColumnRecordSink: JSONProjectionSink {
     private var window = RecordWindow()
 
     /// Since the last hand-off: records read, rejected, the largest cursor value, keys seen (replace).
-    private var records = 0
-    private var rejected = 0
-    private var largest: StoreValue?
-    private var keys: [[StoreValue]] = []
+    private var tally: SinkTally
 
     init(mapper: RecordMapper, rejecter: RecordRejecter, batchSize: Int, output: BatchQueue<BatchColumns>, state: SourceRunState,
          progress: SourceProgress, sweeper: ReplaceSweeper?, cursor: IncrementalCursor?) {
@@ -47,10 +40,7 @@ struct ColumnRecordSink: JSONProjectionSink {
         self.rejecter = rejecter
         self.batchSize = batchSize
         self.output = output
-        self.state = state
-        self.progress = progress
-        self.sweeper = sweeper
-        self.cursor = cursor
+        tally = SinkTally(state: state, progress: progress, sweeper: sweeper, cursor: cursor, keyIndices: mapper.keyIndices)
         batch = ColumnBatch(entity: mapper.entity, expectedRows: batchSize)
     }
 
@@ -92,7 +82,7 @@ struct ColumnRecordSink: JSONProjectionSink {
     }
 
     mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws {
-        records += 1
+        tally.read()
         if needsMapper {
             batch.abandonRow()
             needsMapper = false
@@ -100,8 +90,7 @@ struct ColumnRecordSink: JSONProjectionSink {
         } else {
             let row = batch.count
             batch.endRow()
-            if sweeper != nil { keys.append(mapper.keyIndices.map { batch.value(row: row, attribute: $0) }) }
-            if let cursor { largest = IncrementalCursor.larger(largest, batch.value(row: row, attribute: cursor.attributeIndex)) }
+            tally.took { batch.value(row: row, attribute: $0) }
         }
         if batch.count >= batchSize { handOff() }
     }
@@ -109,42 +98,24 @@ struct ColumnRecordSink: JSONProjectionSink {
     /// Reads record `index` (the page's bytes `start..<end`) again from its text and maps it
     /// as `RecordMapper` does.
     private mutating func mapRecord(index: Int, start: Int, end: Int) throws {
-        let record: JSONValue
-        do {
-            guard let text = window.bytes(start, end) else {
-                throw PipelineError(.other, "the record's bytes \(start)..<\(end) are not kept (\(window.description))")
-            }
-            record = try JSONValue.parse(text)
-        } catch {
-            throw PipelineError(.other, "source \(rejecter.source.name): record \(index) of page \(page) could not be read again: \(error)",
-                                underlying: error)
-        }
+        let record = try window.record(index: index, start: start, end: end, page: page, source: rejecter.source.name)
         let key = mapper.mapKey(record, using: patterns)
         switch mapper.map(record, key: key, using: patterns) {
         case .success(let values):
             batch.append(values)
-            if sweeper != nil { keys.append(mapper.keyIndices.map { values[$0] }) }
-            if let cursor { largest = cursor.largest(largest, values) }
+            tally.took { values[$0] }
         case .failure(let bad):
             if let failure = try rejecter.reject(page: page, index: index, record: record, message: bad.message, attribute: bad.attribute) {
                 throw failure
             }
-            rejected += 1
+            tally.rejectedOne()
         }
     }
 
     /// Counts the records read since the last hand-off and sends the batch to the writer
     /// (waiting while the writer is a batch behind: rows in flight stay bounded).
     mutating func handOff() {
-        if records > 0 {
-            state.count(records: records, rejected: rejected, cursor: largest)
-            sweeper?.saw(keys)
-            progress.addRecords(records)
-            records = 0
-            rejected = 0
-            largest = nil
-            keys.removeAll(keepingCapacity: true)
-        }
+        tally.handOff()
         if batch.count > 0 { output.put(batch.take()) }
     }
 }

@@ -57,10 +57,6 @@ struct GraphRecordSink: JSONProjectionSink {
     private let rejecter: RecordRejecter
     private let batchSize: Int
     private let output: BatchQueue<GraphBatch>
-    private let state: SourceRunState
-    private let progress: SourceProgress
-    private let sweeper: ReplaceSweeper?
-    private let cursor: IncrementalCursor?
     private let patterns = DatePatterns()
     /// The record's projection: its own fields, then each mapping's.
     let projection: JSONProjection
@@ -75,10 +71,7 @@ struct GraphRecordSink: JSONProjectionSink {
     private var window = RecordWindow()
 
     /// Since the last hand-off: records read, rejected, the largest cursor value, keys seen (replace).
-    private var records = 0
-    private var rejected = 0
-    private var largest: StoreValue?
-    private var keys: [[StoreValue]] = []
+    private var tally: SinkTally
 
     init(shape: GraphShape, mapper: RecordMapper, rejecter: RecordRejecter, batchSize: Int, output: BatchQueue<GraphBatch>,
          state: SourceRunState, progress: SourceProgress, sweeper: ReplaceSweeper?, cursor: IncrementalCursor?) {
@@ -126,10 +119,7 @@ struct GraphRecordSink: JSONProjectionSink {
         self.rejecter = rejecter
         self.batchSize = batchSize
         self.output = output
-        self.state = state
-        self.progress = progress
-        self.sweeper = sweeper
-        self.cursor = cursor
+        tally = SinkTally(state: state, progress: progress, sweeper: sweeper, cursor: cursor, keyIndices: mapper.keyIndices)
         batch = GraphBatch(recordEntity: mapper.entity, shape: shape, expectedRows: batchSize)
         links = Array(repeating: nil, count: shape.plans.count)
     }
@@ -276,7 +266,7 @@ struct GraphRecordSink: JSONProjectionSink {
     }
 
     mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws {
-        records += 1
+        tally.read()
         if !needsMapper {
             // A to-one object needs its key (else the element mapper says why it is bad).
             for (number, plan) in plans.enumerated() where !plan.toMany && links[number] != nil {
@@ -291,8 +281,7 @@ struct GraphRecordSink: JSONProjectionSink {
             let row = batch.count
             batch.endRecord(links: links, shape: shape)
             for index in links.indices { links[index] = nil }
-            if sweeper != nil { keys.append(mapper.keyIndices.map { batch.recordValue(row: row, attribute: $0) }) }
-            if let cursor { largest = IncrementalCursor.larger(largest, batch.recordValue(row: row, attribute: cursor.attributeIndex)) }
+            tally.took { batch.recordValue(row: row, attribute: $0) }
         }
         if batch.count >= batchSize { handOff() }
     }
@@ -300,16 +289,7 @@ struct GraphRecordSink: JSONProjectionSink {
     /// Reads record `index` (the page's bytes `start..<end`) again from its text and maps it
     /// as `RecordMapper` and the nested plans do.
     private mutating func mapRecord(index: Int, start: Int, end: Int) throws {
-        let record: JSONValue
-        do {
-            guard let text = window.bytes(start, end) else {
-                throw PipelineError(.other, "the record's bytes \(start)..<\(end) are not kept (\(window.description))")
-            }
-            record = try JSONValue.parse(text)
-        } catch {
-            throw PipelineError(.other, "source \(rejecter.source.name): record \(index) of page \(page) could not be read again: \(error)",
-                                underlying: error)
-        }
+        let record = try window.record(index: index, start: start, end: end, page: page, source: rejecter.source.name)
         let key = mapper.mapKey(record, using: patterns)
         let bad: BadRecord
         switch mapper.map(record, key: key, using: patterns) {
@@ -317,8 +297,7 @@ struct GraphRecordSink: JSONProjectionSink {
             switch NestedPlan.mapLinks(of: record, plans: shape.plans, place: "", patterns: patterns) {
             case .success(let links):
                 batch.append(values, links: links, shape: shape)
-                if sweeper != nil { keys.append(mapper.keyIndices.map { values[$0] }) }
-                if let cursor { largest = cursor.largest(largest, values) }
+                tally.took { values[$0] }
                 return
             case .failure(let failure):
                 bad = failure
@@ -329,20 +308,12 @@ struct GraphRecordSink: JSONProjectionSink {
         if let failure = try rejecter.reject(page: page, index: index, record: record, message: bad.message, attribute: bad.attribute) {
             throw failure
         }
-        rejected += 1
+        tally.rejectedOne()
     }
 
     /// Counts the records read since the last hand-off and sends the batch to the writer.
     mutating func handOff() {
-        if records > 0 {
-            state.count(records: records, rejected: rejected, cursor: largest)
-            sweeper?.saw(keys)
-            progress.addRecords(records)
-            records = 0
-            rejected = 0
-            largest = nil
-            keys.removeAll(keepingCapacity: true)
-        }
+        tally.handOff()
         if batch.count > 0 {
             output.put(batch)
             batch = GraphBatch(recordEntity: mapper.entity, shape: shape, expectedRows: batchSize)
