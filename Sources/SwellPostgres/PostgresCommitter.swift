@@ -299,12 +299,7 @@ extension PostgresCommitter {
         guard !links.owners.isEmpty else { return }
         let join = links.join
         let table = q(join.table), owner = q(join.owner), member = q(join.relationship)
-        var owners = links.owners
-        if !result.merged.isEmpty {
-            for (n, key) in owners.enumerated() {
-                if let survivor = result.merged[objectID(links.entity, key)] { owners[n] = survivor.primaryKey }
-            }
-        }
+        let owners = links.owners(following: result.merged)
         func literal<S: Sequence<Int64>>(_ values: S) -> StoreValue {
             .text("{" + values.map(String.init).joined(separator: ",") + "}")
         }

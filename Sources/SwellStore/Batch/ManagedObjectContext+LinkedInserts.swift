@@ -46,11 +46,15 @@ extension ManagedObjectContext {
                                      executedIn caller: ManagedObjectContext) throws -> ([String: LinkedInsertCounts], Bool, ContextDidSaveChanges) {
         guard let coordinator else { throw StoreError.noPersistentStore }
         let store = try coordinator.store
+        /// The entities planned, by name.
+        var entities: [String: EntityDescription] = [:]
         func plan(_ request: BatchInsertRequest, primaryKeys: Bool) throws -> BatchWriter.PlannedInsert {
             guard case .columns(let columns) = request.rows else {
                 throw StoreError.unsupported(store: "Swell", what: "linked batch inserts of rows other than columns")
             }
-            var writer = BatchWriter(coordinator: coordinator, store: store, policy: policy, entity: try coordinator.entity(named: request.entityName))
+            let entity = try coordinator.entity(named: request.entityName)
+            entities[entity.name] = entity
+            var writer = BatchWriter(coordinator: coordinator, store: store, policy: policy, entity: entity)
             writer.reportsPrimaryKeys = primaryKeys
             return try writer.plan(columns, comparedAhead: nil)
         }
@@ -98,7 +102,7 @@ extension ManagedObjectContext {
             unchanged.remove(id)
             // A nested row counts as updated for its own attributes, not for a link another row changed.
             if id.entityName == last.entityName
-                || (try? coordinator.entity(named: id.entityName))?.attributes.contains(where: { attribute in
+                || entities[id.entityName]?.attributes.contains(where: { attribute in
                     attribute.destination == nil && attribute.join == nil && names.contains(attribute.name)
                 }) == true {
                 counts[id.entityName, default: LinkedInsertCounts()].updated += 1

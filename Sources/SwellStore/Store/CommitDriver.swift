@@ -31,13 +31,10 @@ extension StoreCommitTransaction {
     /// Each owner's list as an update of its join column, applied as an operation (an owner
     /// a key conflict merged into a survivor updates the survivor).
     package mutating func writeLinks(_ links: LinkWrite) throws {
-        var survivors: [Int64: Int64] = [:]
-        for (incoming, survivor) in result.merged where incoming.entityName == links.entity {
-            survivors[incoming.primaryKey] = survivor.primaryKey
-        }
-        try apply(links.owners.indices.map { n in
+        let owners = links.owners(following: result.merged)
+        try apply(owners.indices.map { n in
             var operation = links.operation(n)
-            if let survivor = survivors[operation.primaryKey] { operation.primaryKey = survivor }
+            operation.primaryKey = owners[n]
             return operation
         })
     }

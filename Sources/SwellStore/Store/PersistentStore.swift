@@ -295,6 +295,15 @@ package struct LinkWrite: Sendable {
         self.replace = replace
     }
 
+    /// The owners, each a key conflict merged into a survivor (another writer's row, met at
+    /// the insert) replaced by that survivor (`StoreCommitResult.merged`).
+    package func owners(following merged: [ObjectID: ObjectID]) -> [Int64] {
+        guard !merged.isEmpty else { return owners }
+        var survivors: [Int64: Int64] = [:]
+        for (incoming, survivor) in merged where incoming.entityName == entity { survivors[incoming.primaryKey] = survivor.primaryKey }
+        return survivors.isEmpty ? owners : owners.map { survivors[$0] ?? $0 }
+    }
+
     /// Owner `n`'s members.
     package func members(_ n: Int) -> ArraySlice<Int64> {
         members[(n == 0 ? 0 : ends[n - 1])..<ends[n]]

@@ -71,12 +71,7 @@ extension SQLiteCommitter {
         guard !links.owners.isEmpty else { return }
         let join = links.join
         let table = quoteIdentifier(join.table), ownerColumn = quoteIdentifier(join.owner), memberColumn = quoteIdentifier(join.relationship)
-        var owners = links.owners
-        if !result.merged.isEmpty {
-            for (n, owner) in owners.enumerated() {
-                if let survivor = result.merged[objectID(links.entity, owner)] { owners[n] = survivor.primaryKey }
-            }
-        }
+        let owners = links.owners(following: result.merged)
         if links.replace {
             let list = "[" + owners.map(String.init).joined(separator: ",") + "]"
             try connection.run("DELETE FROM \(table) WHERE \(ownerColumn) IN (SELECT value FROM json_each(?))", [.text(list)])
