@@ -125,6 +125,8 @@ struct SourceRun {
         guard !source.nested.isEmpty else { return nil }
         let context = container.newBackgroundContext()
         return context.performAndWait { () -> GraphShape? in
+            // An entity or relationship the store's model lacks is not lost: the upsert worker
+            // builds the same plans and fails the run with that error.
             guard let root = try? context.entityDescription(named: entity.name),
                   let plans = try? source.nested.map({
                       try NestedPlan(mapping: $0, parent: root, pipelineEntities: pipelineEntities,
