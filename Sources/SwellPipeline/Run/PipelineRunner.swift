@@ -79,6 +79,7 @@ public struct PipelineRunner: Sendable {
             let container = try openStore(creating: runSources)
             opened = container
             if runSources {
+                try deferDiskSync(container)
                 for source in selectedSources {
                     guard let entity = pipeline.entity(named: source.entity) else { continue }
                     let hold = try holdSource(source.name, in: container)
@@ -112,7 +113,9 @@ public struct PipelineRunner: Sendable {
         if runSources, let opened {
             recordRun(in: opened, started: started, failure: failure, sources: report.sources)
         }
-        if let opened { close(opened) }
+        if let opened, let closeFailure = close(opened), runSources, failure == nil {
+            failure = closeFailure
+        }
         withExtendedLifetime(lock) {}
         let finished = Date()
         report.finishedAt = RunReport.timestamp(finished)
@@ -129,12 +132,29 @@ public struct PipelineRunner: Sendable {
     /// holds every commit of the run — a copy of it is a whole store. A store that cannot be
     /// closed cleanly loses nothing (its `-wal` file holds the last commits, and the next open
     /// takes them in); the run says so in a warning.
-    private func close(_ container: PersistentContainer) {
+    ///
+    /// A run that wrote the store fails when the close does: its commits did not wait for the
+    /// disk (`deferDiskSync`), and the close is what syncs them.
+    private func close(_ container: PersistentContainer) -> PipelineError? {
         do {
             try container.close()
+            return nil
         } catch {
             logger.warning("the store could not be closed cleanly; its -wal file keeps the last commits until the next run opens it",
                            metadata: ["store": "\(store)", "error": "\(redactor("\(error)"))"])
+            return PipelineError(.io, redactor("the store \(store) could not be closed cleanly, so the run's last commits may not be on disk: \(error)"),
+                                 underlying: error)
+        }
+    }
+
+    /// A run's commits do not wait for the disk one by one: the store syncs them all when the
+    /// run closes it (group commit; each commit stays atomic and survives the process being
+    /// killed, the README's "Durability").
+    private func deferDiskSync(_ container: PersistentContainer) throws(PipelineError) {
+        do {
+            try container.persistentStoreCoordinator.deferredDiskSync?.deferDiskSyncUntilClose()
+        } catch {
+            throw PipelineError(.io, redactor("cannot open the store \(store): \(error)"), underlying: error)
         }
     }
 

@@ -56,6 +56,11 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
     /// Checkpoints the WAL off the writer's queue (`SQLiteCheckpointer`).
     let checkpointer: SQLiteCheckpointer
 
+    /// Commits do not wait for the disk until `close` (`DeferredDiskSync`); under `writerLock`.
+    private var defersDiskSync = false
+    /// How many times `close` synced deferred commits, for tests.
+    let deferredSyncs = Atomic<Int>(0)
+
     init(url: URL) {
         self.url = url
         self.path = url.path
@@ -230,6 +235,17 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
         } catch {
             failure = error
         }
+        // Synced here, not left to the closing checkpoint: that one does not run while
+        // another process has the store open.
+        if defersDiskSync, let writer {
+            do {
+                try writer.syncJournal()
+                defersDiskSync = false
+                deferredSyncs.add(1, ordering: .relaxed)
+            } catch {
+                if failure == nil { failure = error }
+            }
+        }
         for connection in idle + (writer.map { [$0] } ?? []) {
             do {
                 try connection.close()
@@ -255,5 +271,28 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
         } catch {
             throw StoreError(converting: error, path: path)
         }
+    }
+}
+
+extension SQLiteStore: DeferredDiskSync {
+    /// The writer's `PRAGMA synchronous` (2: FULL, 1: NORMAL), for tests.
+    var writerSynchronous: Int64? {
+        writerLock.withLock {
+            guard case .integer(let value)? = try? writer?.query("PRAGMA synchronous").first?.first else { return nil }
+            return value
+        }
+    }
+
+    /// `PRAGMA synchronous=NORMAL` on the writer until `close`, which syncs the WAL.
+    func deferDiskSyncUntilClose() throws(StoreError) {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        guard let writer else { throw .noPersistentStore }
+        do {
+            try writer.execute("PRAGMA synchronous=NORMAL")
+        } catch {
+            throw StoreError(error, path: path)
+        }
+        defersDiskSync = true
     }
 }
