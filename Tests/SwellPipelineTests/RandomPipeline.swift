@@ -54,8 +54,8 @@ struct RandomPipeline {
     let shallow: Bool
 
     /// `shallow`: only the shapes the batch path writes (`GraphShape`): mappings one level
-    /// deep, to-ones and unordered to-manys the source's entity keeps (a to-one's inverse, if
-    /// any, a to-many; a to-many without one), no `cascade`.
+    /// deep, to-ones and unordered to-manys (a to-one's inverse, if any, a to-many; a
+    /// to-many's, if any, a to-one: its objects then point at the records), no `cascade`.
     init(using random: inout SeededGenerator, shallow: Bool = false) {
         self.shallow = shallow
         let names = ["Account", "Bin", "Card", "Deck", "Item", "Post", "Zone", "Lane"].shuffled(using: &random)
@@ -74,7 +74,7 @@ struct RandomPipeline {
                 number += 1
                 let toMany = Int.random(in: 0..<3, using: &random) > 0
                 var inverseKind = Int.random(in: 0..<3, using: &random)   // 0: none, 1: a to-one (of a to-many), 2: a to-many
-                if shallow && (toMany || inverseKind == 1) { inverseKind = 0 }
+                if shallow && (toMany ? inverseKind == 2 : inverseKind == 1) { inverseKind = 0 }
                 let hasInverse = inverseKind != 0
                 let inverseToMany = toMany ? inverseKind == 2 : true
                 let ordered = toMany && !shallow && Bool.random(using: &random)

@@ -14,11 +14,15 @@ struct GraphShape: Sendable {
     let entities: [EntityDescription]
     /// Per plan: its entity's index in `entities`.
     let entityOfPlan: [Int]
+    /// Per entity: its objects point at the records (a to-many kept by its inverse to-one;
+    /// such an entity is the destination of that one plan only).
+    let isChildEntity: [Bool]
 
     init?(root: EntityDescription, plans: [NestedPlan]) {
         var entities: [EntityDescription] = []
         var entityOfPlan: [Int] = []
         var mappedNames: [[String]] = []
+        var isChildEntity: [Bool] = []
         // A required relationship is checked by a context's save (a batch insert does not
         // check relationships): the source's entity and the nested ones have none.
         guard root.relationships.allSatisfy(\.isOptional) else { return nil }
@@ -28,24 +32,28 @@ struct GraphShape: Sendable {
             // A to-one's element is told from other values by its fields' paths below it: one
             // mapped from the element itself (".") would take a string for the object.
             guard plan.relationship.isToMany || !plan.mapper.paths.contains(["."]) else { return nil }
+            let isChild: Bool
             switch plan.kind {
-            case .toOne: break
-            case .joinOwner(_, let ordered): guard !ordered else { return nil }
-            case .inverseToOne, .joinInverse: return nil
+            case .toOne: isChild = false
+            case .joinOwner(_, let ordered): guard !ordered else { return nil }; isChild = false
+            case .inverseToOne(_, let order): guard order == nil else { return nil }; isChild = true
+            case .joinInverse: return nil
             }
             let names = plan.mapping.fields.keys.sorted()
             if let index = entities.firstIndex(where: { $0.name == plan.entity.name }) {
-                guard mappedNames[index] == names else { return nil }
+                guard mappedNames[index] == names, !isChild, !isChildEntity[index] else { return nil }
                 entityOfPlan.append(index)
             } else {
                 entityOfPlan.append(entities.count)
                 entities.append(plan.entity)
                 mappedNames.append(names)
+                isChildEntity.append(isChild)
             }
         }
         self.plans = plans
         self.entities = entities
         self.entityOfPlan = entityOfPlan
+        self.isChildEntity = isChildEntity
     }
 }
 

@@ -94,17 +94,12 @@ struct GraphWriter: Sendable {
         // The nested objects first (a request per entity and set of attributes given): their
         // IDs go in the records' link columns. All of it is one transaction.
         var requests: [BatchInsertRequest] = []
-        /// Per request: its entity's index and the objects' positions (its rows), and the attributes it carries.
+        /// Per request (the nested ones, then the children's): its entity's index and the objects'
+        /// positions (its rows), and the attributes it carries.
         var sources: [(entity: Int, rows: [Int], attributes: [Int])] = []
-        for (index, objects) in batch.objects.enumerated() {
-            let entity = shape.entities[index]
-            for (mask, grouped) in Self.groups(objects.mapped) {
-                let rows = excluded.isEmpty ? grouped : grouped.filter { !excluded.contains(ObjectPosition(entity: index, position: $0)) }
-                guard !rows.isEmpty else { continue }
-                let attributes = entity.attributes.indices.filter { mask.contains($0) }
-                var columns = ColumnBatch(entity: EntityDescription(name: entity.name, attributes: attributes.map { entity.attributes[$0] }))
-                for row in rows { columns.append(attributes.map { objects.values[row][$0] }) }
-                requests.append(BatchInsertRequest(entityName: entity.name, columns: columns.take()))
+        for index in batch.objects.indices where !shape.isChildEntity[index] {
+            for (request, rows, attributes, _) in objectRequests(batch, entity: index, excluded: excluded) {
+                requests.append(request)
                 sources.append((index, rows, attributes))
             }
         }
@@ -118,6 +113,8 @@ struct GraphWriter: Sendable {
                 }
                 let columns = dropped.isEmpty ? own : own.selecting(rows: kept)
                 return BatchInsertRequest(entityName: entity.name, columns: recordColumns(columns, of: kept, in: batch, ids: ids))
+            } children: { recordKeys in
+                children(of: kept, keys: recordKeys, in: batch, excluded: excluded, sources: &sources)
             }
         } catch let failure as LinkedInsertFailure {
             let source = sources[failure.request]
@@ -145,6 +142,62 @@ struct GraphWriter: Sendable {
         return counts
     }
 
+    /// Batch inserts of entity `index`'s objects, one per set of attributes their mappings gave,
+    /// leaving out `excluded` ones: each with its rows' positions and the attributes it carries.
+    private func objectRequests(_ batch: GraphBatch, entity index: Int, excluded: Set<ObjectPosition>)
+        -> [(BatchInsertRequest, rows: [Int], attributes: [Int], columns: BatchColumns)] {
+        let entity = shape.entities[index]
+        let objects = batch.objects[index]
+        var requests: [(BatchInsertRequest, rows: [Int], attributes: [Int], columns: BatchColumns)] = []
+        for (mask, grouped) in Self.groups(objects.mapped) {
+            let rows = excluded.isEmpty ? grouped : grouped.filter { !excluded.contains(ObjectPosition(entity: index, position: $0)) }
+            guard !rows.isEmpty else { continue }
+            let attributes = entity.attributes.indices.filter { mask.contains($0) }
+            var columns = ColumnBatch(entity: EntityDescription(name: entity.name, attributes: attributes.map { entity.attributes[$0] }))
+            for row in rows { columns.append(attributes.map { objects.values[row][$0] }) }
+            let taken = columns.take()
+            requests.append((BatchInsertRequest(entityName: entity.name, columns: taken), rows, attributes, taken))
+        }
+        return requests
+    }
+
+    /// The objects of the to-manys kept by their inverse to-one (`GraphShape`), each pointing at
+    /// the last of the `records` that lists it — or at none when a later record of that key
+    /// (the one the batch keeps) does not list it: what writing the records in order leaves.
+    /// `keys`: the records' IDs, in `records` order. Appends each request's source.
+    private func children(of records: [Int], keys: [Int64], in batch: GraphBatch, excluded: Set<ObjectPosition>,
+                          sources: inout [(entity: Int, rows: [Int], attributes: [Int])]) -> [LinkedChildren] {
+        var lastOfKey: [Int64: Int] = [:]
+        for (index, key) in keys.enumerated() where key >= 0 { lastOfKey[key] = index }
+        var groups: [LinkedChildren] = []
+        for (plan, nested) in shape.plans.enumerated() {
+            guard case .inverseToOne = nested.kind, let inverse = nested.relationship.inverse else { continue }
+            let index = shape.entityOfPlan[plan]
+            // Each object's owner: the record (by index in `records`) that lists it last.
+            var owner = [Int](repeating: -1, count: batch.objects[index].values.count)
+            for (n, record) in records.enumerated() {
+                for position in batch.links(record: record, plan: plan) { owner[position] = n }
+            }
+            var requests: [BatchInsertRequest] = []
+            for (_, rows, attributes, columns) in objectRequests(batch, entity: index, excluded: excluded) {
+                let listed = rows.indices.filter { owner[rows[$0]] >= 0 }
+                guard !listed.isEmpty else { continue }
+                var carried = listed.count == rows.count ? columns : columns.selecting(rows: listed)
+                let column = carried.references(inverse)
+                for n in listed {
+                    let record = owner[rows[n]], key = keys[record]
+                    carried.append(key >= 0 && lastOfKey[key] == record ? key : nil, to: column)
+                }
+                requests.append(BatchInsertRequest(entityName: shape.entities[index].name, columns: carried))
+                sources.append((index, listed.map { rows[$0] }, attributes))
+            }
+            groups.append(LinkedChildren(entity: shape.entities[index].name, requests: requests, relationship: inverse,
+                                         inverse: nested.relationship.name,
+                                         owners: keys.filter { $0 >= 0 }))
+        }
+        return groups
+    }
+
     /// The records' own columns (`records`: which of the batch's records they hold, in order), with
     /// a column per to-one (the linked object's ID) and per join-table to-many (the members' IDs);
     /// `ids`: each nested object's ID, by entity and position.
@@ -167,8 +220,10 @@ struct GraphWriter: Sendable {
                     for position in batch.links(record: record, plan: plan) where found[position] >= 0 { members.append(found[position]) }
                     columns.append(members: &members, to: column)
                 }
-            case .inverseToOne, .joinInverse:
-                preconditionFailure("GraphShape admits only to-ones and owned join tables")
+            case .inverseToOne:
+                break   // the children point at the records (`children(of:keys:in:excluded:sources:)`)
+            case .joinInverse:
+                preconditionFailure("GraphShape admits no other side of a many-to-many")
             }
         }
         return columns

@@ -9,6 +9,27 @@ package struct LinkedInsertCounts: Sendable, Equatable {
     package init() {}
 }
 
+/// Rows of one entity that point at a linked insert's records by a to-one (the inverse of
+/// the records' to-many `inverse`), planned after the records, from their IDs: each request
+/// carries a reference column named `relationship` (`BatchColumns.references`). Stored rows
+/// whose `relationship` names one of `owners` and that no request carries are unlinked (their
+/// to-one set to nil): each owner's set becomes exactly the rows that point at it.
+package struct LinkedChildren: Sendable {
+    package var entity: String
+    package var requests: [BatchInsertRequest]
+    package var relationship: String
+    package var inverse: String
+    package var owners: [Int64]
+
+    package init(entity: String, requests: [BatchInsertRequest], relationship: String, inverse: String, owners: [Int64]) {
+        self.entity = entity
+        self.requests = requests
+        self.relationship = relationship
+        self.inverse = inverse
+        self.owners = owners
+    }
+}
+
 /// A linked batch insert's nested request `request` (by position) could not be planned.
 package struct LinkedInsertFailure: Error {
     package let request: Int
@@ -26,23 +47,30 @@ extension ManagedObjectContext {
     /// records' links follow it (store.md 32). Counts by entity; a record whose only change
     /// is a link counts as updated, a nested row only when its own attributes changed.
     ///
+    /// `children` (given each record row's ID) makes the rows that point at the records
+    /// (`LinkedChildren`), planned last; a record whose set of them changed (one inserted,
+    /// changed, moved away or unlinked) counts as updated.
+    ///
     /// Call it on this context's queue, not from the main queue (it waits for the root's).
     ///
     /// - Throws: `LinkedInsertFailure` when a nested request cannot be planned (its error
-    ///   inside, e.g. `StoreError.invalidBatchRow` with its row), else what `execute` throws.
+    ///   inside, e.g. `StoreError.invalidBatchRow` with its row; children's requests are
+    ///   numbered after the nested ones), else what `execute` throws.
     package func executeLinkedInserts(_ nested: [BatchInsertRequest],
-                                      records: ([[Int64]]) throws -> BatchInsertRequest) throws -> [String: LinkedInsertCounts] {
+                                      records: ([[Int64]]) throws -> BatchInsertRequest,
+                                      children: (([Int64]) throws -> [LinkedChildren])? = nil) throws -> [String: LinkedInsertCounts] {
         assertOnQueue("execute linked batch inserts")
         let root = rootContext
         let policy = mergePolicy
         let (counts, mergeHere, changes) = try root.performAndWait {
-            try root.linkedInsertsAtRoot(nested, records: records, policy: policy, executedIn: self)
+            try root.linkedInsertsAtRoot(nested, records: records, children: children, policy: policy, executedIn: self)
         }
         if mergeHere { mergeChanges(changes) }
         return counts
     }
 
-    private func linkedInsertsAtRoot(_ nested: [BatchInsertRequest], records: ([[Int64]]) throws -> BatchInsertRequest, policy: MergePolicy,
+    private func linkedInsertsAtRoot(_ nested: [BatchInsertRequest], records: ([[Int64]]) throws -> BatchInsertRequest,
+                                     children: (([Int64]) throws -> [LinkedChildren])?, policy: MergePolicy,
                                      executedIn caller: ManagedObjectContext) throws -> ([String: LinkedInsertCounts], Bool, ContextDidSaveChanges) {
         guard let coordinator else { throw StoreError.noPersistentStore }
         let store = try coordinator.store
@@ -69,9 +97,26 @@ extension ManagedObjectContext {
             keys.append(plans[plans.count - 1].outcome.primaryKeys)
         }
         let last = try records(keys)
-        plans.append(try plan(last, primaryKeys: false))
+        plans.append(try plan(last, primaryKeys: children != nil))
+        let recordsPlan = plans.count - 1
+        var followers = ChildLinks()
+        if let children {
+            let recordKeys = plans[plans.count - 1].outcome.primaryKeys
+            var number = nested.count
+            for group in try children(recordKeys) {
+                try followers.plan(group, store: store, entities: coordinator.entitiesByName) { request in
+                    defer { number += 1 }
+                    do {
+                        plans.append(try plan(request, primaryKeys: true))
+                    } catch {
+                        throw LinkedInsertFailure(request: number, error: error)
+                    }
+                    return plans[plans.count - 1].outcome.primaryKeys
+                } matching: { request in try makePlan(request).storeQuery }
+            }
+        }
         // Every new row before the rows that point at them; updates and links after (CommitDriver's order).
-        var changes = StoreChangeSet(operations: [], mergePolicy: policy)
+        var changes = StoreChangeSet(operations: followers.unlinks, mergePolicy: policy)
         for planned in plans {
             changes.columnInserts += planned.columnInserts
             changes.operations += planned.operations
@@ -106,13 +151,31 @@ extension ManagedObjectContext {
                     attribute.destination == nil && attribute.join == nil && names.contains(attribute.name)
                 }) == true {
                 counts[id.entityName, default: LinkedInsertCounts()].updated += 1
+            } else if followers.carries(id.primaryKey, of: id.entityName) {
+                // A child the batch carries whose only change is the record it points at.
+                counts[id.entityName, default: LinkedInsertCounts()].unchanged += 1
             }
         }
-        for id in unchanged { counts[id.entityName, default: LinkedInsertCounts()].unchanged += 1 }
         var notice = ContextDidSaveChanges()
         notice.inserted = result.inserted
         notice.updated = result.updated
         notice.deleted = result.deleted
+        // A record whose children changed counts as updated: its to-many changed.
+        let touched = followers.touchedOwners(after: result)
+        let unchangedRecords = touched.isEmpty ? [] : Set(plans[recordsPlan].outcome.unchangedKeys?.keys ?? [])
+        for (owner, inverse) in touched {
+            let id = ObjectID(entityName: last.entityName, primaryKey: owner, storeIdentifier: store.identifier)
+            guard !result.inserted.contains(id) else { continue }
+            notice.updated[id, default: []].insert(inverse)
+            guard result.updated[id] == nil else { continue }   // counted as updated above
+            if unchanged.remove(id) != nil {
+                counts[last.entityName, default: LinkedInsertCounts()].updated += 1
+            } else if unchangedRecords.contains(owner) {
+                counts[last.entityName, default: LinkedInsertCounts()].unchanged -= 1
+                counts[last.entityName, default: LinkedInsertCounts()].updated += 1
+            }
+        }
+        for id in unchanged { counts[id.entityName, default: LinkedInsertCounts()].unchanged += 1 }
         return (counts, announce(notice, coordinator: coordinator, executedIn: caller), notice)
     }
 }
