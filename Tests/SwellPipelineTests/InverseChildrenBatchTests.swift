@@ -75,3 +75,23 @@ import Testing
         #expect(report[0].nested?["Line"]?.inserted == 1)
     }
 }
+
+extension InverseChildrenBatchTests {
+    @Test(arguments: PipelineStore.allCases)
+    func anOrderedListKeepsTheLastListingsPlaces(store: PipelineStore) throws {
+        let yaml = Self.orders.replacingOccurrences(of: "lines: { to: Line, many: true, inverse: order }",
+                                                    with: "lines: { to: Line, many: true, ordered: true, inverse: order }")
+        let pipeline = try InProcessPipeline(yaml: yaml, store: store)
+        try pipeline.write("orders.json", #"[{"id": 1, "lines": [{"sku": "b"}, {"sku": "a"}, {"sku": "c"}]}]"#)
+        var report = try pipeline.run()
+        #expect(try pipeline.graph().objects["Order"]?["1"]?["lines"] == "['b', 'a', 'c']")
+        #expect(counts(report[0]) == [1, 0, 0, 3, 0, 0])
+
+        // Reordered, c dropped: the order's list changed; a and b only moved.
+        try pipeline.write("orders.json", #"[{"id": 1, "lines": [{"sku": "a"}, {"sku": "b"}]}]"#)
+        report = try pipeline.run()
+        #expect(try pipeline.graph().objects["Order"]?["1"]?["lines"] == "['a', 'b']")
+        #expect(try owners(pipeline) == ["'a'": "[1]", "'b'": "[1]", "'c'": "[]"])
+        #expect(counts(report[0]) == [0, 1, 0, 0, 0, 2])
+    }
+}

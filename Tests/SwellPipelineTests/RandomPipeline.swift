@@ -54,8 +54,8 @@ struct RandomPipeline {
     let shallow: Bool
 
     /// `shallow`: only the shapes the batch path writes (`GraphShape`): mappings one level
-    /// deep, to-ones and unordered to-manys (a to-one's inverse, if any, a to-many; a
-    /// to-many's, if any, a to-one: its objects then point at the records), no `cascade`.
+    /// deep, to-ones, unordered to-manys (a to-one's inverse, if any, a to-many) and to-manys
+    /// whose inverse is a to-one (ordered or not: their objects point at the records), no `cascade`.
     init(using random: inout SeededGenerator, shallow: Bool = false) {
         self.shallow = shallow
         let names = ["Account", "Bin", "Card", "Deck", "Item", "Post", "Zone", "Lane"].shuffled(using: &random)
@@ -77,7 +77,7 @@ struct RandomPipeline {
                 if shallow && (toMany ? inverseKind == 2 : inverseKind == 1) { inverseKind = 0 }
                 let hasInverse = inverseKind != 0
                 let inverseToMany = toMany ? inverseKind == 2 : true
-                let ordered = toMany && !shallow && Bool.random(using: &random)
+                let ordered = toMany && (!shallow || inverseKind == 1) && Bool.random(using: &random)
                 var rule = "nullify"
                 if !shallow && !targeted.contains(destination) && source < destination && Int.random(in: 0..<3, using: &random) == 0 {
                     rule = "cascade"

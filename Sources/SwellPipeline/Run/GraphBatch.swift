@@ -36,7 +36,7 @@ struct GraphShape: Sendable {
             switch plan.kind {
             case .toOne: isChild = false
             case .joinOwner(_, let ordered): guard !ordered else { return nil }; isChild = false
-            case .inverseToOne(_, let order): guard order == nil else { return nil }; isChild = true
+            case .inverseToOne: isChild = true
             case .joinInverse: return nil
             }
             let names = plan.mapping.fields.keys.sorted()

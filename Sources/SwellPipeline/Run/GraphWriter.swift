@@ -171,12 +171,17 @@ struct GraphWriter: Sendable {
         for (index, key) in keys.enumerated() where key >= 0 { lastOfKey[key] = index }
         var groups: [LinkedChildren] = []
         for (plan, nested) in shape.plans.enumerated() {
-            guard case .inverseToOne = nested.kind, let inverse = nested.relationship.inverse else { continue }
+            guard case .inverseToOne(_, let order) = nested.kind, let inverse = nested.relationship.inverse else { continue }
             let index = shape.entityOfPlan[plan]
-            // Each object's owner: the record (by index in `records`) that lists it last.
+            // Each object's owner: the record (by index in `records`) that lists it last, and
+            // its place in that record's list (the later one when listed twice).
             var owner = [Int](repeating: -1, count: batch.objects[index].values.count)
+            var place = [Int](repeating: 0, count: owner.count)
             for (n, record) in records.enumerated() {
-                for position in batch.links(record: record, plan: plan) { owner[position] = n }
+                for (offset, position) in batch.links(record: record, plan: plan).enumerated() {
+                    owner[position] = n
+                    place[position] = offset
+                }
             }
             var requests: [BatchInsertRequest] = []
             for (_, rows, attributes, columns) in objectRequests(batch, entity: index, excluded: excluded) {
@@ -184,9 +189,12 @@ struct GraphWriter: Sendable {
                 guard !listed.isEmpty else { continue }
                 var carried = listed.count == rows.count ? columns : columns.selecting(rows: listed)
                 let column = carried.references(inverse)
+                let positions = order == nil ? nil : carried.positions(inverseOf: inverse)
                 for n in listed {
                     let record = owner[rows[n]], key = keys[record]
-                    carried.append(key >= 0 && lastOfKey[key] == record ? key : nil, to: column)
+                    let points = key >= 0 && lastOfKey[key] == record
+                    carried.append(points ? key : nil, to: column)
+                    if let positions { carried.append(points ? Int64(place[rows[n]]) : nil, to: positions) }
                 }
                 requests.append(BatchInsertRequest(entityName: shape.entities[index].name, columns: carried))
                 sources.append((index, listed.map { rows[$0] }, attributes))

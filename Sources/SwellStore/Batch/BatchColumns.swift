@@ -153,6 +153,15 @@ public struct BatchColumns: Sendable {
         return IntegerColumn(index: index)
     }
 
+    /// Adds a column of each row's position in the ordered to-many that its to-one
+    /// `relationship` is the inverse of (nil: no position, the row points at nothing):
+    /// package use only, as `references`.
+    package mutating func positions(inverseOf relationship: String) -> IntegerColumn {
+        let index = add(ManagedObjectModel.orderColumn(of: relationship), .integers)
+        columns[index].isRelationship = true
+        return IntegerColumn(index: index)
+    }
+
     /// Adds a column of the member lists of an unordered to-many kept in a join table, by the
     /// relationship's name: each row's value is its members' IDs (`append(members:to:)`),
     /// and the stored set becomes exactly that list. Package use only, as `references`.

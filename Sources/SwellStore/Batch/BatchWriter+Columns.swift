@@ -80,7 +80,8 @@ struct ColumnRows: Sendable {
         let rowCount = columns.rowCount
         return try columns.columns.enumerated().map { number, column in
             let found = column.isRelationship ? entity.attributes.firstIndex { attribute in
-                attribute.name == column.name && (attribute.destination != nil || attribute.join.map { !$0.isOrdered } == true)
+                attribute.name == column.name
+                    && (attribute.destination != nil || attribute.orderOf != nil || attribute.join.map { !$0.isOrdered } == true)
             } : indices[column.name]
             guard let position = found else {
                 throw StoreError.unknownAttribute(entity: entity.name, attribute: column.name)

@@ -48,6 +48,8 @@ struct ChildLinks {
                 }
                 var mask = AttributeMask.empty
                 mask.insert(column)
+                // Its place in the ordered to-many it leaves goes with it.
+                if let order = entity.attributes.firstIndex(where: { $0.orderOf == group.relationship }) { mask.insert(order) }
                 let cleared = PendingRow(kind: .updated, values: Array(repeating: .null, count: entity.attributes.count), mask: mask, sequence: 0)
                 unlinks.append(StoreChangeSet.Operation(entity: name, primaryKey: stored.primaryKey, row: cleared))
                 touched[owner] = group.inverse

@@ -145,14 +145,15 @@ extension ManagedObjectContext {
         }
         for (id, names) in result.updated where !result.inserted.contains(id) {
             unchanged.remove(id)
-            // A nested row counts as updated for its own attributes, not for a link another row changed.
+            // A nested row counts as updated for its own attributes, not for a link (or its place
+            // in an ordered to-many) another row or the batch changed.
             if id.entityName == last.entityName
                 || entities[id.entityName]?.attributes.contains(where: { attribute in
-                    attribute.destination == nil && attribute.join == nil && names.contains(attribute.name)
+                    attribute.destination == nil && attribute.join == nil && attribute.orderOf == nil && names.contains(attribute.name)
                 }) == true {
                 counts[id.entityName, default: LinkedInsertCounts()].updated += 1
             } else if followers.carries(id.primaryKey, of: id.entityName) {
-                // A child the batch carries whose only change is the record it points at.
+                // A child the batch carries whose only change is the record it points at, or its place.
                 counts[id.entityName, default: LinkedInsertCounts()].unchanged += 1
             }
         }
