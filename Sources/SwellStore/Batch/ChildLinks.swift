@@ -11,13 +11,17 @@ struct ChildLinks {
     private var touched: [Int64: String] = [:]
     /// Stored rows that no longer point at a record: their to-one set to nil.
     private(set) var unlinks: [StoreChangeSet.Operation] = []
+    /// Their primary keys.
+    private var unlinked: Set<Int64> = []
 
     /// Stored rows looked for in one query per this many owners (a placeholder each).
     private static let ownersPerQuery = 5_000
 
     /// Plans `group`'s requests with `planning` (which returns each row's primary key), and
     /// finds the stored rows that point at its owners (`matching` makes a fetch a store query).
-    mutating func plan(_ group: LinkedChildren, store: any PersistentStore, entities: [String: EntityDescription],
+    ///
+    /// `newOwners`: the records new in this batch, which no stored row can point at yet.
+    mutating func plan(_ group: LinkedChildren, newOwners: Set<Int64>, store: any PersistentStore, entities: [String: EntityDescription],
                        planning: (BatchInsertRequest) throws -> [Int64], matching: (FetchRequest) throws -> StoreQuery) throws {
         let name = group.entity
         guard let entity = entities[name], group.requests.allSatisfy({ $0.entityName == name }),
@@ -35,31 +39,39 @@ struct ChildLinks {
         }
         carried[name] = rows
         inverses[name] = group.inverse
-        let owners = Array(Set(group.owners)).sorted()
+        let owners = Set(group.owners).subtracting(newOwners).sorted()
+        var mask = AttributeMask.empty
+        mask.insert(column)
+        // Its place in the ordered to-many it leaves goes with it.
+        if let order = entity.attributes.firstIndex(where: { $0.orderOf == group.relationship }) { mask.insert(order) }
+        let cleared = PendingRow(kind: .updated, values: Array(repeating: .null, count: entity.attributes.count), mask: mask, sequence: 0)
         for start in stride(from: 0, to: owners.count, by: Self.ownersPerQuery) {
             var request = FetchRequest(entityName: name)
             request.predicate = FetchPredicate(format: "%K IN %@", group.relationship, Array(owners[start..<min(start + Self.ownersPerQuery, owners.count)]))
             let query = try matching(request)
-            for stored in try store.read({ try $0.rows(query) }) {
-                guard case .integer(let owner) = stored.values[column] else { continue }
-                if let now = rows[stored.primaryKey] {
+            // Read in place: only each row's ID and to-one are used.
+            var found: [(row: Int64, owner: Int64)] = []
+            try store.read { reader in
+                try reader.forEachRowCursor(query) { cursor in
+                    if case .integer(let owner) = cursor.withField(column, { $0 }) { found.append((cursor.primaryKey, owner)) }
+                }
+            }
+            for (row, owner) in found {
+                if let now = rows[row] {
                     if now != owner { touched[owner] = group.inverse }
                     continue
                 }
-                var mask = AttributeMask.empty
-                mask.insert(column)
-                // Its place in the ordered to-many it leaves goes with it.
-                if let order = entity.attributes.firstIndex(where: { $0.orderOf == group.relationship }) { mask.insert(order) }
-                let cleared = PendingRow(kind: .updated, values: Array(repeating: .null, count: entity.attributes.count), mask: mask, sequence: 0)
-                unlinks.append(StoreChangeSet.Operation(entity: name, primaryKey: stored.primaryKey, row: cleared))
+                unlinks.append(StoreChangeSet.Operation(entity: name, primaryKey: row, row: cleared))
+                unlinked.insert(row)
                 touched[owner] = group.inverse
             }
         }
     }
 
-    /// Whether a request carried row `primaryKey` of `entity`.
-    func carries(_ primaryKey: Int64, of entity: String) -> Bool {
-        carried[entity]?[primaryKey] != nil
+    /// Whether a request carried row `primaryKey` of `entity`, or unlinked it: a row the batch
+    /// changed itself (its to-one is its own column), which counts as updated when it changed.
+    func concerns(_ primaryKey: Int64, of entity: String) -> Bool {
+        carried[entity]?[primaryKey] != nil || inverses[entity] != nil && unlinked.contains(primaryKey)
     }
 
     /// The records whose rows changed, with the name of their to-many: those found before

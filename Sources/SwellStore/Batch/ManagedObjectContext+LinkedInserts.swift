@@ -102,9 +102,10 @@ extension ManagedObjectContext {
         var followers = ChildLinks()
         if let children {
             let recordKeys = plans[plans.count - 1].outcome.primaryKeys
+            let newRecords = Set(plans[plans.count - 1].ids)
             var number = nested.count
             for group in try children(recordKeys) {
-                try followers.plan(group, store: store, entities: coordinator.entitiesByName) { request in
+                try followers.plan(group, newOwners: newRecords, store: store, entities: coordinator.entitiesByName) { request in
                     defer { number += 1 }
                     do {
                         plans.append(try plan(request, primaryKeys: true))
@@ -145,16 +146,13 @@ extension ManagedObjectContext {
         }
         for (id, names) in result.updated where !result.inserted.contains(id) {
             unchanged.remove(id)
-            // A nested row counts as updated for its own attributes, not for a link (or its place
-            // in an ordered to-many) another row or the batch changed.
-            if id.entityName == last.entityName
+            // A nested row counts as updated for its own attributes, not for a link another row
+            // changed; a row pointing at the records by its own to-one, for that too.
+            if id.entityName == last.entityName || followers.concerns(id.primaryKey, of: id.entityName)
                 || entities[id.entityName]?.attributes.contains(where: { attribute in
-                    attribute.destination == nil && attribute.join == nil && attribute.orderOf == nil && names.contains(attribute.name)
+                    attribute.destination == nil && attribute.join == nil && names.contains(attribute.name)
                 }) == true {
                 counts[id.entityName, default: LinkedInsertCounts()].updated += 1
-            } else if followers.carries(id.primaryKey, of: id.entityName) {
-                // A child the batch carries whose only change is the record it points at, or its place.
-                counts[id.entityName, default: LinkedInsertCounts()].unchanged += 1
             }
         }
         var notice = ContextDidSaveChanges()
