@@ -79,7 +79,9 @@ struct PostgresReader: StoreReader, PredicateResolver {
             if let keyIndex = entity.rowidKeyIndex { order.append("\(table(entity)).\(PostgresSQL.quote(entity.attributes[keyIndex].name)) ASC") }
             order.append("\(table(entity)).\"_pk\" ASC")
         }
-        sql += " ORDER BY " + order.joined(separator: ", ")
+        if !query.anyOrder || !query.sort.isEmpty || query.limit != nil || query.offset > 0 {
+            sql += " ORDER BY " + order.joined(separator: ", ")
+        }
         if filter != nil {
             if let limit = query.limit { sql += " LIMIT \(limit)" }
             if query.offset > 0 { sql += " OFFSET \(query.offset)" }

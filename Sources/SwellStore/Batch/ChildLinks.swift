@@ -48,7 +48,8 @@ struct ChildLinks {
         for start in stride(from: 0, to: owners.count, by: Self.ownersPerQuery) {
             var request = FetchRequest(entityName: name)
             request.predicate = FetchPredicate(format: "%K IN %@", group.relationship, Array(owners[start..<min(start + Self.ownersPerQuery, owners.count)]))
-            let query = try matching(request)
+            var query = try matching(request)
+            query.anyOrder = true
             // Read in place: only each row's ID and to-one are used.
             var found: [(row: Int64, owner: Int64)] = []
             try store.read { reader in

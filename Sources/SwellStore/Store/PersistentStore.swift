@@ -175,6 +175,9 @@ package struct StoreQuery: Sendable {
     /// Sort keys beyond the attributes: a `sort` index from `entity.attributes.count` on
     /// names `sortKeyPaths[index - count]` (a to-one key path, `spot.name`).
     package var sortKeyPaths: [[String]] = []
+    /// Rows may come in any order (no `sort`, no limit or offset): the store need not sort
+    /// them, which for an `IN` list of thousands of values is most of the query's time.
+    package var anyOrder = false
 }
 
 /// One root save, in the order its changes were made.

@@ -71,9 +71,11 @@ struct SQLiteStoreReader: StoreReader {
         var (sql, arguments) = whereClause(query)
         let extras = try query.extraColumns.map { ", \(try keyPaths.expression($0, from: entity))" }.joined()
         sql = "SELECT \(columns(entity, layout))\(extras) FROM \(layout.table)" + sql
-        var order = try query.sort.map { "\(try sortKey(query, $0.attribute)) \($0.ascending ? "ASC" : "DESC")" }
-        order.append("\(layout.tieBreak) ASC")
-        sql += " ORDER BY " + order.joined(separator: ", ")
+        if !query.anyOrder || !query.sort.isEmpty || query.limit != nil || query.offset > 0 {
+            var order = try query.sort.map { "\(try sortKey(query, $0.attribute)) \($0.ascending ? "ASC" : "DESC")" }
+            order.append("\(layout.tieBreak) ASC")
+            sql += " ORDER BY " + order.joined(separator: ", ")
+        }
         if let limit = query.limit {
             sql += " LIMIT ? OFFSET ?"
             arguments += [.integer(Int64(limit)), .integer(Int64(query.offset))]
