@@ -15,6 +15,8 @@ struct SinkTally {
     private var rejected = 0
     private var largest: StoreValue?
     private var keys: [[StoreValue]] = []
+    /// Keys that are one integer attribute (`ReplaceSweeper.integerKey`): no array a record.
+    private var integerKeys: [Int64] = []
 
     init(state: SourceRunState, progress: SourceProgress, sweeper: ReplaceSweeper?, cursor: IncrementalCursor?, keyIndices: [Int]) {
         self.state = state
@@ -32,7 +34,13 @@ struct SinkTally {
 
     /// A record was taken; `value(i)` is its attribute `i` as the store keeps it.
     mutating func took(_ value: (Int) -> StoreValue) {
-        if sweeper != nil { keys.append(keyIndices.map(value)) }
+        if let sweeper {
+            if let index = sweeper.integerKey, case .integer(let key) = value(index) {
+                integerKeys.append(key)
+            } else {
+                keys.append(keyIndices.map(value))
+            }
+        }
         if let cursor { largest = IncrementalCursor.larger(largest, value(cursor.attributeIndex)) }
     }
 
@@ -41,11 +49,13 @@ struct SinkTally {
         guard records > 0 else { return }
         state.count(records: records, rejected: rejected, cursor: largest)
         sweeper?.saw(keys)
+        sweeper?.saw(integers: integerKeys)
         progress.addRecords(records)
         records = 0
         rejected = 0
         largest = nil
         keys.removeAll(keepingCapacity: true)
+        integerKeys.removeAll(keepingCapacity: true)
     }
 }
 
