@@ -52,6 +52,20 @@ import Testing
         #expect(try count(at: container.storeURL) == 150)
     }
 
+    @Test(.sqliteStoreOnly) func anExplicitSyncSyncsDeferredCommitsAndNothingOtherwise() throws {
+        let container = try makeContainer(directory)
+        let store = try #require(container.persistentStoreCoordinator.sqliteStore)
+        let deferred = try #require(container.persistentStoreCoordinator.deferredDiskSync)
+        try deferred.syncDeferredCommits()
+        #expect(store.deferredSyncs.load(ordering: .relaxed) == 0, "commits wait for the disk: nothing to sync")
+        try deferred.deferDiskSyncUntilClose()
+        try commit(container, ids: 0..<10)
+        try deferred.syncDeferredCommits()
+        #expect(store.deferredSyncs.load(ordering: .relaxed) == 1)
+        try container.persistentStoreCoordinator.close()
+        try #require(try count(at: container.storeURL) == 10)
+    }
+
     @Test(.sqliteStoreOnly) func deferringAClosedStoreThrows() throws {
         let container = try makeContainer(directory)
         let deferred = try #require(container.persistentStoreCoordinator.deferredDiskSync)

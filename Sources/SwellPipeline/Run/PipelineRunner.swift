@@ -113,9 +113,10 @@ public struct PipelineRunner: Sendable {
         if runSources, let opened {
             recordRun(in: opened, started: started, failure: failure, sources: report.sources)
         }
-        if let opened, let closeFailure = close(opened), runSources, failure == nil {
-            failure = closeFailure
+        if runSources, let opened, let syncFailure = syncDeferredCommits(opened), failure == nil {
+            failure = syncFailure
         }
+        if let opened { close(opened) }
         withExtendedLifetime(lock) {}
         let finished = Date()
         report.finishedAt = RunReport.timestamp(finished)
@@ -132,17 +133,23 @@ public struct PipelineRunner: Sendable {
     /// holds every commit of the run — a copy of it is a whole store. A store that cannot be
     /// closed cleanly loses nothing (its `-wal` file holds the last commits, and the next open
     /// takes them in); the run says so in a warning.
-    ///
-    /// A run that wrote the store fails when the close does: its commits did not wait for the
-    /// disk (`deferDiskSync`), and the close is what syncs them.
-    private func close(_ container: PersistentContainer) -> PipelineError? {
+    private func close(_ container: PersistentContainer) {
         do {
             try container.close()
-            return nil
         } catch {
             logger.warning("the store could not be closed cleanly; its -wal file keeps the last commits until the next run opens it",
                            metadata: ["store": "\(store)", "error": "\(redactor("\(error)"))"])
-            return PipelineError(.io, redactor("the store \(store) could not be closed cleanly, so the run's last commits may not be on disk: \(error)"),
+        }
+    }
+
+    /// Syncs the run's commits, which did not wait for the disk (`deferDiskSync`), before the
+    /// store closes: a failure here fails the run, as its commits may not be on disk.
+    private func syncDeferredCommits(_ container: PersistentContainer) -> PipelineError? {
+        do {
+            try container.persistentStoreCoordinator.deferredDiskSync?.syncDeferredCommits()
+            return nil
+        } catch {
+            return PipelineError(.io, redactor("the run's commits to the store \(store) could not be synced to disk: \(error)"),
                                  underlying: error)
         }
     }

@@ -11,6 +11,9 @@ package protocol DeferredDiskSync: AnyObject, Sendable {
     /// From now until `close`, commits do not wait for the disk; `close` syncs them
     /// before it returns, and throws when it cannot.
     func deferDiskSyncUntilClose() throws(StoreError)
+    /// Syncs the commits made so far to disk now (what `close` would do), so that a
+    /// caller can tell a failed sync from other trouble closing.
+    func syncDeferredCommits() throws(StoreError)
 }
 
 extension PersistentStoreCoordinator {

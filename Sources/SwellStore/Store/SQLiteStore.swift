@@ -295,4 +295,18 @@ extension SQLiteStore: DeferredDiskSync {
         }
         defersDiskSync = true
     }
+
+    /// Syncs the WAL when commits were deferred (nothing to do otherwise).
+    func syncDeferredCommits() throws(StoreError) {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        guard defersDiskSync else { return }
+        guard let writer else { throw .noPersistentStore }
+        do {
+            try writer.syncJournal()
+        } catch {
+            throw StoreError(error, path: path)
+        }
+        deferredSyncs.add(1, ordering: .relaxed)
+    }
 }
