@@ -98,8 +98,8 @@ struct GraphWriter: Sendable {
         /// positions (its rows), and the attributes it carries.
         var sources: [(entity: Int, rows: [Int], attributes: [Int])] = []
         for index in batch.objects.indices where !shape.isChildEntity[index] {
-            for (request, rows, attributes, _) in objectRequests(batch, entity: index, excluded: excluded) {
-                requests.append(request)
+            for (columns, rows, attributes) in objectColumns(batch, entity: index, excluded: excluded) {
+                requests.append(BatchInsertRequest(entityName: shape.entities[index].name, columns: columns))
                 sources.append((index, rows, attributes))
             }
         }
@@ -142,21 +142,20 @@ struct GraphWriter: Sendable {
         return counts
     }
 
-    /// Batch inserts of entity `index`'s objects, one per set of attributes their mappings gave,
+    /// Entity `index`'s objects as columns, one set per set of attributes their mappings gave,
     /// leaving out `excluded` ones: each with its rows' positions and the attributes it carries.
-    private func objectRequests(_ batch: GraphBatch, entity index: Int, excluded: Set<ObjectPosition>)
-        -> [(BatchInsertRequest, rows: [Int], attributes: [Int], columns: BatchColumns)] {
+    private func objectColumns(_ batch: GraphBatch, entity index: Int, excluded: Set<ObjectPosition>)
+        -> [(columns: BatchColumns, rows: [Int], attributes: [Int])] {
         let entity = shape.entities[index]
         let objects = batch.objects[index]
-        var requests: [(BatchInsertRequest, rows: [Int], attributes: [Int], columns: BatchColumns)] = []
+        var requests: [(columns: BatchColumns, rows: [Int], attributes: [Int])] = []
         for (mask, grouped) in Self.groups(objects.mapped) {
             let rows = excluded.isEmpty ? grouped : grouped.filter { !excluded.contains(ObjectPosition(entity: index, position: $0)) }
             guard !rows.isEmpty else { continue }
             let attributes = entity.attributes.indices.filter { mask.contains($0) }
             var columns = ColumnBatch(entity: EntityDescription(name: entity.name, attributes: attributes.map { entity.attributes[$0] }))
             for row in rows { columns.append(attributes.map { objects.values[row][$0] }) }
-            let taken = columns.take()
-            requests.append((BatchInsertRequest(entityName: entity.name, columns: taken), rows, attributes, taken))
+            requests.append((columns.take(), rows, attributes))
         }
         return requests
     }
@@ -184,7 +183,7 @@ struct GraphWriter: Sendable {
                 }
             }
             var requests: [BatchInsertRequest] = []
-            for (_, rows, attributes, columns) in objectRequests(batch, entity: index, excluded: excluded) {
+            for (columns, rows, attributes) in objectColumns(batch, entity: index, excluded: excluded) {
                 let listed = rows.indices.filter { owner[rows[$0]] >= 0 }
                 guard !listed.isEmpty else { continue }
                 var carried = listed.count == rows.count ? columns : columns.selecting(rows: listed)

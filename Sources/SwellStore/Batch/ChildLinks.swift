@@ -11,8 +11,8 @@ struct ChildLinks {
     private var touched: [Int64: String] = [:]
     /// Stored rows that no longer point at a record: their to-one set to nil.
     private(set) var unlinks: [StoreChangeSet.Operation] = []
-    /// Their primary keys.
-    private var unlinked: Set<Int64> = []
+    /// Their primary keys, per entity.
+    private var unlinked: [String: Set<Int64>] = [:]
 
     /// Stored rows looked for in one query per this many owners (a placeholder each).
     private static let ownersPerQuery = 5_000
@@ -63,7 +63,7 @@ struct ChildLinks {
                     continue
                 }
                 unlinks.append(StoreChangeSet.Operation(entity: name, primaryKey: row, row: cleared))
-                unlinked.insert(row)
+                unlinked[name, default: []].insert(row)
                 touched[owner] = group.inverse
             }
         }
@@ -72,7 +72,7 @@ struct ChildLinks {
     /// Whether a request carried row `primaryKey` of `entity`, or unlinked it: a row the batch
     /// changed itself (its to-one is its own column), which counts as updated when it changed.
     func concerns(_ primaryKey: Int64, of entity: String) -> Bool {
-        carried[entity]?[primaryKey] != nil || inverses[entity] != nil && unlinked.contains(primaryKey)
+        carried[entity]?[primaryKey] != nil || unlinked[entity]?.contains(primaryKey) == true
     }
 
     /// The records whose rows changed, with the name of their to-many: those found before

@@ -58,7 +58,7 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
 
     /// Commits do not wait for the disk until `close` (`DeferredDiskSync`); under `writerLock`.
     private var defersDiskSync = false
-    /// How many times `close` synced deferred commits, for tests.
+    /// How many times deferred commits were synced (by `close` or `syncDeferredCommits`), for tests.
     let deferredSyncs = Atomic<Int>(0)
 
     init(url: URL) {
@@ -237,14 +237,11 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
         }
         // Synced here, not left to the closing checkpoint: that one does not run while
         // another process has the store open.
-        if defersDiskSync, let writer {
-            do {
-                try writer.syncJournal()
-                defersDiskSync = false
-                deferredSyncs.add(1, ordering: .relaxed)
-            } catch {
-                if failure == nil { failure = error }
-            }
+        do {
+            try syncIfDeferred()
+            defersDiskSync = false
+        } catch {
+            if failure == nil { failure = error }
         }
         for connection in idle + (writer.map { [$0] } ?? []) {
             do {
@@ -278,6 +275,7 @@ extension SQLiteStore: DeferredDiskSync {
     /// The writer's `PRAGMA synchronous` (2: FULL, 1: NORMAL), for tests.
     var writerSynchronous: Int64? {
         writerLock.withLock {
+            // A test hook: a closed or failing writer reads as "unknown" (nil), which the tests check against.
             guard case .integer(let value)? = try? writer?.query("PRAGMA synchronous").first?.first else { return nil }
             return value
         }
@@ -300,13 +298,18 @@ extension SQLiteStore: DeferredDiskSync {
     func syncDeferredCommits() throws(StoreError) {
         writerLock.lock()
         defer { writerLock.unlock() }
-        guard defersDiskSync else { return }
-        guard let writer else { throw .noPersistentStore }
+        guard writer != nil else { throw .noPersistentStore }
         do {
-            try writer.syncJournal()
+            try syncIfDeferred()
         } catch {
             throw StoreError(error, path: path)
         }
+    }
+
+    /// The one sync of deferred commits, for `close` and `syncDeferredCommits`; under `writerLock`.
+    private func syncIfDeferred() throws(SQLiteError) {
+        guard defersDiskSync, let writer else { return }
+        try writer.syncJournal()
         deferredSyncs.add(1, ordering: .relaxed)
     }
 }
