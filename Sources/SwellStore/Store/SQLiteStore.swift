@@ -9,7 +9,7 @@ import Synchronization
 /// (a small pool), each in a read transaction, so they see a consistent
 /// snapshot and never wait for a commit in progress.
 ///
-/// `@unchecked Sendable`, field by field: `writer` is used only under `writerLock`;
+/// `@unchecked Sendable`, field by field: `writer` and `defersDiskSync` are used only under `writerLock`;
 /// `readers` is handed out under `poolLock`, each reader then owned by one caller until
 /// returned; `identifier`, `model` and `rowidKeyed` are set once by `load`, under `writerLock`, and
 /// published to readers by `isLoaded` (release/acquire) before any read or commit uses
