@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what Swell needs on a Debian machine that has only the Swift toolchain:
 # the development packages of SQLite, libcurl (OpenSSL flavour), zlib, libdeflate and libpq,
-# and PostgreSQL 15 (the tests start their own throwaway server from it).
+# PostgreSQL 15 (the tests start their own throwaway server from it), and Python 3 with
+# oauthlib (the tests start an OAuth 2.0 token endpoint made with it).
 # Does nothing when they are already there. Safe to run again.
 set -euo pipefail
 
-packages=(libsqlite3-dev libcurl4-openssl-dev zlib1g-dev libdeflate-dev libpq-dev postgresql)
+packages=(libsqlite3-dev libcurl4-openssl-dev zlib1g-dev libdeflate-dev libpq-dev postgresql python3 python3-oauthlib)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

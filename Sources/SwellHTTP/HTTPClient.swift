@@ -86,17 +86,28 @@ public final class HTTPClient {
         }
         let code = curl_easy_perform(handle)
         if let bodyError = transfer.bodyError { throw .body(bodyError) }
+        do {
+            return try response(request, target: target, transfer: transfer, code: code)
+        } catch {
+            var failure = error
+            if !target.isFile { failure.method = request.method }
+            throw .http(failure)
+        }
+    }
+
+    /// The attempt's response, or why it failed.
+    private func response(_ request: HTTPRequest, target: RequestTarget, transfer: Transfer, code: CURLcode) throws(HTTPError) -> HTTPResponse {
         if transfer.isUnwantedHTML {
             let type = transfer.contentType ?? "text/html"
-            throw .http(HTTPError(kind: .htmlPage, url: request.url,
-                                  message: "HTTP \(transfer.status) with an HTML page (Content-Type: \(type)) instead of the data: a server or proxy error page"))
+            throw HTTPError(kind: .htmlPage, url: request.url,
+                                  message: "HTTP \(transfer.status) with an HTML page (Content-Type: \(type)) instead of the data: a server or proxy error page")
         }
         if transfer.isTooLarge || (code == CURLE_FILESIZE_EXCEEDED && transfer.hasSuccessStatus) {
             let limit = request.maxBytes.map { " of \($0) bytes" } ?? ""
-            throw .http(HTTPError(kind: .tooLarge, url: request.url, message: "response body larger than the limit\(limit)"))
+            throw HTTPError(kind: .tooLarge, url: request.url, message: "response body larger than the limit\(limit)")
         }
         if code != CURLE_OK && code != CURLE_FILESIZE_EXCEEDED {
-            throw .http(HTTPError(kind: Self.kind(of: code), url: request.url, message: curlMessage(code)))
+            throw HTTPError(kind: Self.kind(of: code), url: request.url, message: curlMessage(code))
         }
         if target.isFile {
             return HTTPResponse(status: 200, headers: [], effectiveURL: target.reportedURL, bodyBytes: transfer.bodyBytes)
@@ -106,7 +117,7 @@ public final class HTTPClient {
             let reason = transfer.reason.isEmpty ? HTTPStatus.reason(for: status) : transfer.reason
             var error = HTTPError(kind: .status(status), url: request.url, message: "HTTP \(status) \(reason)".trimmingCharacters(in: .whitespaces))
             error.retryAfter = transfer.headers.last(where: { $0.name == "retry-after" })?.value
-            throw .http(error)
+            throw error
         }
         var effectiveURL: UnsafeMutablePointer<CChar>? = nil
         let reported = swell_curl_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &effectiveURL) == CURLE_OK
@@ -135,6 +146,16 @@ public final class HTTPClient {
         // A local file is read in large pieces (libcurl's default is 16 KiB a read); the
         // body arrives in as many calls of the write callback.
         if target.isFile { try set(CURLOPT_BUFFERSIZE, Self.fileReadSize) }
+        if !target.isFile, let body = request.body {
+            try check(swell_curl_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), CURLOPT_POSTFIELDSIZE_LARGE)
+            // curl copies the bytes: the request's array need not outlive this call.
+            var bytes = body.isEmpty ? [0] : body
+            let code = bytes.withUnsafeMutableBytes { swell_curl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) }
+            try check(code, CURLOPT_COPYPOSTFIELDS)
+        }
+        if !target.isFile, request.method != "GET", request.method != "POST" || request.body == nil {
+            try set(CURLOPT_CUSTOMREQUEST, request.method)
+        }
         if request.timeout > 0 {
             try set(CURLOPT_TIMEOUT_MS, Int(min(request.timeout * 1000, 1e12).rounded(.up)))
         }

@@ -38,6 +38,8 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// Whether another attempt may succeed: connection failures, timeouts, 429 and 5xx.
     public var isRetryable: Bool
+    /// The request's method (`GET`, `POST`, `PUT`), named in `description`.
+    public var method = "GET"
     /// The response's `Retry-After` value, kept for the retry policy.
     var retryAfter: String?
 
@@ -51,7 +53,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
 
     /// The verb and URL, then what happened, e.g. `GET http://host/p2: HTTP 503 Service Unavailable`.
     public var description: String {
-        let verb = kind == .file ? "read" : "GET"
+        let verb = kind == .file ? "read" : method
         return "\(verb) \(url): \(message)"
     }
 }

@@ -92,6 +92,18 @@ public enum HTTPLinks {
 }
 
 extension HTTPLinks {
+    /// `fields` as an `application/x-www-form-urlencoded` body: `name=value` pairs joined by
+    /// `&`, each byte but the unreserved ones percent-encoded and a space written `+`.
+    public static func formEncoded(_ fields: [(name: String, value: String)]) -> String {
+        fields.map { formEncoded($0.name) + "=" + formEncoded($0.value) }.joined(separator: "&")
+    }
+
+    /// One name or value, form-encoded (RFC 6749 appendix B; also how §2.3.1 encodes client
+    /// credentials before HTTP Basic).
+    public static func formEncoded(_ text: String) -> String {
+        String(percentEncoded(text, keeping: [0x20]).map { $0 == " " ? "+" : $0 })
+    }
+
     /// Percent-encodes every byte of the UTF-8 form except unreserved characters and those in `keeping`.
     static func percentEncoded(_ text: String, keeping: Set<UInt8> = []) -> String {
         var out = ""

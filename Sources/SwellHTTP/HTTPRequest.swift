@@ -1,8 +1,13 @@
-/// A GET request for one page of a source.
+/// A request for one page of a source (a GET unless `method` and `body` say otherwise), or
+/// for a token.
 public struct HTTPRequest: Sendable {
     /// What to fetch: an `http://`, `https://` or `file://` URL, or a plain file path
     /// (relative paths resolve against the current working directory).
     public var url: String
+    /// The method: `GET` (the default), `POST` or `PUT` (file URLs are only read).
+    public var method = "GET"
+    /// The body sent with a `POST` or `PUT`, as given (set its `Content-Type` in `headers`).
+    public var body: [UInt8]? = nil
     /// Extra request headers; a `User-Agent` here replaces the client's.
     public var headers: [HTTPHeader] = []
     /// Seconds one attempt may take, connecting and the whole transfer included; 0 or less: no limit.

@@ -10,6 +10,11 @@ public struct JSONNumber: Sendable, Equatable {
         self.text = text
     }
 
+    /// The number `value`, written in decimal.
+    public init(_ value: Int64) {
+        self.text = String(value)
+    }
+
     /// The exact integer value when the number is whole and fits `Int64`; nil otherwise.
     ///
     /// "1e2" gives 100, "10.0" gives 10, "-0" gives 0, "1.5" and

@@ -1,3 +1,4 @@
+import SwellJSON
 import SwellStore
 
 /// A pipeline file, loaded and validated: what to fetch, how to map it into
@@ -103,6 +104,10 @@ public enum Pagination: Sendable, Equatable {
     case page(parameter: String, start: Int)
     /// A dot path to an opaque cursor, sent back as query parameter `parameter`.
     case cursor(path: [String], parameter: String)
+    /// An offset counted up by `limit` from `start` (version 3), sent as `parameter`, with
+    /// `limit` sent as `limitParameter` when given; it ends with a page of fewer than `limit`
+    /// records, or when the offset reaches the number at `total` (a dot path) if given.
+    case offset(parameter: String, limitParameter: String?, limit: Int, start: Int, total: [String]?)
 }
 
 /// What a source does with records whose key exists already, and with keys not seen.
@@ -126,8 +131,12 @@ public struct IncrementalSpec: Sendable, Equatable {
     public var cursor: String
     /// The query parameter that carries the kept value on the next run (`param`).
     public var parameter: String
+    /// The value sent while none is kept (`initial`, version 3).
+    public var initial: String? = nil
+    /// Seconds taken off the kept value before it is sent (`lag`, version 3): records
+    /// changed shortly before the last run's newest are read again.
+    public var lag: Double? = nil
 }
-
 /// One source: where to fetch, how to read pages, how to map records.
 public struct SourceSpec: Sendable {
     /// The source's name, unique in the file (for a `for_each` expansion, this expansion's).
@@ -168,6 +177,16 @@ public struct SourceSpec: Sendable {
     /// For a source expanded from `for_each`: the name written in the file (`--only` may
     /// name it to pick every expansion) and this expansion's item.
     public var forEach: (source: String, item: String)?
+    /// How it proves who it is (`auth`, version 3).
+    public var auth: SourceAuth? = nil
+    /// `GET` (default), `POST` or `PUT` (version 3).
+    public var method = "GET"
+    /// The JSON body sent with each page request (`body`, version 3).
+    public var body: JSONValue? = nil
+    /// Statuses read as a page with no records (`on_status: {404: empty}`, version 3).
+    public var emptyStatuses: Set<Int> = []
+    /// Where the paging parameter goes (`paginate.in`, version 3).
+    public var pagingIn = ParameterPlacement.query
 
     /// Whether `--only NAME` picks this source: its own name, or its `for_each` source's.
     public func isNamed(_ name: String) -> Bool { self.name == name || forEach?.source == name }

@@ -1,4 +1,5 @@
 import Foundation
+import SwellJSON
 import SwellStore
 import Yams
 
@@ -20,9 +21,20 @@ extension PipelineFileReader {
             expanded.name = source.name.contains(placeholder) ? fill(source.name) : "\(source.name)[\(item)]"
             expanded.url = fill(source.url)
             expanded.headers = source.headers.map { ($0.name, fill($0.value)) }
+            expanded.body = source.body.map { Self.filling($0, with: fill) }
             expanded.rejects = source.rejects.contains(placeholder) ? fill(source.rejects) : "rejects/\(pipeline)-\(expanded.name).ndjson"
             expanded.forEach = (source.name, item)
             return expanded
+        }
+    }
+
+    /// `body` with `fill` applied to each string in it (keys stay as written).
+    static func filling(_ body: JSONValue, with fill: (String) -> String) -> JSONValue {
+        switch body {
+        case .string(let text): .string(fill(text))
+        case .array(let elements): .array(elements.map { filling($0, with: fill) })
+        case .object(let object): .object(JSONObject(members: object.members.map { ($0.key, filling($0.value, with: fill)) }))
+        default: body
         }
     }
 
@@ -94,9 +106,9 @@ extension PipelineFileReader {
     }
 
     private mutating func readSource(_ node: Node, pipeline: String, entities: [PipelineEntity]) throws(PipelineFileError) -> SourceSpec {
-        let keys = try keyedMapping(node, "a source", allowed: ["name", "entity", "url", "format", "records", "headers", "paginate", "fields", "dates",
+        let keys = try keyedMapping(node, "a source", allowed: (["name", "entity", "url", "format", "records", "headers", "paginate", "fields", "dates",
                                                              "mode", "on_error", "rejects", "timeout", "retries", "max_bytes", "incremental",
-                                                             "for_each"],
+                                                             "for_each"] as Set<String>).union(Self.version3SourceKeys),
                                required: ["name", "entity", "url"])
         let keeping: Set<String> = keys["for_each"] == nil ? [] : ["item"]
         let name = try string(keys["name"]!, "a source's name")
@@ -146,7 +158,7 @@ extension PipelineFileReader {
         let maxBytes = try keys["max_bytes"].map { node throws(PipelineFileError) in Int64(try integer(node, "max_bytes of source \(name)", in: 1...Int.max)) }
         var incremental: IncrementalSpec?
         if let node = keys["incremental"] {
-            let spec = try keyedMapping(node, "incremental of source \(name)", allowed: ["cursor", "param"], required: ["cursor", "param"])
+            let spec = try keyedMapping(node, "incremental of source \(name)", allowed: ["cursor", "param", "initial", "lag"], required: ["cursor", "param"])
             let cursor = try string(spec["cursor"]!, "incremental cursor")
             guard entity.attributes.contains(where: { $0.name == cursor }) else {
                 throw error(spec["cursor"], "incremental cursor '\(cursor)' is not an attribute of \(entity.name)")
@@ -154,14 +166,67 @@ extension PipelineFileReader {
             let parameter = try string(spec["param"]!, "incremental param")
             guard !parameter.isEmpty else { throw error(spec["param"], "incremental param must not be empty") }
             incremental = IncrementalSpec(cursor: cursor, parameter: parameter)
+            if let initial = spec["initial"] {
+                try requireVersion3(initial, "incremental.initial")
+                incremental?.initial = try interpolate(initial, "incremental.initial of source \(name)", keeping: keeping)
+            }
+            if let lag = spec["lag"] {
+                try requireVersion3(lag, "incremental.lag")
+                let seconds = try number(lag, "incremental.lag of source \(name)")
+                guard seconds >= 0 else { throw error(lag, "incremental.lag of source \(name) must not be negative") }
+                let type = entity.attributes.first { $0.name == cursor }?.type
+                guard type == .date || type == .integer || type == .double else {
+                    throw error(lag, "incremental.lag of source \(name) needs a date or number cursor; \(cursor) is a \(type.map { "\($0)" } ?? "?")")
+                }
+                incremental?.lag = seconds
+            }
         }
-        return SourceSpec(name: name, entity: entity.name, url: url, isNDJSON: isNDJSON, records: records, headers: headers,
-                          pagination: pagination, fields: fields, nested: nested, dates: dates, mode: mode, onError: onError, rejects: rejects,
-                          timeout: timeout, retries: retries, maxBytes: maxBytes, incremental: incremental)
+        var source = SourceSpec(name: name, entity: entity.name, url: url, isNDJSON: isNDJSON, records: records, headers: headers,
+                                pagination: pagination, fields: fields, nested: nested, dates: dates, mode: mode, onError: onError, rejects: rejects,
+                                timeout: timeout, retries: retries, maxBytes: maxBytes, incremental: incremental)
+        try readAccess(keys, into: &source, keeping: keeping)
+        return source
+    }
+
+    /// The version-3 keys of a source: `auth`, `method`, `body`, `on_status` and `paginate.in`.
+    private mutating func readAccess(_ keys: [String: Node], into source: inout SourceSpec, keeping: Set<String>) throws(PipelineFileError) {
+        let name = source.name
+        for key in Self.version3SourceKeys.sorted() {
+            if let node = keys[key] { try requireVersion3(node, key) }
+        }
+        if let node = keys["auth"] { source.auth = try readAuth(node, source: name, keeping: keeping) }
+        if let node = keys["method"] { source.method = try readMethod(node, source: name) }
+        if let node = keys["body"] {
+            guard source.method != "GET" else {
+                throw error(keys["method"] ?? node, "source \(name) has a body, which a GET does not send: say method: POST (or PUT)")
+            }
+            source.body = try readBody(node, source: name, keeping: keeping)
+        }
+        if let node = keys["on_status"] { source.emptyStatuses = try readOnStatus(node, source: name) }
+        if case .mapping(let paginate)? = keys["paginate"], let node = paginate["in"] {
+            try requireVersion3(node, "paginate.in")
+            guard let placement = ParameterPlacement(rawValue: try string(node, "paginate.in")) else {
+                throw error(node, "paginate.in of source \(name) must be query or body, not \(written(node))")
+            }
+            if placement == .body {
+                guard case .object? = source.body else {
+                    throw error(node, "paginate.in of source \(name) is body, but the source has no body (a JSON object) to put the parameter in")
+                }
+                if case .next? = source.pagination { throw error(node, "paginate.in: body of source \(name) needs a parameter form (param, cursor or offset), not next") }
+                if case .linkHeader? = source.pagination { throw error(node, "paginate.in: body of source \(name) needs a parameter form (param, cursor or offset), not link_header") }
+            }
+            source.pagingIn = placement
+        }
     }
 
     private func readPagination(_ node: Node, source: String) throws(PipelineFileError) -> Pagination {
-        let keys = try keyedMapping(node, "paginate of source \(source)", allowed: ["next", "link_header", "param", "start", "cursor"])
+        var keys = try keyedMapping(node, "paginate of source \(source)", allowed: ["next", "link_header", "param", "start", "cursor", "offset", "in"])
+        keys["in"] = nil    // where the parameter goes: `readAccess`
+        if let offset = keys["offset"] {
+            try requireVersion3(offset, "paginate.offset")
+            guard keys.count == 1 else { throw error(node, "paginate of source \(source): 'offset' stands alone (besides 'in')") }
+            return try readOffset(offset, source: source)
+        }
         if let next = keys["next"] {
             guard keys.count == 1 else { throw error(node, "paginate of source \(source): 'next' stands alone") }
             return .next(path: try dotPath(next, "paginate.next"))
@@ -181,6 +246,6 @@ extension PipelineFileReader {
             let start = try keys["start"].map { node throws(PipelineFileError) in try integer(node, "paginate.start") } ?? 1
             return .page(parameter: try string(param, "paginate.param"), start: start)
         }
-        throw error(node, "paginate of source \(source) needs one of: next, link_header, param (with start), cursor (with param)")
+        throw error(node, "paginate of source \(source) needs one of: next, link_header, param (with start), cursor (with param), offset")
     }
 }

@@ -6,7 +6,7 @@ import Yams
 struct PipelineFileReader {
     let path: String
     let environment: [String: String]
-    private(set) var secrets: Set<String> = []
+    var secrets: Set<String> = []
     /// The file's `version` (1, or 2 for nested records and relationships).
     private(set) var version = 1
 
@@ -144,7 +144,7 @@ struct PipelineFileReader {
                               required: ["version", "name", "entities"])
         let versionNode = top["version"]!
         version = try integer(versionNode, "version")
-        guard version == 1 || version == 2 else { throw error(versionNode, "version \(version) is not known: it must be 1, or 2 for nested records and relationships") }
+        guard (1...3).contains(version) else { throw error(versionNode, "version \(version) is not known: it must be 1, 2 (nested records and relationships) or 3 (auth, bodies, offsets)") }
         let nameNode = top["name"]!
         let name = try string(nameNode, "name")
         guard Self.isPipelineName(name) else { throw error(nameNode, "name '\(name)' must match [a-z0-9_-]+") }

@@ -64,6 +64,13 @@ extension InitPipeline {
                      comment: paginationReason)
         case .page(let parameter, let start)?:
             out.line("    paginate: { param: \(YAMLLines.scalar(parameter)), start: \(start) }", comment: paginationReason)
+        case .offset(let parameter, let limitParameter, let limit, let start, let total)?:
+            var fields = ["param: \(YAMLLines.scalar(parameter))"]
+            if let limitParameter { fields.append("limit_param: \(YAMLLines.scalar(limitParameter))") }
+            fields.append("limit: \(limit)")
+            if start != 0 { fields.append("start: \(start)") }
+            if let total { fields.append("total: \(YAMLLines.scalar(total.joined(separator: ".")))") }
+            out.line("    paginate: { offset: { \(fields.joined(separator: ", ")) } }", comment: paginationReason)
         case nil:
             out.comment("paginate: \(paginationReason)", indent: 4)
         }

@@ -5,7 +5,10 @@ import SwellStore
 
 /// Incremental sync (pipeline-file.md, `incremental`): the largest value of the
 /// cursor attribute a complete run saw is kept in the store's metadata under
-/// `incremental.<source>`, as the text the next run sends in its query parameter.
+/// `incremental.<source>`, as the text the next run sends in its query parameter. While
+/// none is kept, the `initial` value is sent (if given); a kept value is sent `lag`
+/// seconds earlier (if given), so that records changed just before the last run's newest
+/// are read again.
 struct IncrementalCursor: Sendable {
     /// The query parameter that carries the stored value.
     let parameter: String
@@ -13,6 +16,8 @@ struct IncrementalCursor: Sendable {
     let attributeIndex: Int
     let type: AttributeType
     let metadataKey: String
+    let initial: String?
+    let lag: Double?
 
     /// The source's cursor; nil when it is not incremental.
     init?(source: SourceSpec, entity: PipelineEntity) {
@@ -22,6 +27,8 @@ struct IncrementalCursor: Sendable {
         attributeIndex = index
         type = entity.attributes[index].type
         metadataKey = Self.metadataKey(source: source.name)
+        initial = spec.initial
+        lag = spec.lag
     }
 
     /// The store metadata key of source `source`'s cursor.
@@ -29,10 +36,27 @@ struct IncrementalCursor: Sendable {
         "incremental.\(source)"
     }
 
-    /// The source's URL with the stored value (if any) in the parameter.
+    /// The source's URL with the value to send (if any) in the parameter.
     func url(_ sourceURL: String, stored: String?) -> String {
-        guard let stored else { return sourceURL }
-        return HTTPLinks.setting(query: parameter, to: stored, in: sourceURL)
+        guard let value = sent(stored: stored) else { return sourceURL }
+        return HTTPLinks.setting(query: parameter, to: value, in: sourceURL)
+    }
+
+    /// The value sent: the kept one less the lag, or the initial one while none is kept.
+    func sent(stored: String?) -> String? {
+        guard let stored else { return initial }
+        guard let lag, lag > 0 else { return stored }
+        switch type {
+        case .date:
+            guard let seconds = ISODate.seconds(from: stored) else { return stored }
+            return ISODate.string(fromSeconds: seconds - lag)
+        case .integer:
+            guard let value = Int64(stored) else { return stored }
+            return String(value - Int64(lag.rounded(.up)))
+        default:
+            guard let value = Double(stored) else { return stored }
+            return CSVFormat.double(value - lag)
+        }
     }
 
     /// The larger of the largest value so far and the cursor of a row's `values` (null is no value).

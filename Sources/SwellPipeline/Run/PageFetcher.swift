@@ -28,10 +28,15 @@ struct FetchedPage: Sendable {
 /// then parsed and sent on the same way. Conditional GET is for HTTP pages of
 /// sources not in replace mode (replace needs every record).
 ///
+/// A source with a body sends it with each page (`POST`/`PUT`, JSON); its credentials
+/// (`SourceAuthorizer`) go on every request, and a 401 under OAuth 2.0 fetches a new token
+/// and asks once more. A status the source reads as empty (`on_status`) is a page with no
+/// records.
+///
 /// Used on the fetch thread only: it owns a libcurl handle and reads the
 /// source's stored state on a private child of the view context (which sees
 /// what the view context holds, and keeps the store read off the main queue).
-struct PageFetcher {
+final class PageFetcher {
     private let source: SourceSpec
     private let client: HTTPClient
     private let stateReader: ManagedObjectContext
@@ -39,6 +44,7 @@ struct PageFetcher {
     private let redactor: Redactor
     private let progress: SourceProgress
     private let isFile: Bool
+    private var authorizer: SourceAuthorizer
 
     init(source: SourceSpec, container: PersistentContainer, logger: Logger, redactor: Redactor,
          progress: SourceProgress) throws(PipelineError) {
@@ -54,6 +60,7 @@ struct PageFetcher {
         self.redactor = redactor
         self.progress = progress
         isFile = !(source.url.hasPrefix("http://") || source.url.hasPrefix("https://"))
+        authorizer = SourceAuthorizer(source: source, redactor: redactor, logger: logger)
     }
 
     /// A store metadata value as the view context sees it.
@@ -74,15 +81,48 @@ struct PageFetcher {
         return (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
     }
 
-    /// Fetches the page at `url`, reading its records with `parser`. `failure`
+    /// Fetches the page `page` asks for, reading its records with `parser`. `failure`
     /// tells whether the run failed meanwhile (then reading stops with it).
     ///
     /// - Throws: `PipelineError`: `.data` for a page that is not valid JSON /
-    ///   NDJSON, `.unavailable` when it could not be had, the run's failure, or
-    ///   what `parser` threw for a bad record.
-    func fetch<Parser: PageParser>(_ url: String, into parser: inout Parser, failure: () -> PipelineError?) throws -> FetchedPage {
+    ///   NDJSON, `.unavailable` when it (or a token for it) could not be had, the run's
+    ///   failure, or what `parser` threw for a bad record.
+    func fetch<Parser: PageParser>(_ page: PageRequest, into parser: inout Parser, failure: () -> PipelineError?) throws -> FetchedPage {
+        var renewedToken = false
+        while true {
+            do {
+                return try fetchOnce(page, into: &parser, failure: failure)
+            } catch let error as PipelineError {
+                guard case HTTPError.Kind.status(let status)? = (error.underlying as? HTTPError)?.kind else { throw error }
+                if status == 401, authorizer.renewsOnUnauthorized, !renewedToken {
+                    // The token may have been revoked or expired early: one new token, one more try.
+                    logger.info("unauthorized: fetching a new token", metadata: ["source": "\(source.name)", "url": "\(redactor(page.url))"])
+                    authorizer.tokenRejected()
+                    renewedToken = true
+                    continue
+                }
+                guard source.emptyStatuses.contains(status) else { throw error }
+                logger.info("read as no records", metadata: ["source": "\(source.name)", "url": "\(redactor(page.url))", "status": "\(status)"])
+                parser.endPage()
+                progress.addPage()
+                return FetchedPage(url: page.url)
+            }
+        }
+    }
+
+    private func fetchOnce<Parser: PageParser>(_ page: PageRequest, into parser: inout Parser, failure: () -> PipelineError?) throws -> FetchedPage {
+        let url = page.url
         var request = HTTPRequest(source: source, url: url)
-        let conditional = !isFile && source.mode != .replace
+        if !isFile {
+            request.method = source.method
+            if let body = page.body {
+                request.body = Array(body.jsonText.utf8)
+                request.headers.append(HTTPHeader(name: "Content-Type", value: "application/json"))
+            }
+            try authorizer.authorize(&request, client: client)
+        }
+        // Conditional GET only: a POST's answer depends on its body.
+        let conditional = !isFile && source.mode != .replace && request.method == "GET"
         if conditional, let text = try storeMetadata(forKey: HTTPValidators.metadataKey(source: source.name, url: url)),
            let validators = HTTPValidators(metadataText: text) {
             validators.apply(to: &request)

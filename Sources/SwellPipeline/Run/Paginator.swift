@@ -1,60 +1,125 @@
 import SwellHTTP
 import SwellJSON
 
+/// One page's request: its URL and, for a source with a body (version 3), the JSON body
+/// sent with it.
+struct PageRequest: Sendable, Equatable {
+    var url: String
+    var body: JSONValue?
+
+    /// Tells the page from the others fetched in a run (pagination that returns to one fails).
+    var identity: String { body.map { "\(url) \($0.jsonText)" } ?? url }
+}
+
 /// Where a source's next page is (pipeline-file.md, `paginate`), from what the
 /// last page said: no pagination, a `next` URL in the body, a `Link` header, a
-/// page-number parameter, or a cursor parameter.
+/// page-number parameter, a cursor parameter, or an offset (version 3).
 ///
-/// A value whose only state is the page number; it does no HTTP, so each form
-/// is tested on its own. The page and cursor forms set their parameter on the
-/// source's URL (after the incremental parameter was set on it).
+/// A value whose only state is the page number or offset; it does no HTTP, so each form
+/// is tested on its own. The page, cursor and offset forms set their parameter on the
+/// source's request — in its URL's query, or at the top level of its JSON body
+/// (`paginate.in: body`) — after the incremental parameter was set on it.
 struct Paginator: Sendable {
     private let pagination: Pagination?
-    private let sourceURL: String
+    private let source: PageRequest
+    private let placement: ParameterPlacement
     private var pageNumber: Int
+    private var offset: Int
 
-    init(_ pagination: Pagination?, sourceURL: String) {
+    init(_ pagination: Pagination?, source: PageRequest, placement: ParameterPlacement = .query) {
         self.pagination = pagination
-        self.sourceURL = sourceURL
-        if case .page(_, let start)? = pagination {
-            pageNumber = start
-        } else {
-            pageNumber = 1
+        self.source = source
+        self.placement = placement
+        pageNumber = 1
+        offset = 0
+        switch pagination {
+        case .page(_, let start)?: pageNumber = start
+        case .offset(_, _, _, let start, _)?: offset = start
+        default: break
+        }
+    }
+
+    /// A paginator for a source without a body, its parameters in the query.
+    init(_ pagination: Pagination?, sourceURL: String) {
+        self.init(pagination, source: PageRequest(url: sourceURL))
+    }
+
+    /// The first page's request.
+    var first: PageRequest {
+        switch pagination {
+        case .page(let parameter, _)?:
+            return setting(parameter, to: .number(JSONNumber(Int64(pageNumber))), in: source)
+        case .offset(let parameter, let limitParameter, let limit, _, _)?:
+            return offsetRequest(parameter, limitParameter, limit)
+        default:
+            return source
         }
     }
 
     /// The first page's URL.
-    var firstURL: String {
-        if case .page(let parameter, _)? = pagination {
-            return HTTPLinks.setting(query: parameter, to: String(pageNumber), in: sourceURL)
-        }
-        return sourceURL
-    }
+    var firstURL: String { first.url }
 
     /// The dot paths in a page's body that `pagination` reads (for the page reader to capture).
     static func capturePaths(_ pagination: Pagination?) -> [[String]] {
         switch pagination {
         case .next(let path)?: [path]
         case .cursor(let path, _)?: [path]
+        case .offset(_, _, _, _, let total?)?: [total]
         default: []
         }
     }
 
-    /// The next page's URL after `page`; nil when `page` was the last.
-    mutating func next(after page: FetchedPage) -> String? {
+    /// The next page's request after `page`; nil when `page` was the last.
+    mutating func nextRequest(after page: FetchedPage) -> PageRequest? {
         switch pagination {
         case nil:
             return nil
         case .next(let path)?:
             return Self.text(page.captured[path]).flatMap { HTTPLinks.resolve($0, against: page.url) }
+                .map { PageRequest(url: $0, body: source.body) }
         case .linkHeader?:
-            return page.linkHeader.flatMap { HTTPLinks.nextLink(in: $0, base: page.url) }
+            return page.linkHeader.flatMap { HTTPLinks.nextLink(in: $0, base: page.url) }.map { PageRequest(url: $0, body: source.body) }
         case .page(let parameter, _)?:
             pageNumber += 1
-            return page.records > 0 ? HTTPLinks.setting(query: parameter, to: String(pageNumber), in: sourceURL) : nil
+            return page.records > 0 ? setting(parameter, to: .number(JSONNumber(Int64(pageNumber))), in: source) : nil
         case .cursor(let path, let parameter)?:
-            return Self.text(page.captured[path]).map { HTTPLinks.setting(query: parameter, to: $0, in: sourceURL) }
+            return Self.text(page.captured[path]).map { setting(parameter, to: .string($0), in: source) }
+        case .offset(let parameter, let limitParameter, let limit, _, let totalPath)?:
+            // A short page is the last; so is the one that reaches the total.
+            guard page.records >= limit else { return nil }
+            offset += limit
+            if let totalPath, let total = page.captured[totalPath].flatMap(Self.integer), offset >= total { return nil }
+            return offsetRequest(parameter, limitParameter, limit)
         }
+    }
+
+    /// The next page's URL after `page` (a source without a body); nil when `page` was the last.
+    mutating func next(after page: FetchedPage) -> String? {
+        nextRequest(after: page)?.url
+    }
+
+    private func offsetRequest(_ parameter: String, _ limitParameter: String?, _ limit: Int) -> PageRequest {
+        var request = setting(parameter, to: .number(JSONNumber(Int64(offset))), in: source)
+        if let limitParameter { request = setting(limitParameter, to: .number(JSONNumber(Int64(limit))), in: request) }
+        return request
+    }
+
+    /// `request` with `parameter` set to `value`: in its query (as text), or as a member of its body.
+    private func setting(_ parameter: String, to value: JSONValue, in request: PageRequest) -> PageRequest {
+        var request = request
+        switch placement {
+        case .query:
+            request.url = HTTPLinks.setting(query: parameter, to: Self.text(value) ?? "", in: request.url)
+        case .body:
+            guard case .object(var object)? = request.body else { return request }
+            if let index = object.members.firstIndex(where: { $0.key == parameter }) {
+                object.members[index].value = value
+            } else {
+                object.members.append((parameter, value))
+            }
+            request.body = .object(object)
+        }
+        return request
     }
 
     /// A pagination value as text: a non-empty string or a number; nil ends.
@@ -62,6 +127,15 @@ struct Paginator: Sendable {
         switch value {
         case .string(let text)?: text.isEmpty ? nil : text
         case .number(let number)?: number.text
+        default: nil
+        }
+    }
+
+    /// A total as a whole number: a JSON number, or a string of digits.
+    private static func integer(_ value: JSONValue) -> Int? {
+        switch value {
+        case .number(let number): number.int64.map { Int($0) }
+        case .string(let text): Int(text)
         default: nil
         }
     }

@@ -1,22 +1,36 @@
 import Foundation
+import SwellLocks
 
 /// Hides values that came from the environment (tokens, passwords) in every
 /// text Swell prints or writes: logs, errors, the report, the rejects file —
 /// and the password of any URL (`postgres://user:password@host/db`) or
-/// connection string (`password=…`), wherever it came from.
+/// connection string (`password=…`), wherever it came from. Secrets learnt during a run
+/// (a token from a token endpoint) are hidden from then on by every copy of the redactor.
 public struct Redactor: Sendable {
     /// The values to hide, longest first (so a secret containing another is hidden whole).
     private let secrets: [String]
+    /// Secrets learnt while running, shared by every copy, longest first.
+    private let learnt = LockedValue<[String]>([])
 
     /// A redactor hiding `secrets` (values shorter than 3 characters are not hidden).
     public init(secrets: some Sequence<String>) {
         self.secrets = Set(secrets).filter { $0.count >= 3 }.sorted { $0.count > $1.count }
     }
 
+    /// Hides `secret` too, from now on (values shorter than 3 characters are not hidden).
+    func learn(_ secret: String) {
+        guard secret.count >= 3 else { return }
+        learnt.withLock { secrets in
+            guard !secrets.contains(secret) else { return }
+            secrets.append(secret)
+            secrets.sort { $0.count > $1.count }
+        }
+    }
+
     /// `text` with every secret and every URL or connection-string password replaced by `***`.
     public func callAsFunction(_ text: String) -> String {
         var result = text
-        for secret in secrets where result.contains(secret) {
+        for secret in learnt.withLock({ $0 }) + secrets where result.contains(secret) {
             result = result.replacingOccurrences(of: secret, with: "***")
         }
         return Self.hidingPasswords(result)

@@ -164,22 +164,23 @@ struct SourceRun {
         if let cursor {
             sourceURL = cursor.url(sourceURL, stored: try fetcher.storeMetadata(forKey: cursor.metadataKey))
         }
-        var paginator = Paginator(source.pagination, sourceURL: sourceURL)
-        var url: String? = paginator.firstURL
+        var paginator = Paginator(source.pagination, source: PageRequest(url: sourceURL, body: source.body), placement: source.pagingIn)
+        var request: PageRequest? = paginator.first
         var visited = Set<String>()
         var validators: [String: String] = [:]
-        while let current = url {
+        while let current = request {
             guard state.failure == nil else { return nil }
-            guard visited.insert(current).inserted else {
-                throw PipelineError(.data, redactor("source \(source.name): pagination returned to \(current), a page already fetched"))
+            guard visited.insert(current.identity).inserted else {
+                let body = current.body.map { " with body \($0.jsonText)" } ?? ""
+                throw PipelineError(.data, redactor("source \(source.name): pagination returned to \(current.url)\(body), a page already fetched"))
             }
             let page = try fetcher.fetch(current, into: &pages) { state.failure }
             state.count(page)
             if let pageValidators = page.validators {
-                validators[HTTPValidators.metadataKey(source: source.name, url: current)] = pageValidators.metadataText
+                validators[HTTPValidators.metadataKey(source: source.name, url: current.url)] = pageValidators.metadataText
             }
             guard state.failure == nil else { return nil }
-            url = paginator.next(after: page)
+            request = paginator.nextRequest(after: page)
         }
         return validators
     }
