@@ -73,8 +73,14 @@ struct JSONMachine: Sendable {
     private(set) var line = 1
     private(set) var lineStart = 0
 
-    init(mode: Mode, recordsPath: [String]?, capturePaths: [[String]], maxDepth: Int, yieldsRecordStarts: Bool = false) {
+    /// Whether a page without a records path that is one object is that one record
+    /// (`JSONPageReader`'s `objectPageIsRecord`) rather than an error.
+    private let objectPageIsRecord: Bool
+
+    init(mode: Mode, recordsPath: [String]?, capturePaths: [[String]], maxDepth: Int, yieldsRecordStarts: Bool = false,
+         objectPageIsRecord: Bool = false) {
         self.mode = mode
+        self.objectPageIsRecord = objectPageIsRecord && mode == .page
         self.maxDepth = maxDepth
         self.yieldsRecordStarts = yieldsRecordStarts
         let path = recordsPath.flatMap { $0.isEmpty ? nil : $0 }
@@ -221,6 +227,11 @@ struct JSONMachine: Sendable {
                         return .record(record)
                     }
                     continue
+                }
+                if objectPageIsRecord, slot == .records, frames.isEmpty, byte == UInt8(ascii: "{") {
+                    // A page that is one object: that object is its one record.
+                    slot = .emit
+                    sawRecords = true
                 }
                 if yieldsRecordStarts, slot == .emit, JSONMachine.startsValue(byte) {
                     position = index

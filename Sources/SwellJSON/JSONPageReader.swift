@@ -49,12 +49,16 @@ public struct JSONPageReader: Sendable {
     ///     outer value. A path that leads to or into the records array is never captured.
     ///   - maxDepth: the deepest nesting of arrays and objects allowed, counted from the top of the page
     ///     (for ndjson, of each line).
-    public init(format: Format, recordsPath: [String]?, capturePaths: [[String]] = [], maxDepth: Int = 512) {
+    ///   - objectPageIsRecord: with no `recordsPath`, a json page that is one object is that
+    ///     one record (otherwise it is an error: not an array of records).
+    public init(format: Format, recordsPath: [String]?, capturePaths: [[String]] = [], maxDepth: Int = 512,
+                objectPageIsRecord: Bool = false) {
         machine = JSONMachine(
             mode: format == .json ? .page : .ndjson,
             recordsPath: recordsPath,
             capturePaths: capturePaths,
-            maxDepth: maxDepth
+            maxDepth: maxDepth,
+            objectPageIsRecord: objectPageIsRecord
         )
     }
 

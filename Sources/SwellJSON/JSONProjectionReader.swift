@@ -31,15 +31,18 @@ public struct JSONProjectionReader: Sendable {
     ///   - capturePaths: other values of the page to keep, as for `JSONPageReader`.
     ///   - maxDepth: the deepest nesting of arrays and objects allowed, counted from the top of the page
     ///     (for ndjson, of each line).
+    ///   - objectPageIsRecord: as for `JSONPageReader`.
     public init(
         projection: JSONProjection,
         format: JSONPageReader.Format,
         recordsPath: [String]?,
         capturePaths: [[String]] = [],
-        maxDepth: Int = 512
+        maxDepth: Int = 512,
+        objectPageIsRecord: Bool = false
     ) {
         parser = ProjectingParser(
-            projection: projection, format: format, recordsPath: recordsPath, capturePaths: capturePaths, maxDepth: maxDepth
+            projection: projection, format: format, recordsPath: recordsPath, capturePaths: capturePaths, maxDepth: maxDepth,
+            objectPageIsRecord: objectPageIsRecord
         )
     }
 

@@ -48,13 +48,15 @@ struct ProjectingParser: Sendable {
     /// Where the record under way starts, when one is (a chunk ended inside it).
     var pendingRecordStart: Int? { inRecord ? recordStart.byteOffset : nil }
 
-    init(projection: JSONProjection, format: JSONPageReader.Format, recordsPath: [String]?, capturePaths: [[String]], maxDepth: Int) {
+    init(projection: JSONProjection, format: JSONPageReader.Format, recordsPath: [String]?, capturePaths: [[String]], maxDepth: Int,
+         objectPageIsRecord: Bool = false) {
         machine = JSONMachine(
             mode: format == .json ? .page : .ndjson,
             recordsPath: recordsPath,
             capturePaths: capturePaths,
             maxDepth: maxDepth,
-            yieldsRecordStarts: true
+            yieldsRecordStarts: true,
+            objectPageIsRecord: objectPageIsRecord
         )
         projector = RecordProjector(plan: projection.plan, ndjson: format == .ndjson, maxDepth: maxDepth)
     }

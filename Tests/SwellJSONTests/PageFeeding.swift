@@ -15,9 +15,11 @@ func feed(
     format: JSONPageReader.Format = .json,
     recordsPath: [String]? = nil,
     capturePaths: [[String]] = [],
-    maxDepth: Int = 512
+    maxDepth: Int = 512,
+    objectPageIsRecord: Bool = false
 ) throws -> FedPage {
-    var reader = JSONPageReader(format: format, recordsPath: recordsPath, capturePaths: capturePaths, maxDepth: maxDepth)
+    var reader = JSONPageReader(format: format, recordsPath: recordsPath, capturePaths: capturePaths, maxDepth: maxDepth,
+                                objectPageIsRecord: objectPageIsRecord)
     var fed = FedPage()
     let collect: (Int, JSONValue) throws -> Void = { index, record in
         fed.indices.append(index)

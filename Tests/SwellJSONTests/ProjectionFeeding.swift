@@ -117,10 +117,12 @@ func project(
     format: JSONPageReader.Format = .json,
     recordsPath: [String]? = nil,
     capturePaths: [[String]] = [],
-    maxDepth: Int = 512
+    maxDepth: Int = 512,
+    objectPageIsRecord: Bool = false
 ) throws -> ProjectedPage {
     var reader = JSONProjectionReader(
-        projection: JSONProjection(fields: fields), format: format, recordsPath: recordsPath, capturePaths: capturePaths, maxDepth: maxDepth
+        projection: JSONProjection(fields: fields), format: format, recordsPath: recordsPath, capturePaths: capturePaths, maxDepth: maxDepth,
+        objectPageIsRecord: objectPageIsRecord
     )
     var sink = CollectingSink()
     var result = ProjectedPage()

@@ -17,10 +17,9 @@ import Testing
     }
 
     /// Every JSON page under `fixtures/`, and the shared fixtures' pages (`shared/` is
-    /// `../shared/fixtures`). Not here, because they are not a page of records:
-    /// `magicalrecord-single-entity.json` / `SingleEntityWithNoRelationships.json` (one object,
-    /// tested below), and the files that are not strict JSON (trailing commas: Groot's
-    /// `cards.json`, `cards_update.json`, Sync's `users_c.json`, tested below).
+    /// `../shared/fixtures`), the pages that are one object (one record, version 3) included.
+    /// Not here: the files that are not strict JSON (trailing commas: Groot's `cards.json`,
+    /// `cards_update.json`, Sync's `users_c.json`, tested below).
     static let samples: [Sample] = [
         Sample(path: "fixtures/orders/page-0001.json", records: 10, rows: 10),
         Sample(path: "fixtures/surf-journal/page-0001.json", records: 20, rows: 20),  // next: page-0002.json
@@ -41,6 +40,8 @@ import Testing
         Sample(path: "shared/Groot/GrootTests/JSON/characters.json", records: 2, rows: 2),
         Sample(path: "shared/Groot/GrootTests/JSON/characters_update.json", records: 3, rows: 3),
         Sample(path: "shared/Groot/GrootTests/JSON/container.json", records: 2, rows: 2),
+        Sample(path: "fixtures/third-party/magicalrecord-single-entity.json", records: 1, rows: 1),
+        Sample(path: "shared/MagicalRecord/Tests/Fixtures/SingleEntityWithNoRelationships.json", records: 1, rows: 1),
     ]
 
     static let sharedFixtures = Workspace.repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
@@ -99,11 +100,18 @@ import Testing
         #expect(outcome.stdout.isEmpty)
     }
 
-    @Test func initRefusesAPageThatIsOneObject() throws {
+    @Test func aPageThatIsOneObjectIsOneRecordInVersion3Only() throws {
         let workspace = try workspace()
-        let outcome = try workspace.run("init", "--from", "fixtures/third-party/magicalrecord-single-entity.json")
-        #expect(outcome.status == 65)
-        #expect(outcome.stderr.contains("no array of records in fixtures/third-party/magicalrecord-single-entity.json"))
+        let path = "fixtures/third-party/magicalrecord-single-entity.json"
+        let outcome = try workspace.run("init", "--from", path, "--name", "single", "--output", "pipelines/single.yml")
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let text = try workspace.read("pipelines/single.yml")
+        #expect(text.contains("version: 3\n") && text.contains("that object is the one record"), "\(text)")
+        // The same file at version 2 refuses the page, as versions 1 and 2 always did.
+        try workspace.write("pipelines/single2.yml", text.replacingOccurrences(of: "version: 3\n", with: "version: 2\n"))
+        let refused = try workspace.run("run", "pipelines/single2.yml")
+        #expect(refused.status == 65, "\(refused.stderr)")
+        #expect(refused.stderr.contains("not an array of records"), "\(refused.stderr)")
     }
 
     @Test func initNamesAMissingRecordsPath() throws {

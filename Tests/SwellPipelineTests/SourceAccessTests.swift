@@ -203,6 +203,29 @@ import Testing
         #expect(received.withLock { $0 } == ["/items?since=2024-01-01T00%3A00%3A00Z", "/items?since=2024-05-04T11%3A00%3A00Z"])
     }
 
+    /// `mode: insert` inserts new keys and leaves a stored key's row as it is, counted unchanged.
+    @Test func insertModeLeavesStoredRowsAsTheyAre() throws {
+        let second = LockedValue(false)
+        let server = try LoopbackHTTPServer { _ in
+            second.withLock { $0 }
+                ? .json(#"{"items": [{"id": 2, "title": "changed"}, {"id": 3, "title": "item 3"}, {"id": 4, "title": "item 4"}]}"#)
+                : .json("{\"items\": [\(Self.records(1...3))]}")
+        }
+        let workspace = try Workspace()
+        try workspace.write("items.yml", Self.pipeline("""
+                url: \(server.baseURL)/items
+                mode: insert
+            """))
+        let first = try workspace.run("run", "items.yml")
+        #expect(first.status == 0, "\(first.stderr)")
+        second.withLock { $0 = true }
+        let run = try workspace.run("run", "items.yml", "--report", "out/report.json")
+        #expect(run.status == 0, "\(run.stderr)")
+        let counts = (try workspace.report()["sources"] as? [[String: Any]])?.first ?? [:]
+        #expect(counts["inserted"] as? Int == 1 && counts["updated"] as? Int == 0 && counts["unchanged"] as? Int == 2, "\(counts)")
+        #expect(try workspace.read("out/items.csv") == Self.csv(1...4))
+    }
+
     private func failure(_ text: String) -> PipelineFileError? {
         do {
             _ = try PipelineFileLoader(environment: [:]).load(text: text, path: "demo.yml")
@@ -227,6 +250,7 @@ import Testing
         ("    auth: { oauth2_client_credentials: { token_url: /token, client_id: a, client_secret: b } }", 16, "must be an http:// or https:// URL"),
         ("    auth: { oauth2_client_credentials: { token_url: http://h/t, client_id: a, client_secret: b, client_auth: jwt } }", 16, "must be basic or body"),
         ("    incremental: { cursor: title, param: since, lag: 60 }", 16, "needs a date or number cursor"),
+        ("    mode: upsert-ish", 16, "must be upsert, append, replace or insert"),
     ] as [(String, Int, String)])
     func version3MistakesNameTheirLine(source: String, line: Int, message: String) {
         let error = failure(Self.pipeline("    url: http://h/items\n" + source))
@@ -237,7 +261,8 @@ import Testing
     /// The version-3 keys in a version-2 file say which version they need.
     @Test func version3KeysNeedVersion3() {
         for source in ["    auth: { bearer: t0k3n }", "    method: POST", "    on_status: { 404: empty }",
-                       "    paginate: { offset: { limit: 5 } }", "    incremental: { cursor: updated, param: s, initial: x }"] {
+                       "    paginate: { offset: { limit: 5 } }", "    incremental: { cursor: updated, param: s, initial: x }",
+                       "    mode: insert"] {
             let text = Self.pipeline("    url: http://h/items\n" + source).replacingOccurrences(of: "version: 3", with: "version: 2")
             let error = failure(text)
             #expect(error?.message.contains("needs version: 3") == true, "\(source): \(String(describing: error))")

@@ -114,8 +114,9 @@ public enum Pagination: Sendable, Equatable {
 public enum SyncMode: String, Sendable {
     /// `upsert` (default): insert new keys, update existing ones; `append`: insert only, a key
     /// stored already is a bad record; `replace`: upsert, then, only if every page arrived,
-    /// delete the rows whose key was not seen.
-    case upsert, append, replace
+    /// delete the rows whose key was not seen; `insert` (version 3): insert new keys only, a
+    /// stored key is left as it is and counted unchanged.
+    case upsert, append, replace, insert
 }
 
 /// What a bad record does to the run.
@@ -187,6 +188,8 @@ public struct SourceSpec: Sendable {
     public var emptyStatuses: Set<Int> = []
     /// Where the paging parameter goes (`paginate.in`, version 3).
     public var pagingIn = ParameterPlacement.query
+    /// Whether a page that is one JSON object is one record (version 3, without `records`).
+    public var objectPageIsRecord = false
 
     /// Whether `--only NAME` picks this source: its own name, or its `for_each` source's.
     public func isNamed(_ name: String) -> Bool { self.name == name || forEach?.source == name }

@@ -144,7 +144,15 @@ extension PipelineFileReader {
         let (fields, nested) = try readFields(keys["fields"], of: entity, entities: entities, source: name)
         var mode = SyncMode.upsert
         if let node = keys["mode"] {
-            guard let value = SyncMode(rawValue: try string(node, "mode")) else { throw error(node, "mode \(written(node)) of source \(name) must be upsert, append or replace") }
+            guard let value = SyncMode(rawValue: try string(node, "mode")) else {
+                throw error(node, "mode \(written(node)) of source \(name) must be upsert, append, replace or insert (version 3)")
+            }
+            if value == .insert {
+                try requireVersion3(node, "mode: insert")
+                guard nested.isEmpty else {
+                    throw error(node, "mode: insert of source \(name) takes a source without nested mappings (its records' own rows are inserted or left as they are)")
+                }
+            }
             mode = value
         }
         var onError = ErrorPolicy.fail
@@ -191,6 +199,7 @@ extension PipelineFileReader {
     /// The version-3 keys of a source: `auth`, `method`, `body`, `on_status` and `paginate.in`.
     private mutating func readAccess(_ keys: [String: Node], into source: inout SourceSpec, keeping: Set<String>) throws(PipelineFileError) {
         let name = source.name
+        source.objectPageIsRecord = version >= 3 && source.records == nil && !source.isNDJSON
         for key in Self.version3SourceKeys.sorted() {
             if let node = keys[key] { try requireVersion3(node, key) }
         }

@@ -1,14 +1,14 @@
 import SwellStore
 
 extension InitPipeline {
-    /// The pipeline file (version 2) with a comment on every guess: why this type,
+    /// The pipeline file (version 2, or 3 for a page that is one object) with a comment on every guess: why this type,
     /// why optional, why this key, why a relationship, where the records are, which
     /// pagination. Headers keep `${VAR}` as typed: no value from the environment is written.
     public var yaml: String {
         var out = YAMLLines()
         out.comment("Written by `swell init` from \(url): \(recordCount) records on the first page.")
         out.comment("Each guess below says why in a comment: check them, then `swell validate` this file.")
-        out.line("version: 2")
+        out.line("version: \(version)")
         out.line("name: \(YAMLLines.scalar(name))")
         out.blank()
         out.line("entities:")

@@ -28,6 +28,8 @@ public struct InitPipeline: Sendable, Equatable {
     public var entities: [InferredEntity]
     /// The CSV export of the main entity.
     public var export: InitExport
+    /// The version the file says: 2, or 3 when it uses a version-3 form (a page that is one object).
+    public var version = 2
 
     /// The main entity: the one the records are upserted into.
     public var mainEntity: InferredEntity { entities[0] }

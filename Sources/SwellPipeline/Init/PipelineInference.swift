@@ -64,9 +64,11 @@ public enum PipelineInference {
         let main = inference.entities[0]
         let scalars = main.attributes.filter { $0.type != .json && !main.key.contains($0.name) }.map(\.name)
         let export = InitExport(name: "\(name)-csv", path: "out/\(name).csv", columns: main.key + scalars)
-        return InitPipeline(name: name, url: options.url, headers: options.headers, records: path, recordsReason: reason,
-                            recordCount: records.count, pagination: pagination, paginationReason: paginationReason,
-                            entities: inference.entities, export: export)
+        var pipeline = InitPipeline(name: name, url: options.url, headers: options.headers, records: path, recordsReason: reason,
+                                    recordCount: records.count, pagination: pagination, paginationReason: paginationReason,
+                                    entities: inference.entities, export: export)
+        if path == nil, case .object = body { pipeline.version = 3 }
+        return pipeline
     }
 
     /// The records' path (nil: the page itself), the records, and why these.
@@ -86,7 +88,11 @@ public enum PipelineInference {
             var arrays: [(path: [String], objects: [JSONObject])] = []
             collectArrays(body, path: [], into: &arrays)
             guard let best = arrays.max(by: { $0.objects.count < $1.objects.count || ($0.objects.count == $1.objects.count && $0.path.count > $1.path.count) }) else {
-                throw PipelineError(.data, "no array of records in \(url): the page is an object with no array of objects in it (give --records PATH)")
+                // No array of objects in it: the page is one record (version 3).
+                guard case .object(let object) = body, !object.members.isEmpty else {
+                    throw PipelineError(.data, "no array of records in \(url): the page is an empty object (give --records PATH)")
+                }
+                return (nil, [object], "the page is one object with no array of objects in it: that object is the one record (version 3)")
             }
             let others = arrays.filter { $0.path != best.path }.map { $0.path.joined(separator: ".") }
             let also = others.isEmpty ? "the only array of objects in the page" : "the largest array of objects in the page (others: \(others.joined(separator: ", ")))"

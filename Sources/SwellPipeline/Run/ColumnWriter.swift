@@ -29,7 +29,7 @@ struct ColumnWriter: Sendable {
             defer { compared.close() }
             let context = container.newBackgroundContext()
             context.name = "\(source.name).comparer"
-            context.performAndWait { context.mergePolicy = .mergeByPropertyObjectTrump }
+            context.performAndWait { context.mergePolicy = mergePolicy }
             while let columns = queue.take() {
                 guard columns.rowCount > 0 else { continue }
                 let request = request(columns)
@@ -52,6 +52,12 @@ struct ColumnWriter: Sendable {
         writer.start()
     }
 
+    /// How a row meets its stored row: the record's attributes win (upsert, replace), or the
+    /// stored row stays as it is (`mode: insert`: an insert-or-ignore, counted unchanged).
+    private var mergePolicy: MergePolicy {
+        source.mode == .insert ? .rollback : .mergeByPropertyObjectTrump
+    }
+
     private func request(_ columns: BatchColumns) -> BatchInsertRequest {
         let request = BatchInsertRequest(entityName: entity.name, columns: columns)
         request.resultType = .changes
@@ -69,7 +75,7 @@ struct ColumnWriter: Sendable {
         logger.debug("writer saving", metadata: ["source": "\(source.name)", "worker": "\(context.name ?? "-")"])
         do {
             let result = try context.performAndWait {
-                context.mergePolicy = .mergeByPropertyObjectTrump
+                context.mergePolicy = mergePolicy
                 return try context.execute(request)
             }
             state.count(committed: [SaveScheduler.BatchCounts(inserted: result.inserted, updated: result.updated, unchanged: result.unchanged)])

@@ -28,6 +28,7 @@ struct TreePages: PageParser {
     private let format: JSONPageReader.Format
     private let recordsPath: [String]?
     private let capturePaths: [[String]]
+    private let objectPageIsRecord: Bool
     private var reader: JSONPageReader
     private var url = ""
     private var parsed: [(index: Int, record: JSONValue)] = []
@@ -37,14 +38,15 @@ struct TreePages: PageParser {
         format = source.isNDJSON ? .ndjson : .json
         recordsPath = source.records
         self.capturePaths = capturePaths
-        reader = JSONPageReader(format: format, recordsPath: recordsPath, capturePaths: capturePaths)
+        objectPageIsRecord = source.objectPageIsRecord
+        reader = JSONPageReader(format: format, recordsPath: recordsPath, capturePaths: capturePaths, objectPageIsRecord: objectPageIsRecord)
     }
 
     var recordCount: Int { reader.recordCount }
 
     mutating func begin(url: String) {
         self.url = url
-        reader = JSONPageReader(format: format, recordsPath: recordsPath, capturePaths: capturePaths)
+        reader = JSONPageReader(format: format, recordsPath: recordsPath, capturePaths: capturePaths, objectPageIsRecord: objectPageIsRecord)
         parsed.removeAll()
     }
 
@@ -102,6 +104,7 @@ struct ProjectionPages<Sink: ProjectingSink>: PageParser {
     private let format: JSONPageReader.Format
     private let recordsPath: [String]?
     private let capturePaths: [[String]]
+    private let objectPageIsRecord: Bool
     private var reader: JSONProjectionReader
 
     init(sink: Sink, source: SourceSpec, capturePaths: [[String]], closeOutput: @escaping () -> Void) {
@@ -110,13 +113,16 @@ struct ProjectionPages<Sink: ProjectingSink>: PageParser {
         format = source.isNDJSON ? .ndjson : .json
         recordsPath = source.records
         self.capturePaths = capturePaths
-        reader = JSONProjectionReader(projection: sink.projection, format: format, recordsPath: recordsPath, capturePaths: capturePaths)
+        objectPageIsRecord = source.objectPageIsRecord
+        reader = JSONProjectionReader(projection: sink.projection, format: format, recordsPath: recordsPath, capturePaths: capturePaths,
+                                      objectPageIsRecord: objectPageIsRecord)
     }
 
     var recordCount: Int { reader.recordCount }
 
     mutating func begin(url: String) {
-        reader = JSONProjectionReader(projection: sink.projection, format: format, recordsPath: recordsPath, capturePaths: capturePaths)
+        reader = JSONProjectionReader(projection: sink.projection, format: format, recordsPath: recordsPath, capturePaths: capturePaths,
+                                      objectPageIsRecord: objectPageIsRecord)
         sink.begin(page: url)
     }
 
