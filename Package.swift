@@ -138,7 +138,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellPipelineTests",
-            dependencies: ["SwellPipeline", "SwellStore", "SwellCSV", "SwellPostgres", "SwellHTTP", "SwellTestSupport", "SwellLocks", "swell",
+            dependencies: ["SwellPipeline", "SwellStore", "SwellCSV", "SwellPostgres", "SwellHTTP", "SwellJSON", "SwellTestSupport", "SwellLocks", "swell",
                            .product(name: "Crypto", package: "swift-crypto")]
         ),
     ],

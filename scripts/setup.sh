@@ -2,11 +2,12 @@
 # Installs what Swell needs on a Debian machine that has only the Swift toolchain:
 # the development packages of SQLite, libcurl (OpenSSL flavour), zlib, libdeflate and libpq,
 # PostgreSQL 15 (the tests start their own throwaway server from it), and Python 3 with
-# oauthlib (the tests start an OAuth 2.0 token endpoint made with it).
+# oauthlib (the tests start an OAuth 2.0 token endpoint made with it); and, from PyPI into
+# .build/test-python, Datasette with datasette-graphql (the tests' GraphQL API).
 # Does nothing when they are already there. Safe to run again.
 set -euo pipefail
 
-packages=(libsqlite3-dev libcurl4-openssl-dev zlib1g-dev libdeflate-dev libpq-dev postgresql python3 python3-oauthlib)
+packages=(libsqlite3-dev libcurl4-openssl-dev zlib1g-dev libdeflate-dev libpq-dev postgresql python3 python3-oauthlib python3-venv)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
@@ -27,3 +28,15 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 command -v swift >/dev/null 2>&1 || { echo "setup: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
+
+# The tests' GraphQL API: Datasette with the datasette-graphql plugin, from PyPI, in a
+# virtual environment under .build (made once; a fresh clone makes it again, ~20 s).
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv="$root/.build/test-python"
+if ! "$venv/bin/python" -c "import datasette, datasette_graphql" >/dev/null 2>&1; then
+    echo "setup: installing datasette and datasette-graphql into .build/test-python" >&2
+    rm -rf "$venv"
+    mkdir -p "$root/.build"
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "datasette==0.65.5" "datasette-graphql==2.2"
+fi

@@ -17,7 +17,13 @@ final class Transfer {
     private(set) var bodyError: (any Error)?
     private(set) var isTooLarge = false
 
-    init(onBody: @escaping (UnsafeRawBufferPointer) throws -> Void, isFile: Bool, maxBytes: Int64?, rejectsHTML: Bool = false) {
+    /// The first bytes of an error status's body, up to `errorBodyLimit`.
+    private(set) var errorBody: [UInt8] = []
+    private let errorBodyLimit: Int
+
+    init(onBody: @escaping (UnsafeRawBufferPointer) throws -> Void, isFile: Bool, maxBytes: Int64?, rejectsHTML: Bool = false,
+         errorBodyLimit: Int = 0) {
+        self.errorBodyLimit = errorBodyLimit
         self.onBody = onBody
         self.isFile = isFile
         self.maxBytes = maxBytes
@@ -54,7 +60,10 @@ final class Transfer {
 
     /// One body chunk; false aborts the transfer. Bodies of error statuses are dropped.
     func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        guard hasSuccessStatus else { return true }
+        guard hasSuccessStatus else {
+            errorBody += chunk.prefix(max(0, errorBodyLimit - errorBody.count))
+            return true
+        }
         sniffHTML(chunk)
         if isUnwantedHTML { return false }
         if let maxBytes, bodyBytes + Int64(chunk.count) > maxBytes {

@@ -71,7 +71,8 @@ public final class HTTPClient {
             throw .http(error)
         }
         return try withoutActuallyEscaping(onBody) { onBody throws(AttemptFailure) -> HTTPResponse in
-            let transfer = Transfer(onBody: onBody, isFile: target.isFile, maxBytes: request.maxBytes, rejectsHTML: request.rejectsHTML)
+            let transfer = Transfer(onBody: onBody, isFile: target.isFile, maxBytes: request.maxBytes, rejectsHTML: request.rejectsHTML,
+                                    errorBodyLimit: request.errorBodyLimit)
             return try withExtendedLifetime((transfer, headerList)) { () throws(AttemptFailure) -> HTTPResponse in
                 try run(request, target: target, headerList: headerList, transfer: transfer)
             }
@@ -117,6 +118,7 @@ public final class HTTPClient {
             let reason = transfer.reason.isEmpty ? HTTPStatus.reason(for: status) : transfer.reason
             var error = HTTPError(kind: .status(status), url: request.url, message: "HTTP \(status) \(reason)".trimmingCharacters(in: .whitespaces))
             error.retryAfter = transfer.headers.last(where: { $0.name == "retry-after" })?.value
+            if !transfer.errorBody.isEmpty { error.body = transfer.errorBody }
             throw error
         }
         var effectiveURL: UnsafeMutablePointer<CChar>? = nil

@@ -40,6 +40,9 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     public var isRetryable: Bool
     /// The request's method (`GET`, `POST`, `PUT`), named in `description`.
     public var method = "GET"
+    /// The first bytes of an error status's body, when the request asked to keep them
+    /// (``HTTPRequest/errorBodyLimit``). Not part of `description`.
+    public var body: [UInt8]? = nil
     /// The response's `Retry-After` value, kept for the retry policy.
     var retryAfter: String?
 

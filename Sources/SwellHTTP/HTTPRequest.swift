@@ -24,6 +24,10 @@ public struct HTTPRequest: Sendable {
     /// attempt then fails with ``HTTPError/Kind/htmlPage`` (retryable) before any
     /// of its body reaches `onBody`. (JSON labelled `text/html` still passes.)
     public var rejectsHTML = false
+    /// How many bytes of an error status's body to keep in ``HTTPError/body`` (0, the
+    /// default: none; such bodies never reach `onBody`). A GraphQL API explains a refused
+    /// query there.
+    public var errorBodyLimit = 0
 
     /// Creates a request for `url` with the defaults above.
     public init(url: String) {

@@ -76,9 +76,12 @@ struct JSONMachine: Sendable {
     /// Whether a page without a records path that is one object is that one record
     /// (`JSONPageReader`'s `objectPageIsRecord`) rather than an error.
     private let objectPageIsRecord: Bool
+    /// Whether a page without the array at `recordsPath` is a page without records rather than an error.
+    private let recordsMayBeMissing: Bool
 
     init(mode: Mode, recordsPath: [String]?, capturePaths: [[String]], maxDepth: Int, yieldsRecordStarts: Bool = false,
-         objectPageIsRecord: Bool = false) {
+         objectPageIsRecord: Bool = false, recordsMayBeMissing: Bool = false) {
+        self.recordsMayBeMissing = recordsMayBeMissing
         self.mode = mode
         self.objectPageIsRecord = objectPageIsRecord && mode == .page
         self.maxDepth = maxDepth
@@ -169,7 +172,7 @@ struct JSONMachine: Sendable {
         default:
             throw error("unexpected end of the page", at: offset)
         }
-        if mode == .page, recordsPath != nil, !sawRecords {
+        if mode == .page, recordsPath != nil, !sawRecords, !recordsMayBeMissing {
             throw error("no array at '\(recordsPathText)'", at: offset)
         }
     }

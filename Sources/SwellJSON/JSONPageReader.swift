@@ -51,14 +51,17 @@ public struct JSONPageReader: Sendable {
     ///     (for ndjson, of each line).
     ///   - objectPageIsRecord: with no `recordsPath`, a json page that is one object is that
     ///     one record (otherwise it is an error: not an array of records).
+    ///   - recordsMayBeMissing: a page with nothing at `recordsPath` has no records (otherwise
+    ///     it is an error); `sawRecords` tells which it was.
     public init(format: Format, recordsPath: [String]?, capturePaths: [[String]] = [], maxDepth: Int = 512,
-                objectPageIsRecord: Bool = false) {
+                objectPageIsRecord: Bool = false, recordsMayBeMissing: Bool = false) {
         machine = JSONMachine(
             mode: format == .json ? .page : .ndjson,
             recordsPath: recordsPath,
             capturePaths: capturePaths,
             maxDepth: maxDepth,
-            objectPageIsRecord: objectPageIsRecord
+            objectPageIsRecord: objectPageIsRecord,
+            recordsMayBeMissing: recordsMayBeMissing
         )
     }
 
@@ -67,6 +70,9 @@ public struct JSONPageReader: Sendable {
     /// Only the token that the last chunk cut in two is held as bytes, so this
     /// is at most the size of the largest string or number of the page.
     public var bufferedByteCount: Int { carry.bytes.count }
+
+    /// Whether the page held its records array (or null there) so far.
+    public var sawRecords: Bool { machine.sawRecords }
 
     /// Number of records delivered so far.
     public private(set) var recordCount = 0

@@ -31,20 +31,24 @@ public struct JSONProjectionReader: Sendable {
     ///   - capturePaths: other values of the page to keep, as for `JSONPageReader`.
     ///   - maxDepth: the deepest nesting of arrays and objects allowed, counted from the top of the page
     ///     (for ndjson, of each line).
-    ///   - objectPageIsRecord: as for `JSONPageReader`.
+    ///   - objectPageIsRecord, recordsMayBeMissing: as for `JSONPageReader`.
     public init(
         projection: JSONProjection,
         format: JSONPageReader.Format,
         recordsPath: [String]?,
         capturePaths: [[String]] = [],
         maxDepth: Int = 512,
-        objectPageIsRecord: Bool = false
+        objectPageIsRecord: Bool = false,
+        recordsMayBeMissing: Bool = false
     ) {
         parser = ProjectingParser(
             projection: projection, format: format, recordsPath: recordsPath, capturePaths: capturePaths, maxDepth: maxDepth,
-            objectPageIsRecord: objectPageIsRecord
+            objectPageIsRecord: objectPageIsRecord, recordsMayBeMissing: recordsMayBeMissing
         )
     }
+
+    /// Whether the page held its records array (or null there) so far.
+    public var sawRecords: Bool { parser.sawRecords }
 
     /// Number of records completed so far.
     public var recordCount: Int { parser.recordCount }

@@ -49,19 +49,23 @@ struct ProjectingParser: Sendable {
     var pendingRecordStart: Int? { inRecord ? recordStart.byteOffset : nil }
 
     init(projection: JSONProjection, format: JSONPageReader.Format, recordsPath: [String]?, capturePaths: [[String]], maxDepth: Int,
-         objectPageIsRecord: Bool = false) {
+         objectPageIsRecord: Bool = false, recordsMayBeMissing: Bool = false) {
         machine = JSONMachine(
             mode: format == .json ? .page : .ndjson,
             recordsPath: recordsPath,
             capturePaths: capturePaths,
             maxDepth: maxDepth,
             yieldsRecordStarts: true,
-            objectPageIsRecord: objectPageIsRecord
+            objectPageIsRecord: objectPageIsRecord,
+            recordsMayBeMissing: recordsMayBeMissing
         )
         projector = RecordProjector(plan: projection.plan, ndjson: format == .ndjson, maxDepth: maxDepth)
     }
 
     var bufferedByteCount: Int { carry.bytes.count }
+
+    /// Whether the page held its records array (or null there) so far.
+    var sawRecords: Bool { machine.sawRecords }
 
     /// Starts on a chunk: first the carried token, completed from it.
     @usableFromInline

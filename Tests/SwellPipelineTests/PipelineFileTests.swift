@@ -170,7 +170,7 @@ import SwellStore
 
     /// Every message about a value of the wrong kind or outside a set names the value written (issue 12).
     @Test(arguments: [
-        ("mode: merge", "mode \"merge\" of source a must be upsert, append or replace"),
+        ("mode: merge", "mode \"merge\" of source a must be upsert, append, replace or insert"),
         ("on_error: ignore", "on_error \"ignore\" of source a must be fail or skip"),
         ("format: xml", "format \"xml\" of source a must be json or ndjson"),
         ("retries: many", "retries of source a must be a whole number, not \"many\""),

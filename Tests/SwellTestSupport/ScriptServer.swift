@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// A test server written as a script (`Tests/servers/`), run by Debian's `/usr/bin/python3`
-/// with the modules `scripts/setup.sh` installs, on 127.0.0.1: its port and pid read from
+/// with the modules `scripts/setup.sh` installs (or by the Python of the virtual environment
+/// it makes, `.build/test-python`, for servers from PyPI), on 127.0.0.1: its port and pid read from
 /// the first line it prints (`PORT <n> PID <pid>`); killed when the value goes or at
 /// `stop()`, and gone by itself when the test process is.
 ///
@@ -23,14 +24,26 @@ public final class ScriptServer: @unchecked Sendable {
     /// `http://127.0.0.1:PORT`.
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
+    /// Which Python runs a script.
+    public enum Interpreter: Sendable {
+        /// Debian's `/usr/bin/python3`.
+        case system
+        /// `.build/test-python/bin/python` (`scripts/setup.sh` makes it).
+        case testEnvironment
+    }
+
     /// Starts `Tests/servers/<script>` with `arguments`.
-    public init(script: String, arguments: [String]) throws {
+    public init(script: String, arguments: [String], interpreter: Interpreter = .system) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         let path = root.appendingPathComponent("servers").appendingPathComponent(script).path
+        let python = switch interpreter {
+        case .system: "/usr/bin/python3"
+        case .testEnvironment: root.deletingLastPathComponent().appendingPathComponent(".build/test-python/bin/python").path
+        }
         log = FileManager.default.temporaryDirectory.appendingPathComponent("swell-\(script)-\(UUID().uuidString).log")
         let shell = Process()
         shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-c", "exec 2>\"$0\"; /usr/bin/python3 \"$@\" &", log.path, path] + arguments
+        shell.arguments = ["-c", "exec 2>\"$0\"; \"$@\" &", log.path, python, path] + arguments
         shell.environment = ProcessInfo.processInfo.environment.merging(["SWELL_TEST_PID": String(getpid())]) { _, new in new }
         let output = Pipe()
         shell.standardOutput = output
@@ -46,7 +59,7 @@ public final class ScriptServer: @unchecked Sendable {
         let words = String(decoding: line, as: UTF8.self).split(separator: " ")
         guard words.count == 4, words[0] == "PORT", let port = Int(words[1]), let pid = pid_t(words[3].trimmingCharacters(in: .whitespacesAndNewlines)) else {
             let said = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            throw ServerError("\(script) did not start (is python3-oauthlib installed? run scripts/setup.sh): \(said)")
+            throw ServerError("\(script) did not start (run scripts/setup.sh to install what it needs): \(said)")
         }
         self.port = port
         self.pid = pid

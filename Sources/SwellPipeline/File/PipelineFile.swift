@@ -190,6 +190,12 @@ public struct SourceSpec: Sendable {
     public var pagingIn = ParameterPlacement.query
     /// Whether a page that is one JSON object is one record (version 3, without `records`).
     public var objectPageIsRecord = false
+    /// Whether the source is a GraphQL query (`graphql`, version 3): its body is the query
+    /// and its variables, an `errors` array in an answer is read as GraphQL's.
+    public var isGraphQL = false
+    /// Where a page says whether another follows (`paginate.has_more`, GraphQL's
+    /// `pageInfo.hasNextPage`): `false` there ends the pagination.
+    public var hasMore: [String]? = nil
 
     /// Whether `--only NAME` picks this source: its own name, or its `for_each` source's.
     public func isNamed(_ name: String) -> Bool { self.name == name || forEach?.source == name }

@@ -205,14 +205,33 @@ extension PipelineFileReader {
         }
         if let node = keys["auth"] { source.auth = try readAuth(node, source: name, keeping: keeping) }
         if let node = keys["method"] { source.method = try readMethod(node, source: name) }
-        if let node = keys["body"] {
+        if let node = keys["graphql"] {
+            if let method = keys["method"], source.method != "POST" {
+                throw error(method, "source \(name) has graphql, which is sent as a POST, not \(source.method)")
+            }
+            if let body = keys["body"] { throw error(body, "source \(name) has graphql and body: the query and its variables are the body") }
+            source.method = "POST"
+            source.body = try readGraphQL(node, source: name, keeping: keeping)
+            source.isGraphQL = true
+        }
+        if let node = keys["body"], !source.isGraphQL {
             guard source.method != "GET" else {
                 throw error(keys["method"] ?? node, "source \(name) has a body, which a GET does not send: say method: POST (or PUT)")
             }
             source.body = try readBody(node, source: name, keeping: keeping)
         }
         if let node = keys["on_status"] { source.emptyStatuses = try readOnStatus(node, source: name) }
+        if case .mapping(let paginate)? = keys["paginate"] {
+            for key in ["variable", "has_more"] {
+                guard let node = paginate[key] else { continue }
+                try requireVersion3(node, "paginate.\(key)")
+                guard source.isGraphQL else { throw error(node, "paginate.\(key) of source \(name) is for a graphql source (a query's variable, its pageInfo)") }
+            }
+            if paginate["variable"] != nil { source.pagingIn = .graphQLVariables }
+            if let node = paginate["has_more"] { source.hasMore = try dotPath(node, "paginate.has_more") }
+        }
         if case .mapping(let paginate)? = keys["paginate"], let node = paginate["in"] {
+            guard !source.isGraphQL else { throw error(node, "paginate.in of source \(name): a graphql source's cursor goes in its variables (paginate.variable)") }
             try requireVersion3(node, "paginate.in")
             guard let placement = ParameterPlacement(rawValue: try string(node, "paginate.in")) else {
                 throw error(node, "paginate.in of source \(name) must be query or body, not \(written(node))")
@@ -229,8 +248,10 @@ extension PipelineFileReader {
     }
 
     private func readPagination(_ node: Node, source: String) throws(PipelineFileError) -> Pagination {
-        var keys = try keyedMapping(node, "paginate of source \(source)", allowed: ["next", "link_header", "param", "start", "cursor", "offset", "in"])
-        keys["in"] = nil    // where the parameter goes: `readAccess`
+        var keys = try keyedMapping(node, "paginate of source \(source)",
+                                    allowed: ["next", "link_header", "param", "start", "cursor", "offset", "in", "variable", "has_more"])
+        keys["in"] = nil        // where the parameter goes, and GraphQL's has_more: `readAccess`
+        keys["has_more"] = nil
         if let offset = keys["offset"] {
             try requireVersion3(offset, "paginate.offset")
             guard keys.count == 1 else { throw error(node, "paginate of source \(source): 'offset' stands alone (besides 'in')") }
@@ -244,6 +265,12 @@ extension PipelineFileReader {
             guard keys.count == 1 else { throw error(node, "paginate of source \(source): 'link_header' stands alone") }
             guard try boolean(link, "paginate.link_header") else { throw error(link, "paginate.link_header must be true when given, not \(written(link))") }
             return .linkHeader
+        }
+        if let cursor = keys["cursor"], let variable = keys["variable"] {
+            guard keys["param"] == nil, keys["start"] == nil else {
+                throw error(node, "paginate of source \(source): 'cursor' with 'variable' (a GraphQL variable) takes no 'param' or 'start'")
+            }
+            return .cursor(path: try dotPath(cursor, "paginate.cursor"), parameter: try string(variable, "paginate.variable"))
         }
         if let cursor = keys["cursor"] {
             guard let param = keys["param"], keys["start"] == nil else {

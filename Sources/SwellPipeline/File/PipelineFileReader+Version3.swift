@@ -1,3 +1,4 @@
+import Foundation
 import SwellJSON
 import Yams
 
@@ -6,7 +7,7 @@ import Yams
 /// and the incremental cursor's `initial` and `lag`. Each rule's error names its place.
 extension PipelineFileReader {
     /// The source keys that need version 3.
-    static let version3SourceKeys: Set<String> = ["auth", "method", "body", "on_status"]
+    static let version3SourceKeys: Set<String> = ["auth", "method", "body", "on_status", "graphql"]
 
     /// Refuses a version-3 feature in an earlier file.
     func requireVersion3(_ node: Node, _ what: String) throws(PipelineFileError) {
@@ -135,6 +136,20 @@ extension PipelineFileReader {
                   let parsed = try? JSONValue.parse(Array(text.utf8)), case .number = parsed else { return nil }
             return parsed
         }
+    }
+
+    /// `graphql: { query, variables }`: the body of a POST, `{"query": …, "variables": {…}}`.
+    mutating func readGraphQL(_ node: Node, source: String, keeping: Set<String>) throws(PipelineFileError) -> JSONValue {
+        let what = "graphql of source \(source)"
+        let keys = try keyedMapping(node, what, allowed: ["query", "variables"], required: ["query"])
+        let query = try interpolate(keys["query"]!, "\(what).query", keeping: keeping)
+        guard !query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw error(keys["query"], "\(what).query is empty") }
+        var variables = JSONValue.object(JSONObject())
+        if let node = keys["variables"] {
+            variables = try readBody(node, source: source, keeping: keeping)
+            guard case .object = variables else { throw error(node, "\(what).variables must be a mapping of name: value, not \(written(node))") }
+        }
+        return .object(JSONObject(members: [("query", .string(query)), ("variables", variables)]))
     }
 
     /// `on_status: { 404: empty, … }`: statuses (400–599) read as "no records".

@@ -47,7 +47,9 @@ public struct OAuth2ClientCredentials: Sendable, Equatable {
 }
 
 /// Where a paging parameter goes (`paginate.in`): the URL's query, or the top level of
-/// the JSON body.
+/// the JSON body; a GraphQL source's cursor goes in its query's variables.
 public enum ParameterPlacement: String, Sendable {
     case query, body
+    /// `paginate.variable` of a `graphql` source: a member of the body's `variables`.
+    case graphQLVariables
 }

@@ -73,6 +73,23 @@ final class PageFetcher {
         }
     }
 
+    /// A GraphQL answer's errors: with no data they fail the source (69) quoting the first;
+    /// beside data they are logged as warnings. No data and no errors: the records path is
+    /// not there (65).
+    private func checkGraphQLAnswer(_ captured: [[String]: JSONValue], sawData: Bool, url: String) throws(PipelineError) {
+        let messages = GraphQLAnswer.messages(captured[GraphQLAnswer.errorsPath])
+        guard sawData else {
+            if let first = messages?.first {
+                throw PipelineError(.unavailable, redactor("source \(source.name): the GraphQL API answered \(url) with errors and no data: \(first)"))
+            }
+            let path = source.records?.joined(separator: ".") ?? ""
+            throw PipelineError(.data, redactor("source \(source.name): the GraphQL answer from \(url) has no array at '\(path)'"))
+        }
+        for message in messages ?? [] {
+            logger.warning("GraphQL error beside the data", metadata: ["source": "\(source.name)", "message": "\(redactor(message))"])
+        }
+    }
+
     /// The size of the local file a file source names (a path, or a file URL), when it can be read.
     static func fileSize(_ url: String) -> Int? {
         var path = url
@@ -121,6 +138,7 @@ final class PageFetcher {
             }
             try authorizer.authorize(&request, client: client)
         }
+        if source.isGraphQL { request.errorBodyLimit = 1 << 16 }
         // Conditional GET only: a POST's answer depends on its body.
         let conditional = !isFile && source.mode != .replace && request.method == "GET"
         if conditional, let text = try storeMetadata(forKey: HTTPValidators.metadataKey(source: source.name, url: url)),
@@ -166,10 +184,14 @@ final class PageFetcher {
                 body = []
             }
             captured = try parser.finish()
+            if source.isGraphQL { try checkGraphQLAnswer(captured, sawData: parser.sawRecords, url: url) }
         } catch let error as JSONError {
             parser.flush()
             throw PipelineError(.data, redactor("source \(source.name): page \(url) is not valid \(source.isNDJSON ? "NDJSON" : "JSON"): \(error)"), underlying: error)
         } catch let error as HTTPError {
+            if source.isGraphQL, let first = GraphQLAnswer.messages(inBody: error.body)?.first {
+                throw PipelineError(.unavailable, redactor("source \(source.name): \(error); the GraphQL API answered with errors: \(first)"), underlying: error)
+            }
             throw PipelineError(.unavailable, redactor("source \(source.name): \(error)"), underlying: error)
         }
         parser.endPage()

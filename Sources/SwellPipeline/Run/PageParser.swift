@@ -14,6 +14,8 @@ protocol PageParser {
     mutating func finish() throws -> [[String]: JSONValue]
     /// Records the page has had so far.
     var recordCount: Int { get }
+    /// Whether the page held its records array (a GraphQL answer without data holds none).
+    var sawRecords: Bool { get }
     /// The page ended.
     mutating func endPage()
     /// Sends on the records held back (after the last page, or when the run fails).
@@ -29,6 +31,7 @@ struct TreePages: PageParser {
     private let recordsPath: [String]?
     private let capturePaths: [[String]]
     private let objectPageIsRecord: Bool
+    private let recordsMayBeMissing: Bool
     private var reader: JSONPageReader
     private var url = ""
     private var parsed: [(index: Int, record: JSONValue)] = []
@@ -39,14 +42,16 @@ struct TreePages: PageParser {
         recordsPath = source.records
         self.capturePaths = capturePaths
         objectPageIsRecord = source.objectPageIsRecord
-        reader = JSONPageReader(format: format, recordsPath: recordsPath, capturePaths: capturePaths, objectPageIsRecord: objectPageIsRecord)
+        recordsMayBeMissing = source.isGraphQL
+        reader = JSONPageReader(format: format, recordsPath: recordsPath, capturePaths: capturePaths, objectPageIsRecord: objectPageIsRecord, recordsMayBeMissing: recordsMayBeMissing)
     }
 
     var recordCount: Int { reader.recordCount }
+    var sawRecords: Bool { reader.sawRecords }
 
     mutating func begin(url: String) {
         self.url = url
-        reader = JSONPageReader(format: format, recordsPath: recordsPath, capturePaths: capturePaths, objectPageIsRecord: objectPageIsRecord)
+        reader = JSONPageReader(format: format, recordsPath: recordsPath, capturePaths: capturePaths, objectPageIsRecord: objectPageIsRecord, recordsMayBeMissing: recordsMayBeMissing)
         parsed.removeAll()
     }
 
@@ -105,6 +110,7 @@ struct ProjectionPages<Sink: ProjectingSink>: PageParser {
     private let recordsPath: [String]?
     private let capturePaths: [[String]]
     private let objectPageIsRecord: Bool
+    private let recordsMayBeMissing: Bool
     private var reader: JSONProjectionReader
 
     init(sink: Sink, source: SourceSpec, capturePaths: [[String]], closeOutput: @escaping () -> Void) {
@@ -114,15 +120,17 @@ struct ProjectionPages<Sink: ProjectingSink>: PageParser {
         recordsPath = source.records
         self.capturePaths = capturePaths
         objectPageIsRecord = source.objectPageIsRecord
+        recordsMayBeMissing = source.isGraphQL
         reader = JSONProjectionReader(projection: sink.projection, format: format, recordsPath: recordsPath, capturePaths: capturePaths,
-                                      objectPageIsRecord: objectPageIsRecord)
+                                      objectPageIsRecord: objectPageIsRecord, recordsMayBeMissing: recordsMayBeMissing)
     }
 
     var recordCount: Int { reader.recordCount }
+    var sawRecords: Bool { reader.sawRecords }
 
     mutating func begin(url: String) {
         reader = JSONProjectionReader(projection: sink.projection, format: format, recordsPath: recordsPath, capturePaths: capturePaths,
-                                      objectPageIsRecord: objectPageIsRecord)
+                                      objectPageIsRecord: objectPageIsRecord, recordsMayBeMissing: recordsMayBeMissing)
         sink.begin(page: url)
     }
 

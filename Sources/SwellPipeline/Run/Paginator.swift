@@ -23,11 +23,14 @@ struct Paginator: Sendable {
     private let pagination: Pagination?
     private let source: PageRequest
     private let placement: ParameterPlacement
+    /// Where a page says whether another follows (`has_more`): `false` there ends.
+    private let hasMore: [String]?
     private var pageNumber: Int
     private var offset: Int
 
-    init(_ pagination: Pagination?, source: PageRequest, placement: ParameterPlacement = .query) {
+    init(_ pagination: Pagination?, source: PageRequest, placement: ParameterPlacement = .query, hasMore: [String]? = nil) {
         self.pagination = pagination
+        self.hasMore = hasMore
         self.source = source
         self.placement = placement
         pageNumber = 1
@@ -59,18 +62,20 @@ struct Paginator: Sendable {
     /// The first page's URL.
     var firstURL: String { first.url }
 
-    /// The dot paths in a page's body that `pagination` reads (for the page reader to capture).
-    static func capturePaths(_ pagination: Pagination?) -> [[String]] {
-        switch pagination {
+    /// The dot paths in a page's body that `pagination` (and `has_more`) read, for the page reader to capture.
+    static func capturePaths(_ pagination: Pagination?, hasMore: [String]? = nil) -> [[String]] {
+        let paths: [[String]] = switch pagination {
         case .next(let path)?: [path]
         case .cursor(let path, _)?: [path]
         case .offset(_, _, _, _, let total?)?: [total]
         default: []
         }
+        return paths + (hasMore.map { [$0] } ?? [])
     }
 
     /// The next page's request after `page`; nil when `page` was the last.
     mutating func nextRequest(after page: FetchedPage) -> PageRequest? {
+        if let hasMore, case .bool(false)? = page.captured[hasMore] { return nil }
         switch pagination {
         case nil:
             return nil
@@ -111,15 +116,24 @@ struct Paginator: Sendable {
         case .query:
             request.url = HTTPLinks.setting(query: parameter, to: Self.text(value) ?? "", in: request.url)
         case .body:
-            guard case .object(var object)? = request.body else { return request }
-            if let index = object.members.firstIndex(where: { $0.key == parameter }) {
-                object.members[index].value = value
-            } else {
-                object.members.append((parameter, value))
-            }
-            request.body = .object(object)
+            request.body = request.body.map { Self.setting(parameter, to: value, in: $0) }
+        case .graphQLVariables:
+            guard case .object(let body)? = request.body else { return request }
+            let variables = body["variables"] ?? .object(JSONObject())
+            request.body = Self.setting("variables", to: Self.setting(parameter, to: value, in: variables), in: .object(body))
         }
         return request
+    }
+
+    /// `object` with member `name` set to `value` (in its place, or appended); other values as they are.
+    private static func setting(_ name: String, to value: JSONValue, in object: JSONValue) -> JSONValue {
+        guard case .object(var members) = object else { return object }
+        if let index = members.members.firstIndex(where: { $0.key == name }) {
+            members.members[index].value = value
+        } else {
+            members.members.append((name, value))
+        }
+        return .object(members)
     }
 
     /// A pagination value as text: a non-empty string or a number; nil ends.

@@ -71,7 +71,7 @@ struct SourceRun {
         let worker = UpsertWorker(source: source, entity: entity, mapper: mapper, batchSize: batchSize, container: container,
                                   state: state, scheduler: scheduler, rejects: rejects, sweeper: sweeper, cursor: cursor,
                                   redactor: redactor, progress: counts, pipelineEntities: pipelineEntities, logger: logger)
-        let capturePaths = Paginator.capturePaths(source.pagination)
+        let capturePaths = Paginator.capturePaths(source.pagination, hasMore: source.hasMore) + (source.isGraphQL ? [GraphQLAnswer.errorsPath] : [])
         let group = DispatchGroup()
         let validators: [String: String]?
         if source.nested.isEmpty && source.mode != .append {
@@ -164,7 +164,8 @@ struct SourceRun {
         if let cursor {
             sourceURL = cursor.url(sourceURL, stored: try fetcher.storeMetadata(forKey: cursor.metadataKey))
         }
-        var paginator = Paginator(source.pagination, source: PageRequest(url: sourceURL, body: source.body), placement: source.pagingIn)
+        var paginator = Paginator(source.pagination, source: PageRequest(url: sourceURL, body: source.body), placement: source.pagingIn,
+                                  hasMore: source.hasMore)
         var request: PageRequest? = paginator.first
         var visited = Set<String>()
         var validators: [String: String] = [:]
