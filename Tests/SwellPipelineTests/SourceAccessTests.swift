@@ -251,6 +251,9 @@ import Testing
         ("    auth: { oauth2_client_credentials: { token_url: http://h/t, client_id: a, client_secret: b, client_auth: jwt } }", 16, "must be basic or body"),
         ("    incremental: { cursor: title, param: since, lag: 60 }", 16, "needs a date or number cursor"),
         ("    mode: upsert-ish", 16, "must be upsert, append, replace or insert"),
+        ("    for_each: { entity: Nope, value: title }", 16, "names entity 'Nope', which is not defined"),
+        ("    for_each: { entity: Item, value: name }", 16, "'name' is not an attribute of Item"),
+        ("    for_each: { entity: Item, value: title, where: \"nope == 1\" }", 16, "for_each of source items.where"),
     ] as [(String, Int, String)])
     func version3MistakesNameTheirLine(source: String, line: Int, message: String) {
         let error = failure(Self.pipeline("    url: http://h/items\n" + source))
@@ -262,7 +265,7 @@ import Testing
     @Test func version3KeysNeedVersion3() {
         for source in ["    auth: { bearer: t0k3n }", "    method: POST", "    on_status: { 404: empty }",
                        "    paginate: { offset: { limit: 5 } }", "    incremental: { cursor: updated, param: s, initial: x }",
-                       "    mode: insert"] {
+                       "    mode: insert", "    for_each: { entity: Item, value: title }"] {
             let text = Self.pipeline("    url: http://h/items\n" + source).replacingOccurrences(of: "version: 3", with: "version: 2")
             let error = failure(text)
             #expect(error?.message.contains("needs version: 3") == true, "\(source): \(String(describing: error))")

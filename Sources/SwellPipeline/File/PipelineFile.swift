@@ -1,3 +1,4 @@
+import Foundation
 import SwellJSON
 import SwellStore
 
@@ -193,12 +194,41 @@ public struct SourceSpec: Sendable {
     /// Whether the source is a GraphQL query (`graphql`, version 3): its body is the query
     /// and its variables, an `errors` array in an answer is read as GraphQL's.
     public var isGraphQL = false
+    /// `for_each: { entity, value, where }` (version 3): one source per stored value, read
+    /// when the run reaches this source (after the sources before it are saved).
+    public var forEachEntity: ForEachEntity? = nil
     /// Where a page says whether another follows (`paginate.has_more`, GraphQL's
     /// `pageInfo.hasNextPage`): `false` there ends the pagination.
     public var hasMore: [String]? = nil
 
+    /// This source for one item of its `for_each`: `${item}` filled in its name (or `[item]`
+    /// appended), URL, headers, body and rejects file.
+    func expanded(item: String, pipeline: String) -> SourceSpec {
+        let placeholder = "${item}"
+        func fill(_ text: String) -> String { text.replacingOccurrences(of: placeholder, with: item) }
+        var expanded = self
+        expanded.name = name.contains(placeholder) ? fill(name) : "\(name)[\(item)]"
+        expanded.url = fill(url)
+        expanded.headers = headers.map { ($0.name, fill($0.value)) }
+        expanded.body = body.map { PipelineFileReader.filling($0, with: fill) }
+        expanded.rejects = rejects.contains(placeholder) ? fill(rejects) : "rejects/\(pipeline)-\(expanded.name).ndjson"
+        expanded.forEach = (name, item)
+        expanded.forEachEntity = nil
+        return expanded
+    }
+
     /// Whether `--only NAME` picks this source: its own name, or its `for_each` source's.
     public func isNamed(_ name: String) -> Bool { self.name == name || forEach?.source == name }
+}
+
+/// The stored values a source runs once for each (`for_each: { entity, value, where }`).
+public struct ForEachEntity: Sendable, Equatable {
+    /// The entity whose rows give the items.
+    public var entity: String
+    /// The attribute whose values are the items (nulls skipped, each value once).
+    public var value: String
+    /// Which rows (`where`, a predicate as exports take it); nil: all.
+    public var predicate: String?
 }
 
 /// One CSV column of an export.

@@ -10,22 +10,42 @@ extension PipelineFileReader {
     mutating func readSources(_ node: Node, pipeline: String, entities: [PipelineEntity]) throws(PipelineFileError) -> [SourceSpec] {
         let source = try readSource(node, pipeline: pipeline, entities: entities)
         guard case .mapping(let mapping) = node, let forEachNode = mapping["for_each"] else { return [source] }
-        let items = try forEachItems(forEachNode, source: source.name)
         if source.mode == .replace {
             throw error(forEachNode, "source \(source.name) has mode replace and for_each: replace deletes the rows of \(source.entity) a source did not bring, so each item would delete the others' rows")
         }
-        let placeholder = "${item}"
-        return items.map { item in
-            var expanded = source
-            func fill(_ text: String) -> String { text.replacingOccurrences(of: placeholder, with: item) }
-            expanded.name = source.name.contains(placeholder) ? fill(source.name) : "\(source.name)[\(item)]"
-            expanded.url = fill(source.url)
-            expanded.headers = source.headers.map { ($0.name, fill($0.value)) }
-            expanded.body = source.body.map { Self.filling($0, with: fill) }
-            expanded.rejects = source.rejects.contains(placeholder) ? fill(source.rejects) : "rejects/\(pipeline)-\(expanded.name).ndjson"
-            expanded.forEach = (source.name, item)
-            return expanded
+        if case .mapping(let mapping) = forEachNode, mapping["entity"] != nil {
+            var template = source
+            template.forEachEntity = try forEachEntity(forEachNode, source: source.name, entities: entities)
+            return [template]
         }
+        return try forEachItems(forEachNode, source: source.name).map { source.expanded(item: $0, pipeline: pipeline) }
+    }
+
+    /// `for_each: { entity: E, value: attribute, where: predicate }` (version 3).
+    private func forEachEntity(_ node: Node, source: String, entities: [PipelineEntity]) throws(PipelineFileError) -> ForEachEntity {
+        try requireVersion3(node, "for_each from an entity")
+        let what = "for_each of source \(source)"
+        let keys = try keyedMapping(node, what, allowed: ["entity", "value", "where"], required: ["entity", "value"])
+        let name = try string(keys["entity"]!, "\(what).entity")
+        guard let entity = entities.first(where: { $0.name == name }) else { throw error(keys["entity"], "\(what) names entity '\(name)', which is not defined") }
+        let value = try string(keys["value"]!, "\(what).value")
+        guard let attribute = entity.attributes.first(where: { $0.name == value }) else {
+            throw error(keys["value"], "\(what): '\(value)' is not an attribute of \(name)")
+        }
+        guard attribute.type != .json else {
+            throw error(keys["value"], "\(what): \(value) is a \(attribute.type) attribute; an item is text, a number, a date or a boolean")
+        }
+        var predicate: String?
+        if let whereNode = keys["where"] {
+            let format = try string(whereNode, "\(what).where")
+            do {
+                try FetchPredicate.parse(format: format).validate(against: name, in: ManagedObjectModel(entities: entities.map(\.description)))
+            } catch {
+                throw self.error(whereNode, "\(what).where: \(error.message) (at character \(error.column) of the predicate)")
+            }
+            predicate = format
+        }
+        return ForEachEntity(entity: name, value: value, predicate: predicate)
     }
 
     /// `body` with `fill` applied to each string in it (keys stay as written).
@@ -66,7 +86,7 @@ extension PipelineFileReader {
                 itemNodes.append(keys["file"]!)
             }
         default:
-            throw error(node, "for_each of source \(source) must be a list of items or { file: PATH } (an item per line), not \(written(node))")
+            throw error(node, "for_each of source \(source) must be a list of items, { file: PATH } (an item per line) or { entity, value, where } (version 3), not \(written(node))")
         }
         guard !items.isEmpty else { throw error(node, "for_each of source \(source) has no items") }
         var seen: Set<String> = []

@@ -53,10 +53,34 @@ public struct PipelineRunner: Sendable {
     }
 
     /// The sources this run takes, in file order: `--shard`'s positions, then `--only`'s names.
+    /// A `for_each` from an entity is taken whole here: `--shard` applies to its items
+    /// (`expansions(of:at:in:)`).
     public var selectedSources: [SourceSpec] {
-        pipeline.sources.enumerated().filter { position, source in
-            (shard?.takes(position: position) ?? true) && (only.isEmpty || only.contains { source.isNamed($0) })
-        }.map(\.element)
+        selectedPositions.map { pipeline.sources[$0] }
+    }
+
+    private var selectedPositions: [Int] {
+        pipeline.sources.indices.filter { position in
+            let source = pipeline.sources[position]
+            let sharded = source.forEachEntity != nil || (shard?.takes(position: position) ?? true)
+            return sharded && (only.isEmpty || only.contains { source.isNamed($0) })
+        }
+    }
+
+    /// The sources `source` (at `position` in the file) runs as: itself, or for a `for_each`
+    /// from an entity one per item the store holds now, item `k` at position `position + k`
+    /// for `--shard`.
+    private func expansions(of source: SourceSpec, at position: Int, in container: PersistentContainer) throws(PipelineError) -> [SourceSpec] {
+        guard let forEach = source.forEachEntity else { return [source] }
+        let items: [String]
+        do {
+            items = try forEach.items(in: container)
+        } catch {
+            throw PipelineError(.io, "source \(source.name): cannot read the for_each items from \(forEach.entity): \(error)", underlying: error)
+        }
+        if items.isEmpty { logger.notice("for_each has no items: no request", metadata: ["source": "\(source.name)"]) }
+        return items.enumerated().filter { shard?.takes(position: position + $0.offset) ?? true }
+            .map { source.expanded(item: $0.element, pipeline: pipeline.name) }
     }
 
     /// Runs the sources (when `sources`) and then the exports (when `exports`); never throws: failures are in the report.
@@ -80,16 +104,18 @@ public struct PipelineRunner: Sendable {
             opened = container
             if runSources {
                 try deferDiskSync(container)
-                for source in selectedSources {
-                    guard let entity = pipeline.entity(named: source.entity) else { continue }
-                    let hold = try holdSource(source.name, in: container)
-                    defer { hold?.release() }
-                    logger.notice("source started", metadata: ["source": "\(source.name)"])
-                    let run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities, container: container, options: options,
-                                        logger: logger, redactor: redactor, progress: progress)
-                    let (entry, error) = run.run()
-                    report.sources.append(entry)
-                    if let error { throw error }
+                for position in selectedPositions {
+                    for source in try expansions(of: pipeline.sources[position], at: position, in: container) {
+                        guard let entity = pipeline.entity(named: source.entity) else { continue }
+                        let hold = try holdSource(source.name, in: container)
+                        defer { hold?.release() }
+                        logger.notice("source started", metadata: ["source": "\(source.name)"])
+                        let run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities, container: container, options: options,
+                                            logger: logger, redactor: redactor, progress: progress)
+                        let (entry, error) = run.run()
+                        report.sources.append(entry)
+                        if let error { throw error }
+                    }
                 }
             }
             if runExports {
