@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SwellCSV
 import SwellHTTP
 import SwellJSON
 import SwellStore
@@ -90,6 +91,11 @@ final class PageFetcher {
         }
     }
 
+    /// Whether a page is read through gzip: its path (before any query) ends in `.gz`.
+    static func isGzip(_ url: String) -> Bool {
+        url.prefix { $0 != "?" && $0 != "#" }.lowercased().hasSuffix(".gz")
+    }
+
     /// The size of the local file a file source names (a path, or a file URL), when it can be read.
     static func fileSize(_ url: String) -> Int? {
         var path = url
@@ -155,6 +161,15 @@ final class PageFetcher {
         var captured: [[String]: JSONValue] = [:]
         let response: HTTPResponse
         let retries: Int
+        // A page whose path ends in `.gz` is read through gzip, as it arrives (a file) or once
+        // it arrived (HTTP), whatever its format.
+        let gzipped = Self.isGzip(url)
+        var inflater: GzipInflater?
+        func feed(_ bytes: UnsafeRawBufferPointer) throws {
+            guard gzipped else { return try parser.parse(bytes) }
+            guard let inflater else { throw PipelineError(.other, "cannot set up zlib to read \(redactor(url))") }
+            try inflater.inflate(bytes) { try parser.parse($0) }
+        }
         do {
             (response, retries) = try client.fetch(
                 request, policy: RetryPolicy(retries: source.retries),
@@ -162,11 +177,12 @@ final class PageFetcher {
                     if attempt > 1 { logger.info("retrying", metadata: ["source": "\(source.name)", "url": "\(redactor(url))", "attempt": "\(attempt)"]) }
                     body.removeAll(keepingCapacity: true)
                     parser.begin(url: url)
+                    if gzipped { inflater = GzipInflater() }
                 },
                 onBody: { bytes in
                     // A failed run stops reading (a big file need not be read to its end).
                     if let failure = failure() { throw failure }
-                    if isFile { try parser.parse(bytes) } else { body.append(contentsOf: bytes) }
+                    if isFile { try feed(bytes) } else { body.append(contentsOf: bytes) }
                     progress.addBytes(bytes.count)
                 })
             if response.isNotModified {
@@ -177,17 +193,21 @@ final class PageFetcher {
                 var offset = 0
                 try body.withUnsafeBytes { all in
                     while offset < all.count {
-                        try parser.parse(UnsafeRawBufferPointer(rebasing: all[offset..<min(offset + slice, all.count)]))
+                        try feed(UnsafeRawBufferPointer(rebasing: all[offset..<min(offset + slice, all.count)]))
                         offset += slice
                     }
                 }
                 body = []
             }
+            try inflater?.finish()
             captured = try parser.finish()
             if source.isGraphQL { try checkGraphQLAnswer(captured, sawData: parser.sawRecords, url: url) }
         } catch let error as JSONError {
             parser.flush()
             throw PipelineError(.data, redactor("source \(source.name): page \(url) is not valid \(source.isNDJSON ? "NDJSON" : "JSON"): \(error)"), underlying: error)
+        } catch let error as GzipInflater.Failure {
+            parser.flush()
+            throw PipelineError(.data, redactor("source \(source.name): page \(url) is \(error)"), underlying: error)
         } catch let error as HTTPError {
             if source.isGraphQL, let first = GraphQLAnswer.messages(inBody: error.body)?.first {
                 throw PipelineError(.unavailable, redactor("source \(source.name): \(error); the GraphQL API answered with errors: \(first)"), underlying: error)
