@@ -265,6 +265,45 @@ import Testing
         #expect(cut.stderr.contains("page local.ndjson.gz is not valid gzip"), "\(cut.stderr)")
     }
 
+    /// `format: csv`: a header row names the fields, values convert as JSON strings do, an
+    /// empty field is null; a `.csv.gz` file reads through gzip; a row with too many fields
+    /// is a bad page (65) naming its line.
+    @Test func csvPagesAreRecords() throws {
+        let workspace = try Workspace()
+        try workspace.write("items.csv", "id;title;updated\r\n1;item 1;2024-05-02T12:00:00Z\r\n2;\"item 2\";\r\n3;item 3;2024-05-04T12:00:00Z\r\n")
+        try workspace.write("items.yml", Self.pipeline("""
+                url: items.csv
+                format: csv
+                csv: { delimiter: ";" }
+            """).replacingOccurrences(of: "    records: items\n", with: ""))
+        let run = try workspace.run("run", "items.yml", "--report", "out/report.json")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try workspace.read("out/items.csv") == Self.csv(1...3))
+        #expect((try workspace.report()["sources"] as? [[String: Any]])?.first?["inserted"] as? Int == 3)
+        let resync = try workspace.run("import", "items.yml", "--report", "out/report.json")
+        #expect((try workspace.report()["sources"] as? [[String: Any]])?.first?["unchanged"] as? Int == 3, "\(resync.stderr)")
+        try workspace.write("items.csv", "id;title;updated\n4;item 4;;extra\n")
+        let bad = try workspace.run("import", "items.yml")
+        #expect(bad.status == 65, "\(bad.stderr)")
+        #expect(bad.stderr.contains("page items.csv is not valid CSV: line 2: 4 fields where the header names 3"), "\(bad.stderr)")
+        // The same rows, gzipped, without a header (columns by number).
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gzip.arguments = ["-f", workspace.path("plain.csv")]
+        try workspace.write("plain.csv", "5,item 5\n6,item 6\n")
+        try gzip.run()
+        gzip.waitUntilExit()
+        try workspace.write("more.yml", Self.pipeline("""
+                url: plain.csv.gz
+                format: csv
+                csv: { header: false }
+                fields: { id: "1", title: "2" }
+            """).replacingOccurrences(of: "    records: items\n", with: ""))
+        let more = try workspace.run("run", "more.yml")
+        #expect(more.status == 0, "\(more.stderr)")
+        #expect(try workspace.read("out/items.csv") == Self.csv(1...3) + "5,item 5\n6,item 6\n")
+    }
+
     private func failure(_ text: String) -> PipelineFileError? {
         do {
             _ = try PipelineFileLoader(environment: [:]).load(text: text, path: "demo.yml")
@@ -290,6 +329,8 @@ import Testing
         ("    auth: { oauth2_client_credentials: { token_url: http://h/t, client_id: a, client_secret: b, client_auth: jwt } }", 16, "must be basic or body"),
         ("    incremental: { cursor: title, param: since, lag: 60 }", 16, "needs a date or number cursor"),
         ("    mode: upsert-ish", 16, "must be upsert, append, replace or insert"),
+        ("    csv: { delimiter: \";\" }", 16, "csv options of source items need format: csv"),
+        ("    format: csv\n    csv: { delimiter: \"ab\" }", 17, "must be one ASCII character"),
         ("    for_each: { entity: Nope, value: title }", 16, "names entity 'Nope', which is not defined"),
         ("    for_each: { entity: Item, value: name }", 16, "'name' is not an attribute of Item"),
         ("    for_each: { entity: Item, value: title, where: \"nope == 1\" }", 16, "for_each of source items.where"),
@@ -304,7 +345,7 @@ import Testing
     @Test func version3KeysNeedVersion3() {
         for source in ["    auth: { bearer: t0k3n }", "    method: POST", "    on_status: { 404: empty }",
                        "    paginate: { offset: { limit: 5 } }", "    incremental: { cursor: updated, param: s, initial: x }",
-                       "    mode: insert", "    for_each: { entity: Item, value: title }"] {
+                       "    mode: insert", "    for_each: { entity: Item, value: title }", "    format: csv"] {
             let text = Self.pipeline("    url: http://h/items\n" + source).replacingOccurrences(of: "version: 3", with: "version: 2")
             let error = failure(text)
             #expect(error?.message.contains("needs version: 3") == true, "\(source): \(String(describing: error))")

@@ -194,6 +194,9 @@ public struct SourceSpec: Sendable {
     /// Whether the source is a GraphQL query (`graphql`, version 3): its body is the query
     /// and its variables, an `errors` array in an answer is read as GraphQL's.
     public var isGraphQL = false
+    /// `format: csv` (version 3): how its pages' CSV reads; its rows are then read as NDJSON
+    /// records (`isNDJSON`), each value a string, an empty field null.
+    public var csv: CSVInput? = nil
     /// `for_each: { entity, value, where }` (version 3): one source per stored value, read
     /// when the run reaches this source (after the sources before it are saved).
     public var forEachEntity: ForEachEntity? = nil
@@ -219,6 +222,14 @@ public struct SourceSpec: Sendable {
 
     /// Whether `--only NAME` picks this source: its own name, or its `for_each` source's.
     public func isNamed(_ name: String) -> Bool { self.name == name || forEach?.source == name }
+}
+
+/// How a CSV source's pages read (`csv: { delimiter, header }`).
+public struct CSVInput: Sendable, Equatable {
+    /// The byte between fields (default `,`).
+    public var delimiter: UInt8 = UInt8(ascii: ",")
+    /// Whether the first row names the fields (default true); without, they are `"1"`, `"2"`, ….
+    public var header = true
 }
 
 /// The stored values a source runs once for each (`for_each: { entity, value, where }`).

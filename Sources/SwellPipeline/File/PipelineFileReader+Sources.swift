@@ -128,7 +128,7 @@ extension PipelineFileReader {
     private mutating func readSource(_ node: Node, pipeline: String, entities: [PipelineEntity]) throws(PipelineFileError) -> SourceSpec {
         let keys = try keyedMapping(node, "a source", allowed: (["name", "entity", "url", "format", "records", "headers", "paginate", "fields", "dates",
                                                              "mode", "on_error", "rejects", "timeout", "retries", "max_bytes", "incremental",
-                                                             "for_each"] as Set<String>).union(Self.version3SourceKeys),
+                                                             "for_each", "csv"] as Set<String>).union(Self.version3SourceKeys),
                                required: ["name", "entity", "url"])
         let keeping: Set<String> = keys["for_each"] == nil ? [] : ["item"]
         let name = try string(keys["name"]!, "a source's name")
@@ -140,13 +140,32 @@ extension PipelineFileReader {
         let url = try interpolate(keys["url"]!, "url of source \(name)", keeping: keeping)
         guard !url.isEmpty else { throw error(keys["url"], "url of source \(name) is empty") }
         var isNDJSON = false
+        var csv: CSVInput?
         if let format = keys["format"] {
             switch try string(format, "format") {
             case "json": isNDJSON = false
             case "ndjson": isNDJSON = true
-            case let other: throw error(format, "format \"\(other)\" of source \(name) must be json or ndjson")
+            case "csv":
+                try requireVersion3(format, "format: csv")
+                isNDJSON = true
+                csv = CSVInput()
+            case let other: throw error(format, "format \"\(other)\" of source \(name) must be json, ndjson or csv (version 3)")
             }
         }
+        if let node = keys["csv"] {
+            try requireVersion3(node, "csv")
+            guard csv != nil else { throw error(node, "csv options of source \(name) need format: csv") }
+            let options = try keyedMapping(node, "csv of source \(name)", allowed: ["delimiter", "header"])
+            if let delimiter = options["delimiter"] {
+                let text = try string(delimiter, "csv.delimiter")
+                guard text.utf8.count == 1, let byte = text.utf8.first, byte < 0x80, byte != UInt8(ascii: "\""), byte != 0x0A, byte != 0x0D else {
+                    throw error(delimiter, "csv.delimiter of source \(name) must be one ASCII character other than a quote or a line break, not \(written(delimiter))")
+                }
+                csv?.delimiter = byte
+            }
+            if let header = options["header"] { csv?.header = try boolean(header, "csv.header") }
+        }
+        if csv != nil, let node = keys["records"] { throw error(node, "source \(name) has format: csv, whose rows are the records: records does not apply") }
         let records = try keys["records"].map { node throws(PipelineFileError) in try dotPath(node, "records of source \(name)") }
         var headers: [(name: String, value: String)] = []
         if let node = keys["headers"] {
@@ -212,6 +231,7 @@ extension PipelineFileReader {
         var source = SourceSpec(name: name, entity: entity.name, url: url, isNDJSON: isNDJSON, records: records, headers: headers,
                                 pagination: pagination, fields: fields, nested: nested, dates: dates, mode: mode, onError: onError, rejects: rejects,
                                 timeout: timeout, retries: retries, maxBytes: maxBytes, incremental: incremental)
+        source.csv = csv
         try readAccess(keys, into: &source, keeping: keeping)
         return source
     }

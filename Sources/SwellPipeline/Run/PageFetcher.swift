@@ -165,10 +165,19 @@ final class PageFetcher {
         // it arrived (HTTP), whatever its format.
         let gzipped = Self.isGzip(url)
         var inflater: GzipInflater?
+        // A CSV source's rows become NDJSON records on the way to the reader.
+        var transcoder = source.csv.map { CSVRecordTranscoder(delimiter: $0.delimiter, header: $0.header) }
+        func parse(_ bytes: UnsafeRawBufferPointer) throws {
+            if transcoder != nil {
+                try transcoder!.feed(bytes) { try parser.parse($0) }
+            } else {
+                try parser.parse(bytes)
+            }
+        }
         func feed(_ bytes: UnsafeRawBufferPointer) throws {
-            guard gzipped else { return try parser.parse(bytes) }
+            guard gzipped else { return try parse(bytes) }
             guard let inflater else { throw PipelineError(.other, "cannot set up zlib to read \(redactor(url))") }
-            try inflater.inflate(bytes) { try parser.parse($0) }
+            try inflater.inflate(bytes) { try parse($0) }
         }
         do {
             (response, retries) = try client.fetch(
@@ -178,6 +187,7 @@ final class PageFetcher {
                     body.removeAll(keepingCapacity: true)
                     parser.begin(url: url)
                     if gzipped { inflater = GzipInflater() }
+                    transcoder = source.csv.map { CSVRecordTranscoder(delimiter: $0.delimiter, header: $0.header) }
                 },
                 onBody: { bytes in
                     // A failed run stops reading (a big file need not be read to its end).
@@ -200,11 +210,15 @@ final class PageFetcher {
                 body = []
             }
             try inflater?.finish()
+            try transcoder?.finish { try parser.parse($0) }
             captured = try parser.finish()
             if source.isGraphQL { try checkGraphQLAnswer(captured, sawData: parser.sawRecords, url: url) }
         } catch let error as JSONError {
             parser.flush()
             throw PipelineError(.data, redactor("source \(source.name): page \(url) is not valid \(source.isNDJSON ? "NDJSON" : "JSON"): \(error)"), underlying: error)
+        } catch let error as CSVRecordTranscoder.Failure {
+            parser.flush()
+            throw PipelineError(.data, redactor("source \(source.name): page \(url) is not valid CSV: \(error)"), underlying: error)
         } catch let error as GzipInflater.Failure {
             parser.flush()
             throw PipelineError(.data, redactor("source \(source.name): page \(url) is \(error)"), underlying: error)
