@@ -172,14 +172,14 @@ import SwellStore
     @Test(arguments: [
         ("mode: merge", "mode \"merge\" of source a must be upsert, append, replace or insert"),
         ("on_error: ignore", "on_error \"ignore\" of source a must be fail or skip"),
-        ("format: xml", "format \"xml\" of source a must be json or ndjson"),
+        ("format: xml", "format \"xml\" of source a must be json, ndjson or csv (version 3)"),
         ("retries: many", "retries of source a must be a whole number, not \"many\""),
         ("retries: [1]", "retries of source a must be a whole number, not a list"),
         ("records: \"a..b\"", "must be a dot path like 'data' or 'meta.next', not \"a..b\""),
         ("timeout: -1", "must be a positive number, not \"-1\""),
         ("headers: [x]", "headers of source a must be a mapping, not a list"),
         ("fields: oops", "fields of source a must be a mapping of attribute: path, not \"oops\""),
-        ("for_each: 3", "for_each of source a must be a list of items or { file: PATH } (an item per line), not \"3\""),
+        ("for_each: 3", "for_each of source a must be a list of items, { file: PATH } (an item per line) or { entity, value, where } (version 3), not \"3\""),
     ] as [(String, String)])
     func aSourceValueOfTheWrongKindIsNamed(setting: String, message: String) {
         let error = failure("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: integer } }\nsources:\n  - { name: a, entity: Item, url: x, \(setting) }\n")

@@ -73,6 +73,17 @@ public struct NestedMapping: Sendable, Equatable {
     public var fields: [String: FieldSpec]
     /// The destination's own nested relationships, to any depth.
     public var nested: [NestedMapping]
+    /// For a to-one given by its destination's key (`{ key: author_id }`, version 3): whether
+    /// a key no destination has yet inserts one holding only its key (`create: true`)
+    /// rather than being a bad record. The mapping then maps the destination's key from
+    /// the value at `path` and nothing else.
+    public var byKey: KeyReference? = nil
+}
+
+/// How a to-one given by its destination's key treats a key no destination has.
+public struct KeyReference: Sendable, Equatable {
+    /// Insert a destination holding only the key (its other attributes must be optional).
+    public var create: Bool
 }
 
 /// How dates arrive in a source's records.

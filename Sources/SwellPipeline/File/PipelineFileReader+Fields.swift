@@ -49,6 +49,9 @@ extension PipelineFileReader {
         guard case .mapping = node else {
             throw error(node, "\(what) maps relationship '\(relationship.name)': it needs { path: …, fields: { … } }")
         }
+        if case .mapping(let given) = node, given["key"] != nil {
+            return try readKeyReference(node, relationship: relationship, entities: entities, what: what)
+        }
         let keys = try keyedMapping(node, what, allowed: ["path", "fields"], required: ["path", "fields"])
         let path = try dotPath(keys["path"]!, "path of \(what)")
         guard let destination = entities.first(where: { $0.name == relationship.destination }) else {
@@ -64,6 +67,29 @@ extension PipelineFileReader {
             throw error(keys["fields"], "\(what) does not map \(destination.name)'s key '\(key)': each nested \(destination.name) is upserted by its key")
         }
         return NestedMapping(relationship: relationship.name, destination: destination.name, path: path, fields: fields, nested: nested)
+    }
+
+    /// A to-one given by its destination's key, `{ key: PATH, create: BOOL }` (version 3): the
+    /// value at `PATH` is the key (one attribute) of the destination to link.
+    private func readKeyReference(_ node: Node, relationship: RelationshipDescription, entities: [PipelineEntity],
+                                  what: String) throws(PipelineFileError) -> NestedMapping {
+        try requireVersion3(node, "\(what) by key")
+        let keys = try keyedMapping(node, what, allowed: ["key", "create"], required: ["key"])
+        guard !relationship.isToMany else {
+            throw error(node, "\(what): { key: … } gives a to-one; \(relationship.name) is a to-many")
+        }
+        guard let destination = entities.first(where: { $0.name == relationship.destination }) else {
+            throw error(node, "\(what): '\(relationship.destination)' is not an entity of this file")
+        }
+        guard destination.key.count == 1, let key = destination.key.first else {
+            throw error(node, "\(what): { key: … } needs a destination keyed by one attribute; \(destination.name)'s key is \(destination.key.joined(separator: ", "))")
+        }
+        let create = try keys["create"].map { node throws(PipelineFileError) in try boolean(node, "create of \(what)") } ?? false
+        if create, let required = destination.attributes.first(where: { $0.name != key && !$0.isOptional }) {
+            throw error(keys["create"], "\(what): create: true inserts a \(destination.name) holding only its key, but its attribute \(required.name) is required")
+        }
+        return NestedMapping(relationship: relationship.name, destination: destination.name, path: try dotPath(keys["key"]!, "key of \(what)"),
+                             fields: [key: FieldSpec(path: ["."])], nested: [], byKey: KeyReference(create: create))
     }
 
     /// One attribute's field: a dot path, or `{ path, format }` (a date format for a date

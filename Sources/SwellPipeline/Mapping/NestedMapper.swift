@@ -123,6 +123,8 @@ struct ElementMapper: Sendable {
                 raw = element
             } else {
                 guard case .object = element else {
+                    // An element that is a value (a key given for a to-one) maps what `fields` names only.
+                    if !named[index] { continue }
                     return .failure(BadRecord(attribute: place, message: "\(place): expected an object with \(path.joined(separator: ".")), got \(element.kindDescription)"))
                 }
                 let found = element.value(at: path)
@@ -169,7 +171,11 @@ extension NestedPlan {
                 }
                 elements = array.enumerated().map { ($1, "\(name)[\($0)]") }
             } else {
-                guard case .object = nested else {
+                // A to-one given by its key (`{ key: … }`) is the key's value itself.
+                if plan.mapping.byKey != nil, case .object = nested {
+                    return .failure(BadRecord(attribute: name, message: "\(name): expected the key of the \(plan.relationship.name) (a value), got an object"))
+                }
+                guard plan.mapping.byKey != nil || { if case .object = nested { true } else { false } }() else {
                     return .failure(BadRecord(attribute: name, message: "\(name): expected an object for the to-one \(plan.relationship.name), got \(nested.kindDescription)"))
                 }
                 elements = [(nested, name)]

@@ -135,6 +135,11 @@ struct NestedUpsert {
             switch plan.kind {
             case .toOne(let column):
                 var now: Int64?
+                if let child = nodes?.first, let reference = plan.mapping.byKey, !reference.create,
+                   existing(child.key, entity: plan.entity) == nil {
+                    let value = child.key.first.map(describe) ?? "null"
+                    throw PipelineError(.data, "a \(entity.name) record's \(plan.mapping.path.joined(separator: ".")) is \(value), which no stored \(plan.entity.name) has (nor one earlier in the run); give \(plan.relationship.name) create: true to insert it")
+                }
                 if let child = nodes?.first {
                     now = try write(child, entity: plan.entity, plans: plan.children, written: plan.writtenColumns, in: context).id
                 }
