@@ -147,6 +147,23 @@ import Testing
         try validate(token)
     }
 
+    /// Offset, limit and total side by side: offset paging, in a version-3 file that loads
+    /// and pages as the sample says.
+    @Test func paginationFromAnOffsetAndALimit() throws {
+        let top = try infer(#"{"offset": 0, "limit": 25, "total": 80, "results": [{"id": 1}]}"#)
+        #expect(top.pagination == .offset(parameter: "offset", limitParameter: "limit", limit: 25, start: 0, total: ["total"]))
+        #expect(top.version == 3 && top.yaml.hasPrefix("# ") && top.yaml.contains("\nversion: 3\n"))
+        #expect(top.yaml.contains("    paginate: { offset: { param: offset, limit_param: limit, limit: 25, total: total } }"))
+        let loaded = try validate(top)
+        #expect(loaded.sources.first?.pagination == top.pagination)
+        let meta = try infer(#"{"data": [{"id": 1}], "meta": {"skip": 0, "page_size": 10}}"#)
+        #expect(meta.pagination == .offset(parameter: "skip", limitParameter: "page_size", limit: 10, start: 0, total: nil))
+        try validate(meta)
+        // An offset without a limit beside it is not paging.
+        #expect(try infer(#"{"items": [{"id": 1}], "offset": 0, "meta": {"limit": 5}}"#).pagination == nil)
+        #expect(try infer(#"{"items": [{"id": 1}], "next": null}"#).version == 2)
+    }
+
     @Test func paginationFromALinkHeaderComesFirst() throws {
         let pipeline = try infer(#"{"data": [{"id": 1}], "next": "https://x/2"}"#,
                                  linkHeader: #"<https://api.example.com/v1/items?page=2>; rel="next", <https://api.example.com/v1/items?page=9>; rel="last""#)

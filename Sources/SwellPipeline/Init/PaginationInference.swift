@@ -11,6 +11,9 @@ import SwellJSON
 ///    "continuation" or is `after` (`meta.next_cursor`, `nextPageToken`) → `cursor: PATH` with a
 ///    query parameter named after the key (`cursor`, `pageToken`, `after`);
 ///
+/// 4. whole numbers `offset` and `limit` side by side (and a `total` beside them) → `offset`
+///    (version 3);
+///
 /// else none (a `next` key that is null on this page is named in the reason).
 enum PaginationInference {
     /// How deep into the body's objects to look.
@@ -40,10 +43,32 @@ enum PaginationInference {
                         "\(path.joined(separator: ".")) looks like a cursor (\(FieldShape.example(value))), sent back as ?\(parameter)=…: check the parameter name your API wants")
             }
         }
+        if let offset = offsetPaging(leaves) { return offset }
         if let (path, _) = leaves.first(where: { $0.path.last.map(saysNext) == true && $0.value == .null }) {
             return (nil, "none found; \(path.joined(separator: ".")) is null on this page: if it holds the next page's URL on others, add paginate: { next: \(path.joined(separator: ".")) }")
         }
         return (nil, "none found: no Link header, no next link or cursor in the page")
+    }
+
+    /// Offset paging (version 3): whole numbers named `offset` (or `skip`, `start`) and `limit`
+    /// (or `per_page`, `page_size`, `size`) side by side, with a `total` (or `total_count`,
+    /// `count`) beside them when there is one.
+    private static func offsetPaging(_ leaves: [(path: [String], value: JSONValue)]) -> (Pagination, String)? {
+        func number(_ value: JSONValue) -> Int? {
+            if case .number(let number) = value, let int = number.int64 { return Int(int) }
+            return nil
+        }
+        for (path, value) in leaves where ["offset", "skip", "start"].contains(path.last!.lowercased()) && number(value) != nil {
+            let parent = path.dropLast()
+            let siblings = leaves.filter { Array($0.path.dropLast()) == Array(parent) }
+            guard let limit = siblings.first(where: { ["limit", "per_page", "page_size", "size"].contains($0.path.last!.lowercased()) }),
+                  let size = number(limit.value), size > 0 else { continue }
+            let total = siblings.first { ["total", "total_count", "count"].contains($0.path.last!.lowercased()) && number($0.value) != nil }
+            let totalText = total.map { ", and the total at \($0.path.joined(separator: "."))" } ?? ""
+            return (.offset(parameter: path.last!, limitParameter: limit.path.last!, limit: size, start: 0, total: total?.path),
+                    "\(path.joined(separator: ".")) and \(limit.path.joined(separator: ".")) look like offset paging (\(size) a page\(totalText)), sent as ?\(path.last!)=…&\(limit.path.last!)=\(size): check the names your API wants (version 3)")
+        }
+        return nil
     }
 
     /// The scalars (and nulls) of the body's objects, depth first, skipping arrays and the records.

@@ -68,6 +68,7 @@ public enum PipelineInference {
                                     recordCount: records.count, pagination: pagination, paginationReason: paginationReason,
                                     entities: inference.entities, export: export)
         if path == nil, case .object = body { pipeline.version = 3 }
+        if case .offset? = pagination { pipeline.version = 3 }
         return pipeline
     }
 
