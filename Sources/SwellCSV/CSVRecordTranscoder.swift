@@ -28,7 +28,6 @@ public struct CSVRecordTranscoder {
     private var line = 1
     /// The line the row under way started on.
     private var rowLine = 1
-    private var sawByte = false
     private var output: [UInt8] = []
 
     private enum State {
@@ -48,12 +47,15 @@ public struct CSVRecordTranscoder {
     ///   unquoted field; `body`'s error.
     public mutating func feed(_ bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         for byte in bytes {
-            if !sawByte {
-                sawByte = true
-                if byte == 0xEF { state = .fieldStart; bomLeft = 2; continue }
-            }
-            if bomLeft > 0 {
-                bomLeft -= 1
+            // A UTF-8 byte-order mark (EF BB BF) at the start is skipped; other bytes that
+            // start the same way are read as they are.
+            if !startDecided {
+                start.append(byte)
+                if start == Array(Self.byteOrderMark.prefix(start.count)) {
+                    if start.count == 3 { startDecided = true }
+                    continue
+                }
+                try releaseStart()
                 continue
             }
             try take(byte)
@@ -64,12 +66,27 @@ public struct CSVRecordTranscoder {
         }
     }
 
-    private var bomLeft = 0
+    /// The first bytes, held while they may be a byte-order mark.
+    private var start: [UInt8] = []
+    private var startDecided = false
+
+    /// The held first bytes are data after all.
+    private mutating func releaseStart() throws {
+        startDecided = true
+        let held = start
+        start = []
+        for byte in held { try take(byte) }
+    }
+    private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// Ends the input: the last row, when it has no line end.
     ///
     /// - Throws: `Failure` for a quoted field that never closes.
     public mutating func finish(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        if !startDecided {
+            // Fewer than three bytes in all, the start of a byte-order mark: they are data.
+            try releaseStart()
+        }
         switch state {
         case .quoted:
             throw Failure(line: rowLine, message: "a quoted field opened on this line never closes")

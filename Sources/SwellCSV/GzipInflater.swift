@@ -3,7 +3,9 @@ import CZlib
 /// Reads gzip streams back, piece by piece, in constant memory (zlib's inflate): what a
 /// source whose file or URL ends in `.gz` sends through before its pages are parsed.
 /// Several gzip members one after another (what `cat a.gz b.gz` or a parallel compressor
-/// writes) read as one stream, as `gzip -d` reads them.
+/// writes) read as one stream, as `gzip -d` reads them. Input whose first byte is not
+/// gzip's (0x1F) is passed on unchanged: no JSON or CSV text starts with that byte, and a
+/// `.gz` URL served with `Content-Encoding: gzip` arrives already decoded.
 ///
 /// One per stream; not shared between threads (zlib's stream is not).
 public final class GzipInflater {
@@ -12,6 +14,9 @@ public final class GzipInflater {
     private static let outputSize = 256 * 1024
     /// The stream ended (a member's end) and no byte came after it yet.
     private var atMemberEnd = false
+    /// The input did not start with gzip's magic byte: it is passed on as it is (a server
+    /// that sent a `.gz` file with `Content-Encoding: gzip` had curl decode it already).
+    private var passesThrough = false
     /// Compressed bytes taken so far, for error messages.
     private(set) public var consumed = 0
 
@@ -47,6 +52,11 @@ public final class GzipInflater {
     /// - Throws: `Failure` for bytes that are not gzip; `body`'s error.
     public func inflate(_ input: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         guard let base = input.baseAddress?.assumingMemoryBound(to: UInt8.self), !input.isEmpty else { return }
+        if consumed == 0 && !atMemberEnd && input[0] != 0x1F { passesThrough = true }
+        if passesThrough {
+            consumed += input.count
+            return try body(input)
+        }
         var offset = 0
         while offset < input.count {
             if atMemberEnd {
@@ -88,6 +98,6 @@ public final class GzipInflater {
     ///
     /// - Throws: `Failure` when the last member is cut short.
     public func finish() throws {
-        guard atMemberEnd else { throw Failure(offset: consumed, message: "the compressed data ends before its gzip stream does (a truncated file?)") }
+        guard atMemberEnd || passesThrough else { throw Failure(offset: consumed, message: "the compressed data ends before its gzip stream does (a truncated file?)") }
     }
 }

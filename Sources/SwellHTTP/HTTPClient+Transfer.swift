@@ -145,7 +145,7 @@ final class HeaderList {
         if let tag = request.ifNoneMatch { fields.append(HTTPHeader(name: "If-None-Match", value: tag)) }
         if let date = request.ifModifiedSince { fields.append(HTTPHeader(name: "If-Modified-Since", value: date)) }
         // A body is sent at once, without waiting for a `100 Continue` that some servers never send.
-        if request.body != nil { list = curl_slist_append(list, "Expect:") }
+        if request.body != nil || request.method != "GET" { list = curl_slist_append(list, "Expect:") }
         for field in fields {
             let badName = field.name.isEmpty || field.name.contains(where: { $0 == ":" || $0.isWhitespace || $0.isNewline })
             guard !badName else {

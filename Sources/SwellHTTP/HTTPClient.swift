@@ -148,14 +148,15 @@ public final class HTTPClient {
         // A local file is read in large pieces (libcurl's default is 16 KiB a read); the
         // body arrives in as many calls of the write callback.
         if target.isFile { try set(CURLOPT_BUFFERSIZE, Self.fileReadSize) }
-        if !target.isFile, let body = request.body {
+        // A POST or PUT without a body still says `Content-Length: 0` (some servers want it).
+        if !target.isFile, let body = request.body ?? (request.method == "GET" ? nil : []) {
             try check(swell_curl_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), CURLOPT_POSTFIELDSIZE_LARGE)
             // curl copies the bytes: the request's array need not outlive this call.
             var bytes = body.isEmpty ? [0] : body
             let code = bytes.withUnsafeMutableBytes { swell_curl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) }
             try check(code, CURLOPT_COPYPOSTFIELDS)
         }
-        if !target.isFile, request.method != "GET", request.method != "POST" || request.body == nil {
+        if !target.isFile, request.method != "GET", request.method != "POST" {
             try set(CURLOPT_CUSTOMREQUEST, request.method)
         }
         if request.timeout > 0 {

@@ -98,6 +98,12 @@ extension HTTPLinks {
         fields.map { formEncoded($0.name) + "=" + formEncoded($0.value) }.joined(separator: "&")
     }
 
+    /// `text` as `setting(query:to:in:)` writes it in a query: every byte but the unreserved
+    /// ones percent-encoded.
+    public static func queryEncoded(_ text: String) -> String {
+        percentEncoded(text)
+    }
+
     /// One name or value, form-encoded (RFC 6749 appendix B; also how §2.3.1 encodes client
     /// credentials before HTTP Basic).
     public static func formEncoded(_ text: String) -> String {

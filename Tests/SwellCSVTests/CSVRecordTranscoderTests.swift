@@ -80,6 +80,13 @@ import Testing
         #expect(objects.map { $0["2"] as? String } == ["x", "y"])
     }
 
+    /// Only EF BB BF is a byte-order mark: a first character that starts with EF stays.
+    @Test func aFirstCharacterStartingLikeAByteOrderMarkStays() throws {
+        let objects = try Self.transcode("ｺｰﾄﾞ,x\nA1,1\n", delimiter: UInt8(ascii: ","), header: true, seed: 5)
+        #expect(objects.first?["ｺｰﾄﾞ"] as? String == "A1")
+        #expect(try Self.transcode("\u{FEFF}", delimiter: UInt8(ascii: ","), header: true, seed: 6).isEmpty)
+    }
+
     @Test func badCSVNamesItsLine() {
         func failure(_ text: String) -> CSVRecordTranscoder.Failure? {
             do {

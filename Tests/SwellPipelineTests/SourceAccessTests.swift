@@ -1,5 +1,6 @@
 import Foundation
 @testable import SwellPipeline
+import SwellHTTP
 import SwellLocks
 import SwellTestSupport
 import Testing
@@ -48,7 +49,8 @@ import Testing
         case bearer, basic, apiKeyHeader, apiKeyQuery
         var testDescription: String { rawValue }
 
-        static let secret = "k3y-9d7e41aa"
+        /// Characters a query encodes (`+ / =`, as in base64 keys): the encoded form is hidden too.
+        static let secret = "k3y+9d/7e=41aa"
         static let user = "reporter-55c2"
 
         var yaml: String {
@@ -66,7 +68,7 @@ import Testing
             case .bearer: request.headers["authorization"] == "Bearer \(Self.secret)"
             case .basic: request.headers["authorization"] == "Basic " + Data("\(Self.user):\(Self.secret)".utf8).base64EncodedString()
             case .apiKeyHeader: request.headers["x-api-key"] == Self.secret
-            case .apiKeyQuery: request.path.contains("api_key=\(Self.secret)")
+            case .apiKeyQuery: URLComponents(string: request.path)?.queryItems?.first { $0.name == "api_key" }?.value == Self.secret
             }
         }
     }
@@ -78,10 +80,13 @@ import Testing
         let failing = LockedValue(false)
         let server = try LoopbackHTTPServer { request in
             guard form.accepts(request) else { return .json("{\"error\": \"who are you\"}", status: 401) }
+            let etag = [("ETag", "\"v1\"")]
             if request.path.hasPrefix("/p2") {
-                return failing.withLock { $0 } ? .json("{}", status: 500) : .json("{\"items\": [\(Self.records(3...4))]}")
+                return failing.withLock { $0 } ? .json("{}", status: 500) : .json("{\"items\": [\(Self.records(3...4))]}", headers: etag)
             }
-            return .json("{\"items\": [\(Self.records(1...2))], \"next\": \"/p2\"}")
+            // Like many APIs, the next link repeats the query, a key in it included.
+            let query = request.path.split(separator: "?", maxSplits: 1).dropFirst().first.map { "?" + $0 } ?? ""
+            return .json("{\"items\": [\(Self.records(1...2))], \"next\": \"/p2\(query)\"}", headers: etag)
         }
         let workspace = try Workspace()
         try workspace.write("items.yml", Self.pipeline("""
@@ -101,11 +106,13 @@ import Testing
         let status = try workspace.run("status", "items.yml")
         outputs += [failed.stdout, failed.stderr, try workspace.read("out/report.json"), status.stdout, status.stderr]
         for text in outputs {
-            #expect(!text.contains(AuthForm.secret), "\(text)")
+            #expect(!text.contains(AuthForm.secret) && !text.contains(HTTPLinks.queryEncoded(AuthForm.secret)), "\(text)")
             #expect(!text.contains(Data("\(AuthForm.user):\(AuthForm.secret)".utf8).base64EncodedString()), "\(text)")
         }
         let store = try Data(contentsOf: URL(fileURLWithPath: workspace.path(".swell/items.sqlite")))
-        #expect(store.range(of: Data(AuthForm.secret.utf8)) == nil, "the secret is in the store")
+        for form in [AuthForm.secret, HTTPLinks.queryEncoded(AuthForm.secret)] {
+            #expect(store.range(of: Data(form.utf8)) == nil, "the secret is in the store")
+        }
     }
 
     /// A POST whose body carries the offset and limit: the body as written plus the paging

@@ -220,7 +220,9 @@ extension PipelineFileReader {
             if let lag = spec["lag"] {
                 try requireVersion3(lag, "incremental.lag")
                 let seconds = try number(lag, "incremental.lag of source \(name)")
-                guard seconds >= 0 else { throw error(lag, "incremental.lag of source \(name) must not be negative") }
+                guard (0...3_153_600_000).contains(seconds) else {
+                    throw error(lag, "incremental.lag of source \(name) must be between 0 and 3153600000 seconds (a century)")
+                }
                 let type = entity.attributes.first { $0.name == cursor }?.type
                 guard type == .date || type == .integer || type == .double else {
                     throw error(lag, "incremental.lag of source \(name) needs a date or number cursor; \(cursor) is a \(type.map { "\($0)" } ?? "?")")
@@ -239,7 +241,8 @@ extension PipelineFileReader {
     /// The version-3 keys of a source: `auth`, `method`, `body`, `on_status` and `paginate.in`.
     private mutating func readAccess(_ keys: [String: Node], into source: inout SourceSpec, keeping: Set<String>) throws(PipelineFileError) {
         let name = source.name
-        source.objectPageIsRecord = version >= 3 && source.records == nil && !source.isNDJSON
+        // (A GraphQL answer is never its record: its data is under `records`.)
+        source.objectPageIsRecord = version >= 3 && source.records == nil && !source.isNDJSON && keys["graphql"] == nil
         for key in Self.version3SourceKeys.sorted() {
             if let node = keys[key] { try requireVersion3(node, key) }
         }

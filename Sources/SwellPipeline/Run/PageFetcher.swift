@@ -147,7 +147,7 @@ final class PageFetcher {
         if source.isGraphQL { request.errorBodyLimit = 1 << 16 }
         // Conditional GET only: a POST's answer depends on its body.
         let conditional = !isFile && source.mode != .replace && request.method == "GET"
-        if conditional, let text = try storeMetadata(forKey: HTTPValidators.metadataKey(source: source.name, url: url)),
+        if conditional, let text = try storeMetadata(forKey: redactor(HTTPValidators.metadataKey(source: source.name, url: url))),
            let validators = HTTPValidators(metadataText: text) {
             validators.apply(to: &request)
         }

@@ -36,10 +36,12 @@ public struct PipelineRunner: Sendable {
         self.wait = wait
         self.logger = logger
         self.progress = progress
+        redactor = Redactor(secrets: pipeline.secrets)
     }
 
-    /// Hides the pipeline's secrets.
-    public var redactor: Redactor { Redactor(secrets: pipeline.secrets) }
+    /// Hides the pipeline's secrets, and the tokens its sources are given while it runs
+    /// (one redactor a runner: what one source learns, the others and the report hide too).
+    public let redactor: Redactor
 
     /// The store, as messages show it (secrets and passwords hidden).
     public var store: StoreLocation { StoreLocation(storePath, redactor: redactor) }

@@ -1,4 +1,5 @@
 import Foundation
+import SwellHTTP
 import SwellLocks
 
 /// Hides values that came from the environment (tokens, passwords) in every
@@ -12,9 +13,21 @@ public struct Redactor: Sendable {
     /// Secrets learnt while running, shared by every copy, longest first.
     private let learnt = LockedValue<[String]>([])
 
-    /// A redactor hiding `secrets` (values shorter than 3 characters are not hidden).
+    /// A redactor hiding `secrets` (values shorter than 3 characters are not hidden), also
+    /// as they appear percent- or form-encoded in a URL's query.
     public init(secrets: some Sequence<String>) {
-        self.secrets = Set(secrets).filter { $0.count >= 3 }.sorted { $0.count > $1.count }
+        self.secrets = Self.forms(of: Set(secrets).filter { $0.count >= 3 })
+    }
+
+    /// Each secret as written and as a query carries it, longest first.
+    private static func forms(of secrets: some Sequence<String>) -> [String] {
+        var all = Set<String>()
+        for secret in secrets {
+            all.insert(secret)
+            all.insert(HTTPLinks.queryEncoded(secret))
+            all.insert(HTTPLinks.formEncoded(secret))
+        }
+        return all.sorted { $0.count > $1.count }
     }
 
     /// Hides `secret` too, from now on (values shorter than 3 characters are not hidden).
@@ -22,8 +35,7 @@ public struct Redactor: Sendable {
         guard secret.count >= 3 else { return }
         learnt.withLock { secrets in
             guard !secrets.contains(secret) else { return }
-            secrets.append(secret)
-            secrets.sort { $0.count > $1.count }
+            secrets = Self.forms(of: Set(secrets + [secret]))
         }
     }
 

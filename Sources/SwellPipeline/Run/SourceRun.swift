@@ -178,7 +178,8 @@ struct SourceRun {
             let page = try fetcher.fetch(current, into: &pages) { state.failure }
             state.count(page)
             if let pageValidators = page.validators {
-                validators[HTTPValidators.metadataKey(source: source.name, url: current.url)] = pageValidators.metadataText
+                // A URL may carry a key the server echoed into its next links: never kept in clear.
+                validators[redactor(HTTPValidators.metadataKey(source: source.name, url: current.url))] = pageValidators.metadataText
             }
             guard state.failure == nil else { return nil }
             request = paginator.nextRequest(after: page)
