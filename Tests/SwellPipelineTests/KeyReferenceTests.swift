@@ -64,15 +64,22 @@ import Testing
     }
 
     @Test func anUnknownKeyIsABadRecordUnlessCreateInsertsIt() throws {
-        let workspace = try Self.workspace(issues: #"[{"id": 1, "title": "a", "author_id": 99}]"#)
+        let workspace = try Self.workspace(issues: #"[{"id": 1, "title": "a", "author_id": 99}, {"id": 2, "title": "b", "author_id": 59}]"#)
         try workspace.write("tracker.yml", Self.pipeline(issues: "issues.json"))
         let run = try workspace.run("import", "tracker.yml")
         #expect(run.status == 65, "\(run.stderr)")
-        #expect(run.stderr.contains("author_id is 99, which no stored User has"), "\(run.stderr)")
+        #expect(run.stderr.contains("author_id: 99 is the key of no stored User"), "\(run.stderr)")
+        // A bad record like any other: with on_error: skip it goes to the rejects file, the rest is written.
+        try workspace.write("skip.yml", Self.pipeline(issues: "issues.json").replacingOccurrences(of: "    url: issues.json\n", with: "    url: issues.json\n    on_error: skip\n    rejects: out/rejects.ndjson\n"))
+        let skipped = try workspace.run("run", "skip.yml")
+        #expect(skipped.status == 0, "\(skipped.stderr)")
+        #expect(try workspace.read("out/issues.csv") == "id,title,author,login\n2,b,59,ada\n")
+        #expect(try workspace.read("out/rejects.ndjson").contains("author_id: 99 is the key of no stored User"))
+        try workspace.write("issues.json", #"[{"id": 1, "title": "a", "author_id": 99}]"#)
         try workspace.write("create.yml", Self.pipeline(issues: "issues.json", author: "{ key: author_id, create: true }"))
         let created = try workspace.run("run", "create.yml")
         #expect(created.status == 0, "\(created.stderr)")
-        #expect(try workspace.read("out/issues.csv") == "id,title,author,login\n1,a,99,\n")
+        #expect(try workspace.read("out/issues.csv") == "id,title,author,login\n1,a,99,\n2,b,59,ada\n")
     }
 
     @Test func theFileRulesOfAKeyReference() {

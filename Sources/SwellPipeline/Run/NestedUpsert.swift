@@ -86,6 +86,28 @@ struct NestedUpsert {
         stored.removeAll(keepingCapacity: true)
     }
 
+    /// The records (by position in `records`) whose to-one given by a key (`{ key: … }`
+    /// without `create`) names a destination that neither the store nor this batch has: why
+    /// each is bad and the path. Reads the stored keys as `write` does; nil work when the
+    /// source has no such mapping.
+    mutating func unknownKeyReferences(_ records: [MappedNode], in context: ManagedObjectContext) throws -> [Int: (path: String, message: String)] {
+        let checked = plans.enumerated().filter { $0.element.mapping.byKey?.create == false }
+        guard !checked.isEmpty else { return [:] }
+        try lookUp(records, in: context)
+        defer { stored.removeAll(keepingCapacity: true) }
+        var bad: [Int: (path: String, message: String)] = [:]
+        for (position, record) in records.enumerated() {
+            for (index, plan) in checked {
+                guard let child = record.links[index]?.first, existing(child.key, entity: plan.entity) == nil else { continue }
+                let path = plan.mapping.path.joined(separator: ".")
+                let value = child.key.first.map(describe) ?? "null"
+                bad[position] = (path, "\(path): \(value) is the key of no stored \(plan.entity.name) (nor of one earlier in the run); give \(plan.relationship.name) create: true to insert it")
+                break
+            }
+        }
+        return bad
+    }
+
     /// Reads the stored rows of every key the chunk names, one read per entity.
     private mutating func lookUp(_ records: [MappedNode], in context: ManagedObjectContext) throws {
         var keys: [String: Set<[StoreValue]>] = [:]

@@ -217,7 +217,16 @@ struct UpsertWorker: Sendable {
             var seen = Set<[StoreValue]>()
             accepted = try dropExisting(accepted, in: context, seen: &seen, firstBad: &firstBad, rejected: &rejected)
         }
-        let nodes = accepted.compactMap { trees["\($0.0.index)#\($0.0.page)"] }
+        var nodes = accepted.compactMap { trees["\($0.0.index)#\($0.0.page)"] }
+        // A to-one given by an unknown key is a bad record (on_error applies), found before any write.
+        let unknown = try graph!.unknownKeyReferences(nodes, in: context)
+        if !unknown.isEmpty {
+            for (position, bad) in unknown.sorted(by: { $0.key < $1.key }) {
+                try reject(accepted[position].0, message: bad.message, attribute: bad.path, firstBad: &firstBad, rejected: &rejected)
+            }
+            accepted = accepted.enumerated().filter { unknown[$0.offset] == nil }.map(\.element)
+            nodes = nodes.enumerated().filter { unknown[$0.offset] == nil }.map(\.element)
+        }
         try graph!.write(nodes, in: context)
         let unchanged = graph!.takeUnchanged(of: entity.name)
         count(accepted, chunk: chunk, rejected: rejected)
