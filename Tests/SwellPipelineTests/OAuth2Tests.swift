@@ -229,4 +229,18 @@ import Testing
         #expect((try workspace.report()["sources"] as? [[String: Any]])?.first?["inserted"] as? Int == 23)
         #expect(try Self.stats(server).tokenRequests.first?["scope"] == "invoices.read")
     }
+
+    /// One token serves the run: a `for_each` of three items asks the endpoint once.
+    @Test func theSourcesOfARunShareOneToken() throws {
+        let server = try Self.server()
+        let workspace = try Workspace()
+        let text = Self.pipeline(tokenURL: server.baseURL + "/token", apiURL: server.baseURL + "/api/invoices?part=${item}",
+                                 extraSource: "    for_each: [a, b, c]")
+        try workspace.write("billing.yml", text)
+        let run = try workspace.run("import", "billing.yml", environment: Self.environment)
+        #expect(run.status == 0, "\(run.stderr)")
+        let stats = try Self.stats(server)
+        #expect(stats.apiRequests.count == 9)
+        #expect(stats.tokensIssued == 1)
+    }
 }

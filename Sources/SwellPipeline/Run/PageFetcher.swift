@@ -48,7 +48,7 @@ final class PageFetcher {
     private var authorizer: SourceAuthorizer
 
     init(source: SourceSpec, container: PersistentContainer, logger: Logger, redactor: Redactor,
-         progress: SourceProgress) throws(PipelineError) {
+         progress: SourceProgress, tokens: RunTokens) throws(PipelineError) {
         do {
             client = try HTTPClient(userAgent: SwellVersion.userAgent)
         } catch {
@@ -61,7 +61,7 @@ final class PageFetcher {
         self.redactor = redactor
         self.progress = progress
         isFile = !(source.url.hasPrefix("http://") || source.url.hasPrefix("https://"))
-        authorizer = SourceAuthorizer(source: source, redactor: redactor, logger: logger)
+        authorizer = SourceAuthorizer(source: source, redactor: redactor, logger: logger, tokens: tokens)
     }
 
     /// A store metadata value as the view context sees it.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SwellHTTP
 import SwellJSON
+import SwellLocks
 
 /// Puts a source's credentials on its page requests (pipeline-file.md version 3, `auth`):
 /// a bearer token, HTTP Basic, an API key in a header or the query, or an OAuth 2.0
@@ -11,18 +12,20 @@ import SwellJSON
 /// the store, a log or the report: the redactor learns it), fetched again shortly before it
 /// expires (`expires_in`), and once more when a page is answered 401.
 ///
-/// Used on the source's fetch thread only, with that thread's HTTP client.
+/// Used on the source's fetch thread only, with that thread's HTTP client. The tokens are
+/// kept for the whole run (`RunTokens`): the sources of one `auth` block — a `for_each`'s
+/// items — share one.
 struct SourceAuthorizer {
     private let source: SourceSpec
     private let redactor: Redactor
     private let logger: Logger
-    /// The OAuth 2.0 token kept, and when it should be fetched again (nil: no `expires_in`).
-    private var token: (value: String, renewAt: Date?)?
+    private let tokens: RunTokens
 
-    init(source: SourceSpec, redactor: Redactor, logger: Logger) {
+    init(source: SourceSpec, redactor: Redactor, logger: Logger, tokens: RunTokens) {
         self.source = source
         self.redactor = redactor
         self.logger = logger
+        self.tokens = tokens
     }
 
     /// Whether a 401 on a page may be cured by a new token (`tokenRejected`, then one retry).
@@ -51,19 +54,19 @@ struct SourceAuthorizer {
                 request.headers.append(HTTPHeader(name: name, value: value))
             }
         case .oauth2(let grant)?:
-            if let kept = token, kept.renewAt.map({ Date() < $0 }) ?? true {
+            if let kept = tokens.token(for: grant), kept.renewAt.map({ Date() < $0 }) ?? true {
                 request.headers.append(HTTPHeader(name: "Authorization", value: "Bearer \(kept.value)"))
                 return
             }
             let fetched = try fetchToken(grant, client: client)
-            token = fetched
+            tokens.keep(fetched, for: grant)
             request.headers.append(HTTPHeader(name: "Authorization", value: "Bearer \(fetched.value)"))
         }
     }
 
     /// A page was answered 401: the kept token is dropped, so the next `authorize` fetches another.
     mutating func tokenRejected() {
-        token = nil
+        if case .oauth2(let grant)? = source.auth { tokens.drop(for: grant) }
     }
 
     /// Asks the token endpoint for a token (RFC 6749 §4.4.2), with the source's retries.
@@ -132,6 +135,42 @@ struct SourceAuthorizer {
 
     private static func base64(_ text: String) -> String {
         Data(text.utf8).base64EncodedString()
+    }
+}
+
+/// The OAuth 2.0 tokens of a run, by grant: kept in memory only, for the run's length, so
+/// that one `auth` block asks its token endpoint once (and again before expiry), whatever
+/// the number of sources it serves. Sources run one after another; the lock is for the
+/// sake of `Sendable`.
+final class RunTokens: Sendable {
+    private let kept = LockedValue<[Grant: (value: String, renewAt: Date?)]>([:])
+
+    /// A grant as a dictionary key.
+    private struct Grant: Hashable {
+        let tokenURL: String, clientID: String, clientSecret: String, scope: String?, audience: String?, extra: [String]
+
+        init(_ grant: OAuth2ClientCredentials) {
+            tokenURL = grant.tokenURL
+            clientID = grant.clientID
+            clientSecret = grant.clientSecret
+            scope = grant.scope
+            audience = grant.audience
+            extra = grant.extra.flatMap { [$0.name, $0.value] } + [grant.credentialsInBody ? "body" : "basic"]
+        }
+    }
+
+    init() {}
+
+    func token(for grant: OAuth2ClientCredentials) -> (value: String, renewAt: Date?)? {
+        kept.withLock { $0[Grant(grant)] }
+    }
+
+    func keep(_ token: (value: String, renewAt: Date?), for grant: OAuth2ClientCredentials) {
+        kept.withLock { $0[Grant(grant)] = token }
+    }
+
+    func drop(for grant: OAuth2ClientCredentials) {
+        _ = kept.withLock { $0.removeValue(forKey: Grant(grant)) }
     }
 }
 

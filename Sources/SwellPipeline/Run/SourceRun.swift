@@ -52,6 +52,8 @@ struct SourceRun {
     let logger: Logger
     let redactor: Redactor
     let progress: ProgressCounter
+    /// The run's OAuth 2.0 tokens (shared by its sources).
+    var tokens = RunTokens()
 
     /// Runs the source; returns its report entry and the failure, if any.
     func run() -> (RunReport.Source, PipelineError?) {
@@ -159,7 +161,7 @@ struct SourceRun {
     private func fetchPages<Pages: PageParser>(into pages: inout Pages, state: SourceRunState, cursor: IncrementalCursor?,
                                                counts: SourceProgress) throws -> [String: String]? {
         let fetcher = try PageFetcher(source: source, container: container,
-                                      logger: logger, redactor: redactor, progress: counts)
+                                      logger: logger, redactor: redactor, progress: counts, tokens: tokens)
         var sourceURL = source.url
         if let cursor {
             sourceURL = cursor.url(sourceURL, stored: try fetcher.storeMetadata(forKey: cursor.metadataKey))
