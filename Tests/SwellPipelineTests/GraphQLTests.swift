@@ -108,14 +108,7 @@ import Testing
         #expect(paginator.nextRequest(after: FetchedPage(url: "http://h/g", records: 2, captured: [["c"]: .string("x2"), ["more"]: .bool(false)])) == nil)
     }
 
-    private func failure(_ text: String) -> PipelineFileError? {
-        do {
-            _ = try PipelineFileLoader(environment: [:]).load(text: text, path: "demo.yml")
-            return nil
-        } catch {
-            return error
-        }
-    }
+    private func failure(_ text: String) -> PipelineFileError? { SourceAccessTests.loadFailure(text) }
 
     @Test(arguments: [
         ("    method: GET", "sent as a POST, not GET"),

@@ -311,7 +311,10 @@ import Testing
         #expect(try workspace.read("out/items.csv") == Self.csv(1...3) + "5,item 5\n6,item 6\n")
     }
 
-    private func failure(_ text: String) -> PipelineFileError? {
+    private func failure(_ text: String) -> PipelineFileError? { Self.loadFailure(text) }
+
+    /// Why `text` does not load as a pipeline file (`demo.yml`), if it does not.
+    static func loadFailure(_ text: String) -> PipelineFileError? {
         do {
             _ = try PipelineFileLoader(environment: [:]).load(text: text, path: "demo.yml")
             return nil

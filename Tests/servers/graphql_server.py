@@ -9,21 +9,14 @@ then serves until killed or until the process SWELL_TEST_PID names is gone.
 
 usage: graphql_server.py DIRECTORY [--repos N]
 """
-import os
+import server_support
 
-# Close what the test process let this one inherit (see ScriptServer).
-for fd in [int(name) for name in os.listdir("/proc/self/fd")]:
-    if fd > 2:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
+server_support.detach()
 
 import argparse
+import os
 import socket
 import sqlite3
-import threading
-import time
 
 import uvicorn
 from datasette.app import Datasette
@@ -42,16 +35,6 @@ connection.commit()
 connection.close()
 
 
-def exit_with_test_process(test=int(os.environ.get("SWELL_TEST_PID", "0"))):
-    while test:
-        try:
-            os.kill(test, 0)
-        except ProcessLookupError:
-            os._exit(0)
-        time.sleep(0.5)
-
-
-threading.Thread(target=exit_with_test_process, daemon=True).start()
 datasette = Datasette([path])
 sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -13,20 +13,12 @@ usage: oauth2_server.py CLIENT_ID CLIENT_SECRET [--expires-in S] [--records N]
        [--page-delay S] [--slow-token-requests K --token-delay S] [--revoke-after-pages K]
        [--always-401]
 """
-import os
+import server_support
 
-# Descriptors the test process had open when it started this one (other tests' pipes and
-# Foundation's exit-watch sockets for their children) would keep those open while this
-# server runs: close them. (ScriptServer starts this in the background of a shell that
-# exits at once, so the test process does not wait for this one.)
-for fd in [int(name) for name in os.listdir("/proc/self/fd")]:
-    if fd > 2:
-        try:
-            os.close(fd)
-        except OSError:
-            pass
+server_support.detach()
 
 import argparse
+import os
 import base64
 import json
 import sys
@@ -175,17 +167,6 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(200, {"meta": {"total": len(INVOICES)}, "items": INVOICES[offset:offset + limit]})
 
 
-def exit_with_test_process(test=int(os.environ.get("SWELL_TEST_PID", "0"))):
-    # The test process that started this server may die without stopping it: go with it.
-    while test:
-        try:
-            os.kill(test, 0)
-        except ProcessLookupError:
-            os._exit(0)
-        time.sleep(0.5)
-
-
-threading.Thread(target=exit_with_test_process, daemon=True).start()
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 server.daemon_threads = True
 print(f"PORT {server.server_address[1]} PID {os.getpid()}", flush=True)

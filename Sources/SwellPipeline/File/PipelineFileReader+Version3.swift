@@ -132,6 +132,7 @@ extension PipelineFileReader {
         case "true": return .bool(true)
         case "false": return .bool(false)
         default:
+            // Not a JSON number (`1.2.3`, `-x`): the text is a string; the parse error says nothing more.
             guard text.first.map({ $0 == "-" || $0.isASCII && $0.isNumber }) == true,
                   let parsed = try? JSONValue.parse(Array(text.utf8)), case .number = parsed else { return nil }
             return parsed

@@ -19,6 +19,7 @@ enum GraphQLAnswer {
 
     /// The messages in an error status's body, when it is a GraphQL answer with errors.
     static func messages(inBody body: [UInt8]?) -> [String]? {
+        // An error body that is not JSON is no GraphQL answer: the HTTP error is reported as it is.
         guard let body, case .object(let answer)? = try? JSONValue.parse(body) else { return nil }
         return messages(answer["errors"])
     }

@@ -121,6 +121,8 @@ struct SourceAuthorizer {
     /// The token, its type and lifetime in a token endpoint's answer; nil when it holds no
     /// `access_token` string.
     private static func token(in body: [UInt8]) throws(PipelineError) -> (value: String, type: String?, expiresIn: Double?)? {
+        // An answer that is not JSON is no token: the caller says so, naming the endpoint (its
+        // body may hold secrets, so the parse error's excerpt is not shown).
         guard case .object(let object)? = try? JSONValue.parse(body), case .string(let value)? = object["access_token"], !value.isEmpty else { return nil }
         var type: String?
         if case .string(let text)? = object["token_type"] { type = text }
