@@ -207,14 +207,7 @@ struct PipelineFileReader {
                 guard !attributes.contains(where: { $0.name.lowercased() == attribute.lowercased() }) else {
                     throw error(attributeKey, "attribute '\(name).\(attribute)' is defined twice")
                 }
-                var typeName = try string(typeNode, "the type of \(name).\(attribute)")
-                let optional = typeName.hasSuffix("?")
-                if optional { typeName.removeLast() }
-                guard let type = AttributeType(rawValue: typeName) else {
-                    throw error(typeNode, "unknown type \"\(typeName)\" for \(name).\(attribute) (string, integer, double, boolean, date, json; a trailing ? makes it optional)")
-                }
-                if type == .json { try requireVersion2(typeNode, "the json type of \(name).\(attribute)") }
-                attributes.append(AttributeDescription(name: attribute, type: type, isOptional: optional))
+                attributes.append(try readAttribute(attribute, of: name, typeNode))
             }
             let keyNode = fields["key"]!
             var key: [String] = []

@@ -101,9 +101,12 @@ struct ElementMapper: Sendable {
     let attributeCount: Int
     /// Whether `fields` names the attribute (then it is always mapped: absent is null).
     let named: [Bool]
+    /// The attributes' rules.
+    let rules: AttributeRules
 
     init(entity: EntityDescription, attributes: [AttributeDescription], fields: [String: FieldSpec], dates: DateFormat) {
         self.entity = entity
+        rules = AttributeRules(entity)
         attributeCount = attributes.count
         paths = attributes.map { fields[$0.name]?.path ?? [$0.name] }
         self.dates = attributes.map { fields[$0.name]?.dateFormat ?? dates }
@@ -138,6 +141,9 @@ struct ElementMapper: Sendable {
                 if value.isNull && !attribute.isOptional {
                     let what = keyIndices.contains(index) ? "the key attribute" : "a required value"
                     return .failure(BadRecord(attribute: field, message: "\(field): \(what) \(entity.name).\(attribute.name) is missing"))
+                }
+                if let breach = rules.breach(attribute: index, value: value, raw: raw) {
+                    return .failure(BadRecord(attribute: field, message: "\(field): \(entity.name).\(attribute.name): \(breach)"))
                 }
                 values[index] = value
                 mapped.append(index)

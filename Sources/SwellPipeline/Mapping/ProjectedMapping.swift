@@ -34,6 +34,8 @@ struct ProjectedMapping: Sendable {
     let conversions: [Conversion]
     /// Per attribute: a null or missing value makes `RecordMapper` decide (a required or key attribute).
     let needsValue: [Bool]
+    /// The attributes' rules: a value breaking one makes `RecordMapper` decide (and say why).
+    let rules: AttributeRules
 
     init(mapper: RecordMapper) {
         var fields: [JSONProjection.Field] = []
@@ -49,6 +51,7 @@ struct ProjectedMapping: Sendable {
         projection = JSONProjection(fields: fields)
         self.conversions = conversions
         self.needsValue = needsValue
+        self.rules = mapper.rules
     }
 
     /// How an attribute of `type` is read and converted (`dates`: a date attribute's format).

@@ -17,6 +17,8 @@ struct RecordMapper: Sendable {
     private let fieldTails: [[String]]
     /// For each attribute index, its position in `keyIndices` (nil: not a key attribute).
     private let keyPositions: [Int?]
+    /// The attributes' rules.
+    let rules: AttributeRules
 
     init(source: SourceSpec, entity: PipelineEntity) {
         self.entity = entity.description
@@ -29,6 +31,7 @@ struct RecordMapper: Sendable {
         self.fieldHeads = fields.map { $0.path.first ?? "" }
         self.fieldTails = fields.map { Array($0.path.dropFirst()) }
         self.keyPositions = self.entity.attributes.indices.map { keyIndices.firstIndex(of: $0) }
+        self.rules = AttributeRules(self.entity)
     }
 
     /// Each attribute's field in `record`, found in one pass over its members
@@ -53,6 +56,9 @@ struct RecordMapper: Sendable {
             if value.isNull && !attribute.isOptional {
                 let what = keyPositions[index] != nil ? "the key attribute" : "a required value"
                 return .failure(BadRecord(attribute: attribute.name, message: "\(attribute.name): \(what) is missing (\(field.path.joined(separator: ".")))"))
+            }
+            if let breach = rules.breach(attribute: index, value: value, raw: raw) {
+                return .failure(BadRecord(attribute: attribute.name, message: "\(attribute.name): \(breach)"))
             }
             return .success(value)
         case .failure(let failure):

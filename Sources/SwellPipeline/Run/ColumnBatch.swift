@@ -73,6 +73,17 @@ struct ColumnBatch {
         case double(Double)
         case boolean(Bool)
         case text(UnsafeRawBufferPointer)
+
+        /// The value as the store keeps it (text copied out of the page's bytes).
+        var storeValue: StoreValue {
+            switch self {
+            case .null: .null
+            case .integer(let int): .integer(int)
+            case .double(let double): .real(double)
+            case .boolean(let flag): .integer(flag ? 1 : 0)
+            case .text(let bytes): .text(String(decoding: bytes, as: UTF8.self))
+            }
+        }
     }
 
     /// Appends attribute `attribute`'s value to the row being built in place, after the

@@ -71,7 +71,11 @@ struct ColumnRecordSink: JSONProjectionSink {
         case .missing, .null:
             if mapping.needsValue[field] { needsMapper = true } else { batch.append(.null, at: field) }
         case .value(let converted):
-            batch.append(converted, at: field)
+            if mapping.rules.hasRules(field), !mapping.rules.keeps(attribute: field, converted.storeValue) {
+                needsMapper = true
+            } else {
+                batch.append(converted, at: field)
+            }
         case .unconverted:
             needsMapper = true
         }

@@ -32,6 +32,8 @@ struct GraphRecordSink: JSONProjectionSink {
         let needsValue: [Bool]
         let entity: EntityDescription
         let keyIndices: [Int]
+        /// The element's attribute rules: a value breaking one is left to `ElementMapper`.
+        let rules: AttributeRules
         /// An element with no attribute set yet.
         let empty: MappedNode
 
@@ -46,6 +48,7 @@ struct GraphRecordSink: JSONProjectionSink {
             self.needsValue = needsValue
             self.entity = entity
             self.keyIndices = keyIndices
+            rules = AttributeRules(entity)
             empty = MappedNode(values: Array(repeating: .null, count: entity.attributes.count), key: [], mapped: [], links: [])
         }
     }
@@ -152,7 +155,11 @@ struct GraphRecordSink: JSONProjectionSink {
             case .missing, .null:
                 if recordMapping.needsValue[field] { needsMapper = true } else { batch.appendRecordValue(.null, at: field) }
             case .value(let converted):
-                batch.appendRecordValue(converted, at: field)
+                if recordMapping.rules.hasRules(field), !recordMapping.rules.keeps(attribute: field, converted.storeValue) {
+                    needsMapper = true
+                } else {
+                    batch.appendRecordValue(converted, at: field)
+                }
             case .unconverted:
                 needsMapper = true
             }
@@ -178,16 +185,6 @@ struct GraphRecordSink: JSONProjectionSink {
         guard links[number] != nil else { return }
         if !ElementValues.set(&links[number]![0], attribute: field - plan.firstAttribute, value, plan: plan, patterns: patterns) {
             needsMapper = true
-        }
-    }
-
-    private static func storeValue(_ value: ColumnBatch.Value) -> StoreValue {
-        switch value {
-        case .null: .null
-        case .integer(let int): .integer(int)
-        case .double(let double): .real(double)
-        case .boolean(let flag): .integer(flag ? 1 : 0)
-        case .text(let bytes): .text(String(decoding: bytes, as: UTF8.self))
         }
     }
 
@@ -252,7 +249,9 @@ struct GraphRecordSink: JSONProjectionSink {
                 guard !plan.needsValue[attribute] else { return false }
                 node.values[attribute] = .null
             case .value(let converted):
-                node.values[attribute] = GraphRecordSink.storeValue(converted)
+                let value = converted.storeValue
+                guard plan.rules.keeps(attribute: attribute, value) else { return false }
+                node.values[attribute] = value
             case .unconverted:
                 return false
             }

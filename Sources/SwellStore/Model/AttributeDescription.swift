@@ -20,12 +20,22 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     /// Set on the hidden column (`_<to-one>_order`) that keeps an object's position in the
     /// ordered to-many whose inverse is the to-one named here.
     package var orderOf: String?
+    /// The rules (nil when there are none, so a description without rules is kept
+    /// in the store's model as it always was).
+    private var rules: [AttributeRule]?
+
+    /// The rules the attribute's values must keep (`AttributeRule`); empty by default.
+    public var validation: [AttributeRule] {
+        get { rules ?? [] }
+        set { rules = newValue.isEmpty ? nil : newValue }
+    }
 
     /// Creates an attribute description.
-    public init(name: String, type: AttributeType, isOptional: Bool = false) {
+    public init(name: String, type: AttributeType, isOptional: Bool = false, validation: [AttributeRule] = []) {
         self.name = name
         self.type = type
         self.isOptional = isOptional
+        self.validation = validation
     }
 }
 
