@@ -162,6 +162,20 @@ import Testing
         #expect(nested.stderr.contains(#"owner.org.code: Org.code: "X" breaks the rule min_length: 2"#), "\(nested.stderr)")
     }
 
+    @Test func changingOnlyTheRulesKeepsWhatIsStored() throws {
+        let workspace = try Workspace()
+        try workspace.write("rules.yml", Self.pipeline(.flat))
+        try workspace.write("items.json", #"[{"id": 1, "status": "open", "rating": 5}]"#)
+        #expect(try workspace.run("run", "rules.yml").status == 0)
+        // Tighter rules apply to what arrives next; the stored row stays as it is.
+        try workspace.write("rules.yml", Self.pipeline(.flat).replacingOccurrences(of: "max: 5", with: "max: 3"))
+        try workspace.write("items.json", #"[{"id": 2, "status": "open", "rating": 4}, {"id": 3, "status": "open", "rating": 3}]"#)
+        let run = try workspace.run("run", "rules.yml")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try workspace.read("out/items.csv") == "id\n1\n3\n")
+        #expect(try workspace.read("out/rejects.ndjson").contains("rating: 4 breaks the rule max: 3"))
+    }
+
     @Test func rulesThatDoNotFitAreRefusedWithTheirPlace() throws {
         let workspace = try Workspace()
         func check(_ attribute: String, _ expected: String, version: Int = 3) throws {
