@@ -1,6 +1,7 @@
 import SwellHTTP
 import ArgumentParser
 import Foundation
+import SwellJSON
 import SwellPipeline
 
 /// `swell init`: writes a pipeline file guessed from one sample page.
@@ -11,15 +12,19 @@ struct InitCommand: AsyncParsableCommand {
         discussion: """
         Fetches the first page as a source would (same HTTP client, headers, retries; ${VAR} in the URL and headers \
         is read from the environment, and written to the file as typed, never its value), finds the records \
-        (--records, else the page if it is an array, else the largest array of objects in it), infers entities \
+        (--records, else the page if it is an array, else a GraphQL connection's nodes, else the largest array of objects in it; a CSV sample's rows), infers entities \
         (types, optional attributes, the key, nested objects as related entities), the pagination (Link header, \
-        next link, cursor) and a CSV export of the main entity. Every guess carries a comment saying why.
+        next link, cursor, offset; with --graphql the query's cursor variable and pageInfo) and a CSV export of the main entity. \
+        Every guess carries a comment saying why.
 
         The file is written to --output, or to stdout when --output is not given; an existing file is kept unless --force.
 
         Examples:
           swell init https://api.example.com/v1/issues --header "Authorization: Bearer ${API_TOKEN}" --output pipelines/issues.yml
           swell init --from fixtures/orders/page-0001.json --name orders > pipelines/orders.yml
+          swell init --from exports/prices.csv.gz --output pipelines/prices.yml
+          swell init https://api.github.com/graphql --header "Authorization: Bearer ${GITHUB_TOKEN}" \\
+            --graphql 'query($after: String) { viewer { repositories(first: 50, after: $after) { nodes { name } pageInfo { endCursor hasNextPage } } } }'
 
         Exit codes: 64 bad arguments, 65 the page is not JSON or has no records, 69 the page could not be had, \
         73 the file could not be written.
@@ -28,8 +33,14 @@ struct InitCommand: AsyncParsableCommand {
     @Argument(help: "The URL (or file path) of the first page; ${VAR} is read from the environment.")
     var url: String?
 
-    @Option(help: "Read the sample from this JSON file instead of a URL.")
+    @Option(help: "Read the sample from this file instead of a URL (JSON; CSV when it ends in .csv or .tsv; .gz read through gzip).")
     var from: String?
+
+    @Option(help: "A GraphQL query: POSTed to the URL with --variables; the source written is a graphql source paging through the query's cursor variable ($after: String).")
+    var graphql: String?
+
+    @Option(help: "The GraphQL query's variables, a JSON object (default {}).")
+    var variables: String?
 
     @Option(help: "Dot path to the array of records in the page (default: the page itself if it is an array, else the largest array of objects in it).")
     var records: String?
@@ -51,6 +62,12 @@ struct InitCommand: AsyncParsableCommand {
         for header in headers where Self.header(header) == nil {
             throw ValidationError("--header \"\(header)\": must be \"Name: value\"")
         }
+        if variables != nil && graphql == nil { throw ValidationError("--variables goes with --graphql") }
+        if let variables {
+            guard case .object? = try? JSONValue.parse(variables.utf8) else {
+                throw ValidationError("--variables \(variables): must be a JSON object like '{\"owner\": \"apple\"}'")
+            }
+        }
         if let records, Self.dotPath(records) == nil {
             throw ValidationError("--records \(records): must be a dot path like 'data' or 'data.items'")
         }
@@ -62,14 +79,20 @@ struct InitCommand: AsyncParsableCommand {
         }
         let source = url ?? from ?? ""
         let headers = self.headers.compactMap(Self.header)
-        let options = InitOptions(name: name, url: source, headers: headers, records: records.flatMap(Self.dotPath))
+        var given = InitOptions(name: name, url: source, headers: headers, records: records.flatMap(Self.dotPath))
+        if let graphql {
+            let variables = self.variables.flatMap { try? JSONValue.parse($0.utf8) } ?? .object(JSONObject())  // checked in validate()
+            given.graphQL = InitGraphQL(query: graphql, variables: variables)
+        }
+        let options = given
         let environment = ProcessInfo.processInfo.environment
         let outcome = await CommandSupport.offMainQueue { () -> Result<InitPipeline, PipelineError> in
             Result { () throws(PipelineError) -> InitPipeline in
-                let sample = try InitSample.fetch(url: options.url, headers: options.headers, environment: environment)
+                let sample = try InitSample.fetch(url: options.url, headers: options.headers, graphQL: options.graphQL, environment: environment)
                 var options = options
                 options.pageURL = sample.pageURL
                 options.linkHeader = sample.linkHeader
+                options.csv = sample.csv
                 // Messages name the URL as typed (`${VAR}` kept): nothing to redact.
                 return try PipelineInference.infer(sample.body, options: options)
             }

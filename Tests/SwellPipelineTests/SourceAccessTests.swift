@@ -236,25 +236,11 @@ import Testing
     /// A page whose path ends in `.gz` is read through gzip, a local NDJSON file and an HTTP
     /// JSON page alike; a cut-short one is a bad page (65) saying so.
     @Test func gzippedPagesAreReadThroughGzip() throws {
-        func gzip(_ text: String) throws -> [UInt8] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-            process.arguments = ["-c"]
-            let input = Pipe(), output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            try process.run()
-            input.fileHandleForWriting.write(Data(text.utf8))
-            try input.fileHandleForWriting.close()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return [UInt8](data)
-        }
-        let page = try gzip("{\"items\": [\(Self.records(1...3))]}")
+        let page = try Workspace.gzip("{\"items\": [\(Self.records(1...3))]}")
         let server = try LoopbackHTTPServer { _ in LoopbackHTTPServer.Response(headers: [("Content-Type", "application/gzip")], body: page) }
         let workspace = try Workspace()
         let lines = (4...6).map { "{\"id\": \($0), \"title\": \"item \($0)\"}" }.joined(separator: "\n") + "\n"
-        try Data(try gzip(lines)).write(to: URL(fileURLWithPath: workspace.path("local.ndjson.gz")))
+        try Data(try Workspace.gzip(lines)).write(to: URL(fileURLWithPath: workspace.path("local.ndjson.gz")))
         try workspace.write("items.yml", Self.pipeline("""
                 url: \(server.baseURL)/export/items.json.gz?v=2
               - name: local
@@ -265,7 +251,7 @@ import Testing
         let run = try workspace.run("run", "items.yml")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try workspace.read("out/items.csv") == Self.csv(1...6))
-        let whole = try gzip(lines)
+        let whole = try Workspace.gzip(lines)
         try Data(whole.prefix(whole.count - 12)).write(to: URL(fileURLWithPath: workspace.path("local.ndjson.gz")))
         let cut = try workspace.run("import", "items.yml")
         #expect(cut.status == 65, "\(cut.stderr)")

@@ -72,6 +72,22 @@ final class Workspace: @unchecked Sendable {
 
     func path(_ relative: String) -> String { url.appendingPathComponent(relative).path }
 
+    /// `text` through `/bin/gzip -c`: a gzip stream another program wrote.
+    static func gzip(_ text: String) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        process.arguments = ["-c"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return [UInt8](data)
+    }
+
     func write(_ relative: String, _ text: String) throws {
         let file = url.appendingPathComponent(relative)
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)

@@ -231,6 +231,11 @@ public struct SourceSpec: Sendable {
         return expanded
     }
 
+    /// A GraphQL request's body: `{"query": …, "variables": {…}}`.
+    static func graphQLBody(query: String, variables: JSONValue) -> JSONValue {
+        .object(JSONObject(members: [("query", .string(query)), ("variables", variables)]))
+    }
+
     /// Whether `--only NAME` picks this source: its own name, or its `for_each` source's.
     public func isNamed(_ name: String) -> Bool { self.name == name || forEach?.source == name }
 }

@@ -150,7 +150,7 @@ extension PipelineFileReader {
             variables = try readBody(node, source: source, keeping: keeping)
             guard case .object = variables else { throw error(node, "\(what).variables must be a mapping of name: value, not \(written(node))") }
         }
-        return .object(JSONObject(members: [("query", .string(query)), ("variables", variables)]))
+        return SourceSpec.graphQLBody(query: query, variables: variables)
     }
 
     /// `on_status: { 404: empty, … }`: statuses (400–599) read as "no records".

@@ -79,7 +79,9 @@ enum InitNames {
         if let end = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<end] }
         let segment = text.split(separator: "/").last.map(String.init) ?? ""
         var stem = segment
-        if let dot = segment.lastIndex(of: "."), dot != segment.startIndex { stem = String(segment[..<dot]) }
+        // `prices.csv.gz` → `prices`: a `.gz` and the format's extension go.
+        if stem.lowercased().hasSuffix(".gz"), stem.count > 3 { stem.removeLast(3) }
+        if let dot = stem.lastIndex(of: "."), dot != stem.startIndex { stem = String(stem[..<dot]) }
         return pipelineName(from: stem)
     }
 

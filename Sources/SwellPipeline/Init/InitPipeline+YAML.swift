@@ -1,7 +1,7 @@
 import SwellStore
 
 extension InitPipeline {
-    /// The pipeline file (version 2, or 3 for a page that is one object) with a comment on every guess: why this type,
+    /// The pipeline file (version 2, or 3 for a version-3 form: one-object page, offsets, CSV) with a comment on every guess: why this type,
     /// why optional, why this key, why a relationship, where the records are, which
     /// pagination. Headers keep `${VAR}` as typed: no value from the environment is written.
     public var yaml: String {
@@ -45,7 +45,20 @@ extension InitPipeline {
         out.line("  - name: \(YAMLLines.scalar(name))")
         out.line("    entity: \(mainEntity.name)")
         out.line("    url: \(YAMLLines.scalar(url))")
-        if let records {
+        if let graphQL {
+            out.line("    graphql:", comment: "the query the sample answered (sent as the POST body with its variables)")
+            out.line("      query: \(YAMLLines.scalar(graphQL.query))")
+            if case .object(let variables) = graphQL.variables, !variables.members.isEmpty {
+                out.line("      variables: \(graphQL.variables.jsonText)")
+            }
+        }
+        if let csv {
+            out.line("    format: csv", comment: recordsReason)
+            if csv.delimiter != UInt8(ascii: ",") {
+                let shown = csv.delimiter == UInt8(ascii: "\t") ? "\"\\t\"" : YAMLLines.scalar(String(UnicodeScalar(csv.delimiter)))
+                out.line("    csv: { delimiter: \(shown) }", comment: "the header line has more of these than commas")
+            }
+        } else if let records {
             out.line("    records: \(YAMLLines.scalar(records.joined(separator: ".")))", comment: recordsReason)
         } else {
             out.comment(recordsReason + " (no records: key)", indent: 4)
@@ -59,6 +72,10 @@ extension InitPipeline {
             out.line("    paginate: { next: \(YAMLLines.scalar(path.joined(separator: "."))) }", comment: paginationReason)
         case .linkHeader?:
             out.line("    paginate: { link_header: true }", comment: paginationReason)
+        case .cursor(let path, let parameter)? where graphQL != nil:
+            let more = graphQL?.hasMore.map { ", has_more: \(YAMLLines.scalar($0.joined(separator: ".")))" } ?? ""
+            out.line("    paginate: { cursor: \(YAMLLines.scalar(path.joined(separator: "."))), variable: \(YAMLLines.scalar(parameter))\(more) }",
+                     comment: paginationReason)
         case .cursor(let path, let parameter)?:
             out.line("    paginate: { cursor: \(YAMLLines.scalar(path.joined(separator: "."))), param: \(YAMLLines.scalar(parameter)) }",
                      comment: paginationReason)

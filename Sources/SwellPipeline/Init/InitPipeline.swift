@@ -28,8 +28,13 @@ public struct InitPipeline: Sendable, Equatable {
     public var entities: [InferredEntity]
     /// The CSV export of the main entity.
     public var export: InitExport
-    /// The version the file says: 2, or 3 when it uses a version-3 form (a page that is one object).
+    /// The version the file says: 2, or 3 when it uses a version-3 form (a page that is one
+    /// object, offset paging, CSV).
     public var version = 2
+    /// Set when the sample was CSV: the source's `format: csv` and its delimiter.
+    public var csv: CSVInput?
+    /// Set when the sample answered a GraphQL query (`--graphql`): the source's `graphql`.
+    public var graphQL: InitGraphQL?
 
     /// The main entity: the one the records are upserted into.
     public var mainEntity: InferredEntity { entities[0] }

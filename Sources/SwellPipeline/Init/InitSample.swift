@@ -1,4 +1,5 @@
 import Foundation
+import SwellCSV
 import SwellHTTP
 import SwellJSON
 import Yams
@@ -16,16 +17,20 @@ public struct InitSample: Sendable {
     public var pageURL: String
     /// Hides the values that came from the environment.
     public var redactor: Redactor
+    /// Set when the sample is CSV (`InitCSVSample.isCSV`): how it read. `body` then holds its rows.
+    public var csv: CSVInput?
 
     /// Fetches (or reads) the page at `url` with `headers`, both as typed (`${VAR}` and
-    /// `${VAR:-default}` filled from `environment`).
+    /// `${VAR:-default}` filled from `environment`); with `graphQL`, POSTs its query and
+    /// variables as a `graphql` source does.
     ///
     /// Blocks the calling thread for the transfer and its retries: call it off the main queue.
     ///
     /// - Throws: `PipelineError`: `.usage` for a missing variable or a bad header, `.unavailable`
     ///   when the page cannot be had, `.data` when it is not JSON (naming the URL, line and column).
     ///   Messages show environment values as `***`.
-    public static func fetch(url: String, headers: [HTTPHeader], environment: [String: String]) throws(PipelineError) -> InitSample {
+    public static func fetch(url: String, headers: [HTTPHeader], graphQL: InitGraphQL? = nil,
+                             environment: [String: String]) throws(PipelineError) -> InitSample {
         var reader = PipelineFileReader(path: "swell init", environment: environment)
         let pageURL: String
         var interpolated: [(name: String, value: String)] = []
@@ -47,10 +52,16 @@ public struct InitSample: Sendable {
         } catch {
             throw PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
         }
+        var request = HTTPRequest(source: source, url: pageURL)
+        if let graphQL, PageFetcher.isHTTP(pageURL) {
+            request.method = "POST"
+            request.setJSONBody(SourceSpec.graphQLBody(query: graphQL.query, variables: graphQL.variables))
+            request.errorBodyLimit = 1 << 16
+        }
         var body: [UInt8] = []
         let response: HTTPResponse
         do {
-            (response, _) = try client.fetch(HTTPRequest(source: source, url: pageURL), policy: RetryPolicy(retries: source.retries),
+            (response, _) = try client.fetch(request, policy: RetryPolicy(retries: source.retries),
                                              onAttempt: { _ in body.removeAll(keepingCapacity: true) },
                                              onBody: { bytes in body.append(contentsOf: bytes) })
         } catch let error as HTTPError {
@@ -58,12 +69,41 @@ public struct InitSample: Sendable {
         } catch {
             throw PipelineError(.other, redactor("\(redactor(pageURL)): \(error)"), underlying: error)
         }
+        if PageFetcher.isGzip(pageURL) {
+            body = try inflated(body, url: pageURL, redactor: redactor)
+        }
+        if InitCSVSample.isCSV(url: pageURL, contentType: response.header("content-type")) {
+            let delimiter = InitCSVSample.delimiter(of: body)
+            let rows: JSONValue
+            do {
+                rows = try InitCSVSample.records(body, delimiter: delimiter, url: url)
+            } catch {
+                throw PipelineError(error.kind, redactor(error.message), underlying: error)
+            }
+            return InitSample(body: rows, linkHeader: response.header("link"), pageURL: pageURL, redactor: redactor,
+                              csv: CSVInput(delimiter: delimiter, header: true))
+        }
         do {
             let value = try JSONValue.parse(body)
             return InitSample(body: value, linkHeader: response.header("link"), pageURL: pageURL, redactor: redactor)
         } catch {
             throw PipelineError(.data, redactor("page \(pageURL) is not valid JSON: \(error)"), underlying: error)
         }
+    }
+
+    /// A `.gz` sample's bytes through gzip, as a source reads its pages.
+    private static func inflated(_ compressed: [UInt8], url: String, redactor: Redactor) throws(PipelineError) -> [UInt8] {
+        guard let inflater = GzipInflater() else { throw PipelineError(.other, "cannot set up zlib") }
+        var plain: [UInt8] = []
+        do {
+            try compressed.withUnsafeBytes { raw in
+                try inflater.inflate(raw) { plain.append(contentsOf: $0) }
+            }
+            try inflater.finish()
+        } catch {
+            throw PipelineError(.data, redactor("page \(url): \(error)"), underlying: error)
+        }
+        return plain
     }
 
     /// A source's default timeout (seconds) and retries (pipeline-file.md `timeout`, `retries`).

@@ -17,6 +17,11 @@ public struct InitOptions: Sendable {
     public var records: [String]?
     /// The response's `Link` header, if any.
     public var linkHeader: String?
+    /// Set when the sample was CSV (`InitSample.csv`): the source reads `format: csv`.
+    public var csv: CSVInput?
+    /// `--graphql`: the query (and variables) the sample answered; the source is then a
+    /// `graphql` source paging through the query's cursor variable.
+    public var graphQL: InitGraphQL?
 
     /// Options for the sample read from `url`; `pageURL` nil: `url` itself.
     public init(name: String? = nil, url: String, pageURL: String? = nil, headers: [HTTPHeader] = [], records: [String]? = nil,
@@ -50,7 +55,14 @@ public enum PipelineInference {
         guard PipelineFileReader.isPipelineName(name) else {
             throw PipelineError(.usage, "--name \(name): a pipeline name must match [a-z0-9_-]+")
         }
-        let (path, records, reason) = try locateRecords(in: body, path: options.records, url: options.url)
+        if let message = InitGraphQL.failure(of: body) {
+            throw PipelineError(.unavailable, "the GraphQL answer from \(options.url) has errors and no data: \(message)")
+        }
+        var (path, records, reason) = try locateRecords(in: body, path: options.records, url: options.url)
+        if options.csv != nil {
+            guard options.records == nil else { throw PipelineError(.usage, "--records does not apply to a CSV sample: its rows are the records") }
+            reason = "format: csv, the sample's \(records.count) rows are the records (the header row names the fields)"
+        }
         let entityName: String
         if let last = path?.last, !genericPaths.contains(last.lowercased()) {
             entityName = InitNames.entityName(from: last, singular: true)
@@ -59,8 +71,12 @@ public enum PipelineInference {
         }
         var inference = EntityInference()
         try inference.inferMain(name: entityName, records: records)
-        let (pagination, paginationReason) = PaginationInference.infer(body: body, records: path, linkHeader: options.linkHeader,
+        var (pagination, paginationReason) = PaginationInference.infer(body: body, records: path, linkHeader: options.linkHeader,
                                                                          pageURL: options.pageURL)
+        var graphQL = options.graphQL
+        if let connection = InitGraphQL.connection(in: body), connection.nodes == path {
+            (pagination, paginationReason) = graphQLPaging(connection, query: &graphQL)
+        }
         let main = inference.entities[0]
         let scalars = main.attributes.filter { $0.type != .json && !main.key.contains($0.name) }.map(\.name)
         let export = InitExport(name: "\(name)-csv", path: "out/\(name).csv", columns: main.key + scalars)
@@ -69,7 +85,34 @@ public enum PipelineInference {
                                     entities: inference.entities, export: export)
         if path == nil, case .object = body { pipeline.version = 3 }
         if case .offset? = pagination { pipeline.version = 3 }
+        if let graphQL {
+            pipeline.graphQL = graphQL
+            pipeline.version = 3
+        }
+        if let csv = options.csv {
+            pipeline.csv = csv
+            pipeline.version = 3
+        }
         return pipeline
+    }
+
+    /// A GraphQL connection's paging: its `pageInfo.endCursor` sent back in the query's
+    /// cursor variable, `pageInfo.hasNextPage` saying whether more follow.
+    private static func graphQLPaging(_ connection: InitGraphQL.Connection, query: inout InitGraphQL?) -> (Pagination?, String) {
+        guard var graphQL = query else {
+            return (nil, "a GraphQL answer: give the query with --graphql QUERY and swell init writes a graphql source that pages through it")
+        }
+        guard let endCursor = connection.endCursor else {
+            return (nil, "the GraphQL connection has no pageInfo.endCursor to page with (ask for pageInfo { endCursor hasNextPage })")
+        }
+        guard let variable = graphQL.cursorVariable else {
+            return (nil, "the query declares no String variable for the cursor (like $after: String) to page with")
+        }
+        graphQL.hasMore = connection.hasNextPage
+        query = graphQL
+        let more = connection.hasNextPage.map { ", \($0.joined(separator: ".")) says whether another page follows" } ?? ""
+        return (.cursor(path: endCursor, parameter: variable),
+                "\(endCursor.joined(separator: ".")) is the cursor, sent as the query's $\(variable)\(more)")
     }
 
     /// The records' path (nil: the page itself), the records, and why these.
@@ -86,6 +129,11 @@ public enum PipelineInference {
         case .array(let items):
             return (nil, try objects(items, at: "the page", url: url), "records: the page itself is an array of \(items.count) records")
         case .object:
+            if let connection = InitGraphQL.connection(in: body), let items = body.value(at: connection.nodes), case .array(let nodes) = items {
+                let where_ = connection.nodes.joined(separator: ".")
+                return (connection.nodes, try objects(nodes, at: where_, url: url),
+                        "records: \(where_), the nodes of a GraphQL connection, \(nodes.count) records")
+            }
             var arrays: [(path: [String], objects: [JSONObject])] = []
             collectArrays(body, path: [], into: &arrays)
             guard let best = arrays.max(by: { $0.objects.count < $1.objects.count || ($0.objects.count == $1.objects.count && $0.path.count > $1.path.count) }) else {

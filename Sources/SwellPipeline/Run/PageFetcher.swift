@@ -60,7 +60,7 @@ final class PageFetcher {
         self.logger = logger
         self.redactor = redactor
         self.progress = progress
-        isFile = !(source.url.hasPrefix("http://") || source.url.hasPrefix("https://"))
+        isFile = !Self.isHTTP(source.url)
         authorizer = SourceAuthorizer(source: source, redactor: redactor, logger: logger, tokens: tokens)
     }
 
@@ -89,6 +89,11 @@ final class PageFetcher {
         for message in messages ?? [] {
             logger.warning("GraphQL error beside the data", metadata: ["source": "\(source.name)", "message": "\(redactor(message))"])
         }
+    }
+
+    /// Whether `url` is fetched over HTTP(S) rather than read from a file.
+    static func isHTTP(_ url: String) -> Bool {
+        url.hasPrefix("http://") || url.hasPrefix("https://")
     }
 
     /// Whether a page is read through gzip: its path (before any query) ends in `.gz`.
@@ -138,10 +143,7 @@ final class PageFetcher {
         var request = HTTPRequest(source: source, url: url)
         if !isFile {
             request.method = source.method
-            if let body = page.body {
-                request.body = Array(body.jsonText.utf8)
-                request.headers.append(HTTPHeader(name: "Content-Type", value: "application/json"))
-            }
+            if let body = page.body { request.setJSONBody(body) }
             try authorizer.authorize(&request, client: client)
         }
         if source.isGraphQL { request.errorBodyLimit = 1 << 16 }

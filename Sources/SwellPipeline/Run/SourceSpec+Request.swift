@@ -1,4 +1,5 @@
 import SwellHTTP
+import SwellJSON
 
 extension HTTPRequest {
     /// The request a source sends for one of its pages: its headers, timeout and size
@@ -10,5 +11,11 @@ extension HTTPRequest {
         timeout = source.timeout
         maxBytes = source.maxBytes
         rejectsHTML = true
+    }
+
+    /// Sends `body` as the request's JSON body (with `Content-Type: application/json`).
+    mutating func setJSONBody(_ body: JSONValue) {
+        self.body = Array(body.jsonText.utf8)
+        headers.append(HTTPHeader(name: "Content-Type", value: "application/json"))
     }
 }

@@ -1,0 +1,105 @@
+import Foundation
+import SwellTestSupport
+import Testing
+
+/// `swell init` on the version-3 forms a sample can show: a CSV file or answer (its
+/// delimiter, its cells' types, `.gz`), and a GraphQL connection — from a file, and from
+/// Datasette's GraphQL API with `--graphql`, whose written file then syncs every page.
+@Suite struct InitFormatsTests {
+    static let prices = #"""
+        sku;unit price;in stock;since;zip;note
+        A-1;12.50;true;2024-05-01T00:00:00Z;0123;"a; quoted ""note"""
+        B-2;7;false;2023-01-15T08:30:00Z;9876;
+        C-3;0.25;true;2022-11-02T00:00:00Z;0001;plain
+
+        """#
+
+    @Test func aCSVSampleGivesACSVSourceWithTypesFromItsText() throws {
+        let workspace = try Workspace()
+        try workspace.write("data/prices.csv", Self.prices)
+        let written = try workspace.run("init", "--from", "data/prices.csv", "--output", "pipelines/prices.yml")
+        #expect(written.status == 0, "\(written.stderr)")
+        let text = try workspace.read("pipelines/prices.yml")
+        for line in ["version: 3\n", "    format: csv", #"    csv: { delimiter: ";" }"#, "      unit_price: double", "      in_stock: boolean",
+                     "      since: date", "      zip: string", "      note: string?", #"      unit_price: "unit price""#] {
+            #expect(text.contains(line), "\(line) in:\n\(text)")
+        }
+        #expect(!text.contains("records:"), "\(text)")
+        let run = try workspace.run("run", "pipelines/prices.yml")
+        #expect(run.status == 0, "\(run.stderr)")
+        // Leading zeros stay (zip is text); the quoted delimiter and quotes come through.
+        #expect(try workspace.read("out/prices.csv") == #"""
+            sku,unit_price,in_stock,since,zip,note
+            A-1,12.5,true,2024-05-01T00:00:00Z,0123,"a; quoted ""note"""
+            B-2,7,false,2023-01-15T08:30:00Z,9876,
+            C-3,0.25,true,2022-11-02T00:00:00Z,0001,plain
+
+            """#)
+    }
+
+    @Test func aGzippedCSVAnswerOverHTTPIsReadThroughGzip() throws {
+        let workspace = try Workspace()
+        let page = try Workspace.gzip(Self.prices.replacingOccurrences(of: ";", with: "\t").replacingOccurrences(of: "\"a\t quoted \"\"note\"\"\"", with: "x"))
+        let server = try LoopbackHTTPServer { _ in LoopbackHTTPServer.Response(headers: [("Content-Type", "application/gzip")], body: page) }
+        defer { server.stop() }
+        let written = try workspace.run("init", "\(server.baseURL)/exports/prices.tsv.gz", "--output", "pipelines/prices.yml")
+        #expect(written.status == 0, "\(written.stderr)")
+        let text = try workspace.read("pipelines/prices.yml")
+        #expect(text.contains(#"    csv: { delimiter: "\t" }"#) && text.contains("    format: csv"), "\(text)")
+        let run = try workspace.run("run", "pipelines/prices.yml")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try workspace.read("out/prices.csv").hasPrefix("sku,unit_price,in_stock,since,zip,note\nA-1,12.5,true,2024-05-01T00:00:00Z,0123,x\n"))
+    }
+
+    @Test func aCSVSampleThatIsNotCSVNamesItsLine() throws {
+        let workspace = try Workspace()
+        try workspace.write("data/bad.csv", "id,name\n1,ok\n2,a\"b\n")
+        let outcome = try workspace.run("init", "--from", "data/bad.csv")
+        #expect(outcome.status == 65, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("data/bad.csv") && outcome.stderr.contains("line 3"), "\(outcome.stderr)")
+    }
+
+    static let query = "query($after: String) { repos(first: 10, after: $after, sort: id) { nodes { id full_name stars archived } pageInfo { endCursor hasNextPage } } }"
+
+    @Test func aGraphQLQueryGivesAGraphQLSourceThatPagesThroughItsConnection() throws {
+        let workspace = try Workspace()
+        let server = try ScriptServer(script: "graphql_server.py", arguments: [workspace.url.path, "--repos", "25"], interpreter: .testEnvironment)
+        let written = try workspace.run("init", server.baseURL + "/graphql", "--graphql", Self.query, "--name", "github",
+                                        "--output", "pipelines/github.yml")
+        #expect(written.status == 0, "\(written.stderr)")
+        let text = try workspace.read("pipelines/github.yml")
+        for line in ["version: 3\n", "    graphql:", "    records: data.repos.nodes",
+                     "    paginate: { cursor: data.repos.pageInfo.endCursor, variable: after, has_more: data.repos.pageInfo.hasNextPage }"] {
+            #expect(text.contains(line), "\(line) in:\n\(text)")
+        }
+        let sync = try workspace.run("run", "pipelines/github.yml", "--report", "out/report.json")
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let source = (try workspace.report()["sources"] as? [[String: Any]])?.first ?? [:]
+        #expect(source["inserted"] as? Int == 25 && source["pages"] as? Int == 3, "\(source)")
+        let csv = try workspace.read("out/github.csv")
+        #expect(csv.split(separator: "\n").count == 26 && csv.contains("\n25,octo/repo-025,"), "\(csv)")
+    }
+
+    @Test func aGraphQLAnswerInAFileFindsTheNodesAndSaysWhatPagingNeeds() throws {
+        let workspace = try Workspace()
+        try workspace.write("answer.json", """
+            {"data": {"viewer": {"login": "octo", "repositories": {"totalCount": 2, "nodes": [{"name": "a", "stargazerCount": 3}, {"name": "b", "stargazerCount": 0}],
+             "pageInfo": {"endCursor": "Y3Vyc29yOjI=", "hasNextPage": true}}}}}
+            """)
+        let written = try workspace.run("init", "--from", "answer.json", "--output", "pipelines/answer.yml")
+        #expect(written.status == 0, "\(written.stderr)")
+        let text = try workspace.read("pipelines/answer.yml")
+        #expect(text.contains("    records: data.viewer.repositories.nodes"), "\(text)")
+        #expect(text.contains("give the query with --graphql QUERY"), "\(text)")
+        #expect(try workspace.run("run", "pipelines/answer.yml").status == 0)
+        // A query without a String variable for the cursor: no paging, and why.
+        let noCursor = try workspace.run("init", "--from", "answer.json", "--graphql", "{ viewer { repositories(first: 2) { nodes { name } } } }")
+        #expect(noCursor.status == 0 && noCursor.stdout.contains("declares no String variable for the cursor"), "\(noCursor.stdout)")
+        // An answer with errors and no data is refused with its message.
+        try workspace.write("errors.json", #"{"data": null, "errors": [{"message": "Bad credentials"}]}"#)
+        let refused = try workspace.run("init", "--from", "errors.json")
+        #expect(refused.status == 69 && refused.stderr.contains("Bad credentials"), "\(refused.stderr)")
+        #expect(try workspace.run("init", "--from", "answer.json", "--variables", "{}").status == 64)
+        #expect(try workspace.run("init", "--from", "answer.json", "--graphql", "{ a }", "--variables", "[1]").status == 64)
+    }
+}
