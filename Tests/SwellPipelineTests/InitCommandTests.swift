@@ -42,6 +42,10 @@ import Testing
         Sample(path: "shared/Groot/GrootTests/JSON/container.json", records: 2, rows: 2),
         Sample(path: "fixtures/third-party/magicalrecord-single-entity.json", records: 1, rows: 1),
         Sample(path: "shared/MagicalRecord/Tests/Fixtures/SingleEntityWithNoRelationships.json", records: 1, rows: 1),
+        // One object holding only a nested object: the key is read from the nested object's id.
+        Sample(path: "shared/MagicalRecord/Tests/Fixtures/SingleEntityRelatedToMappedEntityUsingDefaults.json", records: 1, rows: 1),
+        Sample(path: "shared/MagicalRecord/Tests/Fixtures/SingleEntityRelatedToMappedEntityWithNestedMappedAttributes.json", records: 1, rows: 1),
+        Sample(path: "shared/MagicalRecord/Tests/Fixtures/SingleEntityRelatedToMappedEntityUsingMappedPrimaryKey.json", records: 1, rows: 1),
     ]
 
     static let sharedFixtures = Workspace.repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
@@ -97,6 +101,16 @@ import Testing
         let outcome = try workspace.run("init", "--from", path)
         #expect(outcome.status == 65)
         #expect(outcome.stderr.contains(path) && outcome.stderr.contains("line ") && outcome.stderr.contains("column "))
+        #expect(outcome.stdout.isEmpty)
+    }
+
+    /// The two shared fixtures with nothing to infer from: an empty array, an empty object.
+    @Test(arguments: [("shared/Sync/Tests/DataFilter/users3.json", "the array is empty"),
+                      ("shared/MagicalRecord/Tests/Fixtures/SampleJSONDataForImport.json", "the page is an empty object")])
+    func initRefusesASampleWithNothingToInferFrom(path: String, reason: String) throws {
+        let workspace = try workspace()
+        let outcome = try workspace.run("init", "--from", path)
+        #expect(outcome.status == 65 && outcome.stderr.contains(path) && outcome.stderr.contains(reason), "\(outcome.stderr)")
         #expect(outcome.stdout.isEmpty)
     }
 

@@ -53,6 +53,15 @@ struct EntityInference {
             if optional { reason += "; optional: \(field.absence(of: records.count))" }
             entity.attributes.append(InferredAttribute(name: name, field: field.key, type: type, isOptional: optional, reason: reason))
         }
+        // A key read from a nested object (`nestedKey`) is an attribute of its own, read by its dot path.
+        for path in key.fields where path.contains(".") && !entity.attributes.contains(where: { $0.field == path }) {
+            let parts = path.split(separator: ".").map(String.init)
+            let values = records.compactMap { JSONValue.object($0).value(at: parts) }
+            let name = InitNames.unique(InitNames.attributeName(for: parts.joined(separator: "_")), taken: taken)
+            taken.insert(name.lowercased())
+            entity.attributes.insert(InferredAttribute(name: name, field: path, type: values.allSatisfy(\.isInteger) ? .integer : .string,
+                                                       isOptional: false, reason: "the key, read from the nested \(parts[0])"), at: 0)
+        }
         entity.key = key.fields.compactMap { field in entity.attributes.first { $0.field == field }?.name }
         entity.keyReason = key.reason
         entities[index] = entity
@@ -120,9 +129,30 @@ struct EntityInference {
         let required = fields.filter { field in
             field.missing == 0 && field.nulls == 0 && !field.key.isEmpty && !field.key.contains(".") && !field.hasContainers
         }
-        guard !required.isEmpty else { return nil }
+        guard !required.isEmpty else { return nestedKey(of: objects, fields: fields) }
         return InferredKey(fields: required.map(\.key),
                            reason: "no single field is unique to each record: the key is every required field together (records equal in all of them are one row)")
+    }
+
+    /// For records with no scalar field of their own (`{"mappedEntity": {"mappedEntityID": 42, …}}`):
+    /// the identity of an object every record holds — `id` or a field whose name says
+    /// identity, integers or strings, different in each record — as a dot path.
+    private static func nestedKey(of objects: [JSONObject], fields: [FieldStats]) -> InferredKey? {
+        let distinct = Set(objects.map { JSONValue.object($0).jsonText }).count
+        for field in fields where field.missing == 0 && field.nulls == 0 && !field.key.isEmpty && !field.key.contains(".") {
+            let nested = field.values.compactMap { if case .object(let object) = $0 { object } else { nil } }
+            guard nested.count == field.values.count else { continue }
+            let candidates = fieldStats(of: nested).filter { inner in
+                inner.missing == 0 && inner.nulls == 0 && !inner.key.isEmpty && !inner.key.contains(".")
+                    && (inner.key == "id" || saysIdentity(inner.key))
+                    && (inner.values.allSatisfy(\.isInteger) || inner.values.allSatisfy(\.isString))
+                    && Set(inner.values.map(\.jsonText)).count == distinct
+            }
+            guard let inner = candidates.first(where: { $0.key == "id" }) ?? candidates.first else { continue }
+            return InferredKey(fields: ["\(field.key).\(inner.key)"],
+                               reason: "\(field.key).\(inner.key): the records have no scalar field of their own; the identity of the \(field.key) each holds is present in every record and different in each")
+        }
+        return nil
     }
 
     /// Whether a JSON key names an identity: `uuid`, `guid`, `key`, `slug`, `code`, `name`,

@@ -95,7 +95,8 @@ extension InitPipeline {
         guard !renamed.isEmpty || !mainEntity.relationships.isEmpty else { return }
         out.line("    fields:")
         for attribute in renamed {
-            out.line("      \(attribute.name): \(YAMLLines.scalar(attribute.field))", comment: "the JSON key \(YAMLLines.scalar(attribute.field)) is not a valid attribute name")
+            let why = attribute.field.contains(".") ? "a dot path into the record" : "the JSON key \(YAMLLines.scalar(attribute.field)) is not a valid attribute name"
+            out.line("      \(attribute.name): \(YAMLLines.scalar(attribute.field))", comment: why)
         }
         for relationship in mainEntity.relationships { writeNested(relationship, indent: 6, into: &out) }
     }
