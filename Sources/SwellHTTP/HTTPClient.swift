@@ -36,7 +36,8 @@ public final class HTTPClient {
         errorBuffer.deallocate()
     }
 
-    /// One attempt. Body bytes stream to onBody as they arrive (no whole-body copy). Redirects followed (max 10; more → .redirectLoop).
+    /// One attempt. Body bytes stream to onBody as they arrive (no whole-body copy). Redirects followed (max 10; more → .redirectLoop);
+    /// a redirect to another origin does not carry the request's credential headers (``HTTPRequest/credentialHeaders``).
     ///
     /// Sends Accept-Encoding for gzip/deflate and lets curl decode, so `onBody` sees decoded bytes.
     /// TLS peer and host verification are on. Redirects may lead to http and https only.
@@ -61,7 +62,36 @@ public final class HTTPClient {
         case body(any Error)
     }
 
+    /// One attempt, following redirects itself (at most `maxRedirects`): a hop to another
+    /// origin drops the credential headers (`HTTPClient+Redirect.swift`).
     func performOnce(_ request: HTTPRequest, onBody: (UnsafeRawBufferPointer) throws -> Void) throws(AttemptFailure) -> HTTPResponse {
+        var hop = request
+        for _ in 0...Self.maxRedirects {
+            switch try performHop(hop, naming: request.url, onBody: onBody) {
+            case .response(let response):
+                return response
+            case .redirect(let location, let status):
+                do {
+                    hop = try Self.redirected(hop, to: location, status: status, naming: request.url)
+                } catch {
+                    throw .http(error)
+                }
+            }
+        }
+        var failure = HTTPError(kind: .redirectLoop, url: request.url, message: "more than \(Self.maxRedirects) redirects")
+        failure.method = request.method
+        throw .http(failure)
+    }
+
+    /// What one request of an attempt led to.
+    enum Hop {
+        case response(HTTPResponse)
+        /// A redirect status with the absolute URL of its `Location`.
+        case redirect(String, status: Int)
+    }
+
+    /// One request; errors name `url` (the attempt's first URL).
+    private func performHop(_ request: HTTPRequest, naming url: String, onBody: (UnsafeRawBufferPointer) throws -> Void) throws(AttemptFailure) -> Hop {
         let target: RequestTarget
         let headerList: HeaderList
         do {
@@ -70,16 +100,17 @@ public final class HTTPClient {
         } catch {
             throw .http(error)
         }
-        return try withoutActuallyEscaping(onBody) { onBody throws(AttemptFailure) -> HTTPResponse in
+        return try withoutActuallyEscaping(onBody) { onBody throws(AttemptFailure) -> Hop in
             let transfer = Transfer(onBody: onBody, isFile: target.isFile, maxBytes: request.maxBytes, rejectsHTML: request.rejectsHTML,
                                     errorBodyLimit: request.errorBodyLimit)
-            return try withExtendedLifetime((transfer, headerList)) { () throws(AttemptFailure) -> HTTPResponse in
-                try run(request, target: target, headerList: headerList, transfer: transfer)
+            return try withExtendedLifetime((transfer, headerList)) { () throws(AttemptFailure) -> Hop in
+                try run(request, naming: url, target: target, headerList: headerList, transfer: transfer)
             }
         }
     }
 
-    private func run(_ request: HTTPRequest, target: RequestTarget, headerList: HeaderList, transfer: Transfer) throws(AttemptFailure) -> HTTPResponse {
+    private func run(_ request: HTTPRequest, naming url: String, target: RequestTarget, headerList: HeaderList,
+                     transfer: Transfer) throws(AttemptFailure) -> Hop {
         do {
             try configure(request, target: target, headerList: headerList, transfer: transfer)
         } catch {
@@ -87,8 +118,14 @@ public final class HTTPClient {
         }
         let code = curl_easy_perform(handle)
         if let bodyError = transfer.bodyError { throw .body(bodyError) }
+        if !target.isFile, code == CURLE_OK, Self.redirectStatuses.contains(transfer.status) {
+            var location: UnsafeMutablePointer<CChar>? = nil
+            if swell_curl_getinfo_string(handle, CURLINFO_REDIRECT_URL, &location) == CURLE_OK, let location {
+                return .redirect(String(cString: location), status: transfer.status)
+            }
+        }
         do {
-            return try response(request, target: target, transfer: transfer, code: code)
+            return .response(try response(request, naming: url, target: target, transfer: transfer, code: code))
         } catch {
             var failure = error
             if !target.isFile { failure.method = request.method }
@@ -97,18 +134,19 @@ public final class HTTPClient {
     }
 
     /// The attempt's response, or why it failed.
-    private func response(_ request: HTTPRequest, target: RequestTarget, transfer: Transfer, code: CURLcode) throws(HTTPError) -> HTTPResponse {
+    private func response(_ request: HTTPRequest, naming url: String, target: RequestTarget, transfer: Transfer,
+                          code: CURLcode) throws(HTTPError) -> HTTPResponse {
         if transfer.isUnwantedHTML {
             let type = transfer.contentType ?? "text/html"
-            throw HTTPError(kind: .htmlPage, url: request.url,
+            throw HTTPError(kind: .htmlPage, url: url,
                                   message: "HTTP \(transfer.status) with an HTML page (Content-Type: \(type)) instead of the data: a server or proxy error page")
         }
         if transfer.isTooLarge || (code == CURLE_FILESIZE_EXCEEDED && transfer.hasSuccessStatus) {
             let limit = request.maxBytes.map { " of \($0) bytes" } ?? ""
-            throw HTTPError(kind: .tooLarge, url: request.url, message: "response body larger than the limit\(limit)")
+            throw HTTPError(kind: .tooLarge, url: url, message: "response body larger than the limit\(limit)")
         }
         if code != CURLE_OK && code != CURLE_FILESIZE_EXCEEDED {
-            throw HTTPError(kind: Self.kind(of: code), url: request.url, message: curlMessage(code))
+            throw HTTPError(kind: Self.kind(of: code), url: url, message: curlMessage(code))
         }
         if target.isFile {
             return HTTPResponse(status: 200, headers: [], effectiveURL: target.reportedURL, bodyBytes: transfer.bodyBytes)
@@ -116,7 +154,7 @@ public final class HTTPClient {
         let status = transfer.status
         guard Transfer.isSuccess(status) else {
             let reason = transfer.reason.isEmpty ? HTTPStatus.reason(for: status) : transfer.reason
-            var error = HTTPError(kind: .status(status), url: request.url, message: "HTTP \(status) \(reason)".trimmingCharacters(in: .whitespaces))
+            var error = HTTPError(kind: .status(status), url: url, message: "HTTP \(status) \(reason)".trimmingCharacters(in: .whitespaces))
             error.retryAfter = transfer.headers.last(where: { $0.name == "retry-after" })?.value
             if !transfer.errorBody.isEmpty { error.body = transfer.errorBody }
             throw error
@@ -139,8 +177,8 @@ public final class HTTPClient {
         try set(CURLOPT_PROTOCOLS_STR, "http,https,file")
         try set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         try set(CURLOPT_NOSIGNAL, 1)
-        try set(CURLOPT_FOLLOWLOCATION, 1)
-        try set(CURLOPT_MAXREDIRS, 10)
+        // Redirects are followed by `performOnce`, which drops credentials on the way to another origin.
+        try set(CURLOPT_FOLLOWLOCATION, 0)
         try set(CURLOPT_ACCEPT_ENCODING, "")
         try set(CURLOPT_USERAGENT, userAgent)
         try set(CURLOPT_SSL_VERIFYPEER, 1)

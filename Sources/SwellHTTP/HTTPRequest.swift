@@ -29,6 +29,11 @@ public struct HTTPRequest: Sendable {
     /// query there.
     public var errorBodyLimit = 0
 
+    /// Names of headers that carry credentials (any case): sent to the request's own origin
+    /// only, and dropped when a redirect leads to another scheme, host or port.
+    /// `Authorization`, `Proxy-Authorization` and `Cookie` are always treated so.
+    public var credentialHeaders: Set<String> = []
+
     /// Creates a request for `url` with the defaults above.
     public init(url: String) {
         self.url = url

@@ -41,6 +41,26 @@ import Testing
         range.map { "{\"id\": \($0), \"title\": \"item \($0)\", \"updated\": \"2024-05-0\($0 % 9 + 1)T12:00:00Z\"}" }.joined(separator: ", ")
     }
 
+    /// An API moved to another host: the redirect is followed, but neither the API key
+    /// header nor a header holding a `${VAR}` value goes with it (libcurl alone would send them).
+    @Test func aRedirectToAnotherHostCarriesNoCredentials() throws {
+        let elsewhere = try LoopbackHTTPServer(responses: [.json("{\"items\": [\(Self.records(1...2))]}")])
+        let api = try LoopbackHTTPServer(responses: [.init(status: 301, headers: [("Location", elsewhere.baseURL + "/v2/items")])])
+        let workspace = try Workspace()
+        try workspace.write("items.yml", Self.pipeline("""
+                url: \(api.baseURL)/items
+                headers: { X-Tenant: "${TENANT}", X-Trace: plain }
+            \(AuthForm.apiKeyHeader.yaml)
+            """))
+        let run = try workspace.run("run", "items.yml", environment: ["TENANT": "tenant-s3cret"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try workspace.read("out/items.csv") == Self.csv(1...2))
+        #expect(api.requests.first?.headers["x-api-key"] == AuthForm.secret && api.requests.first?.headers["x-tenant"] == "tenant-s3cret")
+        let moved = try #require(elsewhere.requests.first)
+        #expect(moved.headers["x-api-key"] == nil && moved.headers["x-tenant"] == nil, "\(moved.headers)")
+        #expect(moved.headers["x-trace"] == "plain")
+    }
+
     static func csv(_ range: ClosedRange<Int>) -> String {
         (["id,title"] + range.map { "\($0),item \($0)" }).joined(separator: "\n") + "\n"
     }

@@ -53,6 +53,7 @@ public struct InitSample: Sendable {
             throw PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
         }
         var request = HTTPRequest(source: source, url: pageURL)
+        request.markCredentialHeaders(redactor)
         if let graphQL, PageFetcher.isHTTP(pageURL) {
             request.method = "POST"
             request.setJSONBody(SourceSpec.graphQLBody(query: graphQL.query, variables: graphQL.variables))

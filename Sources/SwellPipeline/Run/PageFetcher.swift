@@ -141,6 +141,7 @@ final class PageFetcher {
     private func fetchOnce<Parser: PageParser>(_ page: PageRequest, into parser: inout Parser, failure: () -> PipelineError?) throws -> FetchedPage {
         let url = page.url
         var request = HTTPRequest(source: source, url: url)
+        request.markCredentialHeaders(redactor)
         if !isFile {
             request.method = source.method
             if let body = page.body { request.setJSONBody(body) }

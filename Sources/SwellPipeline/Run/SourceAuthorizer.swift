@@ -52,6 +52,7 @@ struct SourceAuthorizer {
                 request.url = HTTPLinks.setting(query: name, to: value, in: request.url)
             } else {
                 request.headers.append(HTTPHeader(name: name, value: value))
+                request.credentialHeaders.insert(name)
             }
         case .oauth2(let grant)?:
             if let kept = tokens.token(for: grant), kept.renewAt.map({ Date() < $0 }) ?? true {

@@ -13,6 +13,14 @@ extension HTTPRequest {
         rejectsHTML = true
     }
 
+    /// Marks the headers whose values hold a secret (`${VAR}` values, auth values) as
+    /// credentials: a redirect to another origin does not carry them.
+    mutating func markCredentialHeaders(_ redactor: Redactor) {
+        for header in headers where redactor(header.value) != header.value {
+            credentialHeaders.insert(header.name)
+        }
+    }
+
     /// Sends `body` as the request's JSON body (with `Content-Type: application/json`).
     mutating func setJSONBody(_ body: JSONValue) {
         self.body = Array(body.jsonText.utf8)
