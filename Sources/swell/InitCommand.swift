@@ -63,6 +63,9 @@ struct InitCommand: AsyncParsableCommand {
             throw ValidationError("--header \"\(header)\": must be \"Name: value\"")
         }
         if variables != nil && graphql == nil { throw ValidationError("--variables goes with --graphql") }
+        if graphql != nil, !(url ?? "").hasPrefix("http://") && !(url ?? "").hasPrefix("https://") {
+            throw ValidationError("--graphql needs the API's http:// or https:// URL (the query is POSTed to it)")
+        }
         if let variables {
             guard case .object? = try? JSONValue.parse(variables.utf8) else {
                 throw ValidationError("--variables \(variables): must be a JSON object like '{\"owner\": \"apple\"}'")

@@ -202,6 +202,8 @@ import Testing
         try check("{ type: date, min: yesterday }", "min of Item.x must be an ISO-8601 date")
         try check("{ type: json, in: [1] }", "in of Item.x does not apply to an attribute of type json")
         try check("{ type: integer, maximum: 3 }", "unknown key 'maximum' in attribute Item.x")
+        try check("{ type: integer?, optional: false }", "optional: false of Item.x contradicts its type integer?")
+        try check(#"{ type: string, pattern: "(?x)[A-Z]+ # a code" }"#, "ends inside a (?x) comment")
         try check("{ type: integer, min: 1 }", "the long form of attribute Item.x needs version: 3", version: 2)
     }
 }

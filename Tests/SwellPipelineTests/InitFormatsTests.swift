@@ -1,4 +1,6 @@
 import Foundation
+@testable import SwellPipeline
+import SwellJSON
 import SwellTestSupport
 import Testing
 
@@ -92,14 +94,54 @@ import Testing
         #expect(text.contains("    records: data.viewer.repositories.nodes"), "\(text)")
         #expect(text.contains("give the query with --graphql QUERY"), "\(text)")
         #expect(try workspace.run("run", "pipelines/answer.yml").status == 0)
-        // A query without a String variable for the cursor: no paging, and why.
-        let noCursor = try workspace.run("init", "--from", "answer.json", "--graphql", "{ viewer { repositories(first: 2) { nodes { name } } } }")
-        #expect(noCursor.status == 0 && noCursor.stdout.contains("declares no String variable for the cursor"), "\(noCursor.stdout)")
+        // --graphql POSTs the query: it needs the API's URL, not a file.
+        #expect(try workspace.run("init", "--from", "answer.json", "--graphql", "{ a }").status == 64)
         // An answer with errors and no data is refused with its message.
         try workspace.write("errors.json", #"{"data": null, "errors": [{"message": "Bad credentials"}]}"#)
         let refused = try workspace.run("init", "--from", "errors.json")
         #expect(refused.status == 69 && refused.stderr.contains("Bad credentials"), "\(refused.stderr)")
+        // A REST page that says `errors` beside its records (no `data`) is not a GraphQL failure.
+        try workspace.write("rest.json", #"{"items": [{"id": 1}], "errors": [{"message": "partial"}]}"#)
+        #expect(try workspace.run("init", "--from", "rest.json").status == 0)
         #expect(try workspace.run("init", "--from", "answer.json", "--variables", "{}").status == 64)
         #expect(try workspace.run("init", "--from", "answer.json", "--graphql", "{ a }", "--variables", "[1]").status == 64)
+    }
+
+    /// The cursor goes into a variable the query passes to `after:`, or one named like a
+    /// cursor; never into another String variable such as `$owner`.
+    @Test(arguments: [
+        ("query($owner: String, $after: String) { x(owner: $owner, after: $after) { nodes { id } } }", "after"),
+        ("query($owner: String, $page: String) { x(login: $owner, first: 10, after: $page) { nodes { id } } }", "page"),
+        ("query($owner: String) { x(login: $owner) { nodes { id } } }", nil),
+        ("query($after: String!) { x(after: $after) { nodes { id } } }", nil),
+        ("query($endCursor: String) { x(first: 5) { nodes { id } } }", "endCursor"),
+        ("query($cursorAfter: String) { x(sort: id, after: $cursorAfter) { nodes { id } } }", "cursorAfter"),
+    ] as [(String, String?)])
+    func theCursorVariableIsTheOneTheQueryPassesToAfter(query: String, expected: String?) {
+        #expect(InitGraphQL(query: query).cursorVariable == expected, "\(query)")
+    }
+
+    @Test func withoutACursorVariableTheFileHasNoPagingAndSaysWhy() throws {
+        let answer = try JSONValue.parse(Array(#"{"data": {"x": {"nodes": [{"id": 1}, {"id": 2}], "pageInfo": {"endCursor": "b", "hasNextPage": true}}}}"#.utf8))
+        var options = InitOptions(url: "https://api.example.com/graphql")
+        options.graphQL = InitGraphQL(query: "query($owner: String) { x(login: $owner) { nodes { id } pageInfo { endCursor hasNextPage } } }")
+        let pipeline = try PipelineInference.infer(answer, options: options)
+        #expect(pipeline.pagination == nil && pipeline.records == ["data", "x", "nodes"])
+        #expect(pipeline.yaml.contains("declares no String variable for the cursor"), "\(pipeline.yaml)")
+    }
+
+    /// Variables holding DEL or C1 controls, and queries holding U+2028, still give a file YAML reads.
+    @Test func controlCharactersInTheQueryAndVariablesStayReadable() throws {
+        let answer = try JSONValue.parse(Array(#"{"data": {"x": {"nodes": [{"id": 1}]}}}"#.utf8))
+        var options = InitOptions(name: "odd", url: "https://api.example.com/graphql")
+        options.graphQL = InitGraphQL(query: "query($after: String) { x(q: \"a\u{2028}b\u{85}\", after: $after) { nodes { id } } }",
+                                      variables: .object(JSONObject(members: [("q", .string("a\u{7F}b\u{9F}c"))])))
+        let pipeline = try PipelineInference.infer(answer, options: options)
+        let workspace = try Workspace()
+        try workspace.write("odd.yml", pipeline.yaml)
+        let validated = try workspace.run("validate", "odd.yml")
+        #expect(validated.status == 0, "\(validated.stderr)\n\(pipeline.yaml)")
+        let file = try PipelineFileLoader(environment: [:]).load(path: workspace.path("odd.yml"))
+        #expect(file.sources.first?.body?.jsonText == SourceSpec.graphQLBody(query: options.graphQL!.query, variables: options.graphQL!.variables).jsonText)
     }
 }

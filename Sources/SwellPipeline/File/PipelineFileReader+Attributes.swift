@@ -21,7 +21,11 @@ extension PipelineFileReader {
         let keys = try keyedMapping(node, "attribute \(what)", allowed: ["type", "optional", "min", "max", "min_length", "max_length", "pattern", "in"],
                                     required: ["type"])
         var (type, optional) = try attributeType(keys["type"]!, what)
-        if let node = keys["optional"] { optional = try boolean(node, "optional of \(what)") || optional }
+        if let node = keys["optional"] {
+            let said = try boolean(node, "optional of \(what)")
+            guard said || !optional else { throw error(node, "optional: false of \(what) contradicts its type \(type.rawValue)?") }
+            optional = said
+        }
         var rules: [AttributeRule] = []
         var bounds: [AttributeRule.Bound] = []
         for (key, make) in [("min", AttributeRule.minValue), ("max", AttributeRule.maxValue)] {
@@ -46,8 +50,11 @@ extension PipelineFileReader {
         if let node = keys["pattern"] {
             let pattern = try string(node, "pattern of \(what)")
             try requireRule("pattern", fits: .pattern(pattern), type, node, what)
-            guard AttributeRuleChecker.isRegularExpression(pattern) else {
-                throw error(node, "pattern of \(what) is not a regular expression: \"\(pattern)\"")
+            switch AttributeRuleChecker.patternProblem(pattern) {
+            case .notAnExpression?: throw error(node, "pattern of \(what) is not a regular expression: \"\(pattern)\"")
+            case .cannotBeAnchored?:
+                throw error(node, "pattern of \(what) cannot be made to match the whole text: \"\(pattern)\" ends inside a (?x) comment or a \\Q quote")
+            case nil: break
             }
             rules.append(.pattern(pattern))
         }

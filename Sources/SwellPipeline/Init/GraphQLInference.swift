@@ -57,45 +57,77 @@ public struct InitGraphQL: Sendable, Equatable {
     }
 
     /// The first message of an answer's `errors` when it has no data (the run would fail
-    /// on it too), else nil.
-    static func failure(of answer: JSONValue) -> String? {
+    /// on it too), else nil. Only a GraphQL answer is read so (`isGraphQL`, or a `data`
+    /// member beside the errors): a REST page may say `errors` too.
+    static func failure(of answer: JSONValue, isGraphQL: Bool) -> String? {
         guard case .object(let top) = answer,
               case .array(let errors)? = top.members.last(where: { $0.key == "errors" })?.value, !errors.isEmpty else { return nil }
-        if let data = top.members.last(where: { $0.key == "data" })?.value, data != .null { return nil }
+        let data = top.members.last(where: { $0.key == "data" })?.value
+        guard isGraphQL || data != nil else { return nil }
+        if let data, data != .null { return nil }
         if case .object(let first) = errors[0], case .string(let message)? = first.members.last(where: { $0.key == "message" })?.value {
             return message
         }
         return errors[0].jsonText
     }
 
-    /// The variable a cursor goes into: of the variables the query declares as `String`
-    /// (`$after: String`), the one named like a cursor (`after`, `cursor`, `…Cursor`),
-    /// else the only one.
+    /// The variable a cursor goes into: a variable the query declares as a nullable `String`
+    /// (`$after: String`) and passes to an `after:` argument; else one declared so and
+    /// named like a cursor (`after`, `cursor`, `…Cursor`). Nil otherwise: a String variable
+    /// that is something else (`$owner`) must not receive the cursor.
     static func cursorVariable(in query: String) -> String? {
+        let declared = nullableStringVariables(in: query)
+        let characters = Array(query)
+        var index = 0
+        while let start = find("after", in: characters, from: index) {
+            index = start + 5
+            let before = start > 0 ? characters[start - 1] : " "
+            guard !(before.isLetter || before.isNumber || before == "_" || before == "$") else { continue }
+            var position = index
+            while position < characters.count, characters[position].isWhitespace { position += 1 }
+            guard position < characters.count, characters[position] == ":" else { continue }
+            position += 1
+            while position < characters.count, characters[position].isWhitespace { position += 1 }
+            guard position < characters.count, characters[position] == "$" else { continue }
+            let name = identifier(in: characters, from: position + 1)
+            if declared.contains(name) { return name }
+        }
+        return declared.first { ["after", "cursor"].contains($0.lowercased()) || $0.lowercased().hasSuffix("cursor") }
+    }
+
+    /// The variables a query declares as `String` (not `String!`: the first page sends none).
+    private static func nullableStringVariables(in query: String) -> [String] {
         var names: [String] = []
         let characters = Array(query)
         var index = 0
         while index < characters.count {
             guard characters[index] == "$" else { index += 1; continue }
-            var end = index + 1
-            while end < characters.count, characters[end].isLetter || characters[end].isNumber || characters[end] == "_" { end += 1 }
-            let name = String(characters[(index + 1)..<end])
-            var type = end
+            let name = identifier(in: characters, from: index + 1)
+            var type = index + 1 + name.count
+            index = type
             while type < characters.count, characters[type].isWhitespace { type += 1 }
-            if !name.isEmpty, type < characters.count, characters[type] == ":" {
-                type += 1
-                while type < characters.count, characters[type].isWhitespace { type += 1 }
-                var typeEnd = type
-                while typeEnd < characters.count, characters[typeEnd].isLetter { typeEnd += 1 }
-                if String(characters[type..<typeEnd]) == "String", typeEnd >= characters.count || characters[typeEnd] != "!" {
-                    names.append(name)
-                }
-            }
-            index = end
+            guard !name.isEmpty, type < characters.count, characters[type] == ":" else { continue }
+            type += 1
+            while type < characters.count, characters[type].isWhitespace { type += 1 }
+            let typeName = identifier(in: characters, from: type)
+            let end = type + typeName.count
+            if typeName == "String", end >= characters.count || characters[end] != "!" { names.append(name) }
         }
-        if let named = names.first(where: { ["after", "cursor"].contains($0.lowercased()) || $0.lowercased().hasSuffix("cursor") }) {
-            return named
+        return names
+    }
+
+    private static func identifier(in characters: [Character], from start: Int) -> String {
+        var end = start
+        while end < characters.count, characters[end].isLetter || characters[end].isNumber || characters[end] == "_" { end += 1 }
+        return start < characters.count ? String(characters[start..<end]) : ""
+    }
+
+    private static func find(_ word: String, in characters: [Character], from start: Int) -> Int? {
+        let pattern = Array(word)
+        guard start <= characters.count - pattern.count else { return nil }
+        for index in start...(characters.count - pattern.count) where Array(characters[index..<(index + pattern.count)]) == pattern {
+            return index
         }
-        return names.count == 1 ? names[0] : nil
+        return nil
     }
 }

@@ -1,3 +1,4 @@
+import SwellJSON
 import SwellStore
 
 extension InitPipeline {
@@ -49,7 +50,7 @@ extension InitPipeline {
             out.line("    graphql:", comment: "the query the sample answered (sent as the POST body with its variables)")
             out.line("      query: \(YAMLLines.scalar(graphQL.query))")
             if case .object(let variables) = graphQL.variables, !variables.members.isEmpty {
-                out.line("      variables: \(graphQL.variables.jsonText)")
+                out.line("      variables: \(YAMLLines.flowJSON(graphQL.variables))")
             }
         }
         if let csv {
@@ -135,6 +136,21 @@ struct YAMLLines {
         String(text.map { $0.isNewline ? " " : $0 })
     }
 
+    /// JSON text as a YAML flow value: JSON is YAML, but YAML refuses DEL and the C1
+    /// controls as they are and folds U+2028/2029; inside JSON strings (the only place
+    /// they can be) they become `\uXXXX`, which both read the same.
+    static func flowJSON(_ value: JSONValue) -> String {
+        var text = ""
+        for scalar in value.jsonText.unicodeScalars {
+            if (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029 {
+                text += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4)
+            } else {
+                text.unicodeScalars.append(scalar)
+            }
+        }
+        return text
+    }
+
     /// Words made of letters, digits and `_ . / -` (not YAML's true/false/null spellings,
     /// not starting with `-`) stay plain; anything else is double-quoted with escapes.
     static func scalar(_ text: String) -> String {
@@ -151,8 +167,10 @@ struct YAMLLines {
             case "\n": quoted += "\\n"
             case "\t": quoted += "\\t"
             case "\r": quoted += "\\r"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
                 quoted += "\\x" + String(scalar.value, radix: 16).leftPadded(to: 2)
+            case "\u{2028}", "\u{2029}":
+                quoted += "\\u" + String(scalar.value, radix: 16)
             default: quoted.unicodeScalars.append(scalar)
             }
         }

@@ -34,10 +34,16 @@ public struct InitSample: Sendable {
         var reader = PipelineFileReader(path: "swell init", environment: environment)
         let pageURL: String
         var interpolated: [(name: String, value: String)] = []
+        var graphQLBody: JSONValue?
         do {
             pageURL = try reader.interpolate(Node(url), "the URL")
             for header in headers {
                 interpolated.append((header.name, try reader.interpolate(Node(header.value), "header \(header.name)")))
+            }
+            // The query and its variables are filled as the run fills them; the file keeps them as typed.
+            if let graphQL {
+                graphQLBody = SourceSpec.graphQLBody(query: try reader.interpolate(Node(graphQL.query), "the query"),
+                                                     variables: try interpolating(graphQL.variables, with: &reader))
             }
         } catch {
             throw PipelineError(.usage, error.message)
@@ -54,9 +60,9 @@ public struct InitSample: Sendable {
         }
         var request = HTTPRequest(source: source, url: pageURL)
         request.markCredentialHeaders(redactor)
-        if let graphQL, PageFetcher.isHTTP(pageURL) {
+        if let graphQLBody {
             request.method = "POST"
-            request.setJSONBody(SourceSpec.graphQLBody(query: graphQL.query, variables: graphQL.variables))
+            request.setJSONBody(graphQLBody)
             request.errorBodyLimit = 1 << 16
         }
         var body: [UInt8] = []
@@ -66,6 +72,9 @@ public struct InitSample: Sendable {
                                              onAttempt: { _ in body.removeAll(keepingCapacity: true) },
                                              onBody: { bytes in body.append(contentsOf: bytes) })
         } catch let error as HTTPError {
+            if graphQLBody != nil, let first = GraphQLAnswer.messages(inBody: error.body)?.first {
+                throw PipelineError(.unavailable, redactor("\(error); the GraphQL API answered with errors: \(first)"), underlying: error)
+            }
             throw PipelineError(.unavailable, redactor("\(error)"), underlying: error)
         } catch {
             throw PipelineError(.other, redactor("\(redactor(pageURL)): \(error)"), underlying: error)
@@ -89,6 +98,22 @@ public struct InitSample: Sendable {
             return InitSample(body: value, linkHeader: response.header("link"), pageURL: pageURL, redactor: redactor)
         } catch {
             throw PipelineError(.data, redactor("page \(pageURL) is not valid JSON: \(error)"), underlying: error)
+        }
+    }
+
+    /// `value` with `${VAR}` filled in its strings (values from the environment become secrets).
+    private static func interpolating(_ value: JSONValue, with reader: inout PipelineFileReader) throws(PipelineFileError) -> JSONValue {
+        switch value {
+        case .string(let text): return .string(try reader.interpolate(Node(text), "a variable"))
+        case .array(let items):
+            var filled: [JSONValue] = []
+            for item in items { filled.append(try interpolating(item, with: &reader)) }
+            return .array(filled)
+        case .object(let object):
+            var members: [(key: String, value: JSONValue)] = []
+            for member in object.members { members.append((member.key, try interpolating(member.value, with: &reader))) }
+            return .object(JSONObject(members: members))
+        default: return value
         }
     }
 

@@ -55,7 +55,7 @@ public enum PipelineInference {
         guard PipelineFileReader.isPipelineName(name) else {
             throw PipelineError(.usage, "--name \(name): a pipeline name must match [a-z0-9_-]+")
         }
-        if let message = InitGraphQL.failure(of: body) {
+        if let message = InitGraphQL.failure(of: body, isGraphQL: options.graphQL != nil) {
             throw PipelineError(.unavailable, "the GraphQL answer from \(options.url) has errors and no data: \(message)")
         }
         var (path, records, reason) = try locateRecords(in: body, path: options.records, url: options.url)

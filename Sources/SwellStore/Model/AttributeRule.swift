@@ -2,7 +2,11 @@ import Foundation
 
 /// A rule an attribute's value must keep (Core Data's `minValue`, `maxValue`,
 /// `minLength`, `maxLength` and regular-expression predicate, plus a list of
-/// allowed values): see the SwellStore documentation, "Validation".
+/// allowed values).
+///
+/// Rules are kept in the model (and in the store's copy of it). `swell` checks them on
+/// every record it writes (a record breaking one is a bad record); a context's `save()`
+/// does not check them yet.
 ///
 /// A rule says nothing about nil: whether an attribute may be nil is
 /// `AttributeDescription.isOptional`. A rule that does not fit a value's kind
@@ -61,7 +65,7 @@ package struct AttributeRuleChecker: Sendable {
     private let expressions: [NSRegularExpression?]
 
     /// Compiles `rules`. A pattern that is not a regular expression (see
-    /// `isRegularExpression`) is broken by every text.
+    /// `patternProblem`) is broken by every text.
     package init(_ rules: [AttributeRule]) {
         self.rules = rules
         expressions = rules.map { rule in
@@ -70,9 +74,18 @@ package struct AttributeRuleChecker: Sendable {
         }
     }
 
-    /// Whether `pattern` is a regular expression a `.pattern` rule can use.
-    package static func isRegularExpression(_ pattern: String) -> Bool {
-        wholeMatch(pattern) != nil
+    /// Why a `.pattern` rule cannot use `pattern`, or nil when it can.
+    package enum PatternProblem: Sendable {
+        /// It does not compile.
+        case notAnExpression
+        /// It compiles alone but not anchored: it ends inside a `(?x)` comment or a `\Q` quote.
+        case cannotBeAnchored
+    }
+
+    /// Why a `.pattern` rule cannot use `pattern`, or nil when it can.
+    package static func patternProblem(_ pattern: String) -> PatternProblem? {
+        guard (try? NSRegularExpression(pattern: pattern)) != nil else { return .notAnExpression }  // its error says no more
+        return wholeMatch(pattern) == nil ? .cannotBeAnchored : nil
     }
 
     /// `pattern` anchored to match the whole text. The pattern must compile on its own
