@@ -55,6 +55,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case invalidBatchRow(entity: String, row: Int, attribute: String, problem: String)
     /// A `BatchExpression` does not parse or does not fit the entity; `offset` is the character where it went wrong.
     case invalidExpression(String, offset: Int, reason: String)
+    /// A fetch request's result type, properties, grouping or having predicate do not fit
+    /// together or the entity (`reason` says how).
+    case invalidFetch(entity: String, reason: String)
     /// An error from beneath the store that none of the other cases describes, kept as thrown.
     case underlying(any Error)
 
@@ -112,6 +115,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "batch insert into \(entity), row \(row): '\(attribute)' \(problem); nothing was written"
         case .invalidExpression(let format, let offset, let reason):
             return "cannot use the expression '\(format)' (at character \(offset)): \(reason)"
+        case .invalidFetch(let entity, let reason): return "cannot fetch \(entity) this way: \(reason)"
         case .underlying(let error): return "\(error)"
         }
     }
