@@ -92,21 +92,31 @@ import Testing
         try container.viewContext.performAndWait { try Self.edit(container.viewContext, ids: &ids, using: &random) }
         let worker = container.newBackgroundContext()
         var failures: [String] = []
-        try worker.performAndWait {
-            try Self.edit(worker, ids: &ids, using: &random)
-            for step in 0..<30 {
+        func compare(in context: ManagedObjectContext, steps: Int, phase: String) throws {
+            for step in 0..<steps {
                 let request = Self.request(using: &random)
-                let objects = try worker.fetch(request.objects)
-                let ids = try worker.fetchObjectIDs(request.objects)
-                if ids != objects.map(\.objectID) { failures.append("step \(step) \(request): object IDs differ") }
-                if try worker.count(for: request.objects) != objects.count { failures.append("step \(step) \(request): count differs") }
+                let objects = try context.fetch(request.objects)
+                let ids = try context.fetchObjectIDs(request.objects)
+                if ids != objects.map(\.objectID) { failures.append("\(phase) step \(step) \(request): object IDs differ") }
+                if try context.count(for: request.objects) != objects.count { failures.append("\(phase) step \(step) \(request): count differs") }
                 let expected = DictionaryModel.results(request, objects: objects)
-                let got = try worker.fetchDictionaries(request.dictionaries).map(DictionaryModel.row)
+                let got = try context.fetchDictionaries(request.dictionaries).map(DictionaryModel.row)
                 if got != expected {
-                    failures.append("step \(step) \(request):\n  got      \(got)\n  expected \(expected)")
+                    failures.append("\(phase) step \(step) \(request):\n  got      \(got)\n  expected \(expected)")
                 }
             }
         }
+        // Unsaved changes at every level: the results are merged with them.
+        try worker.performAndWait {
+            try Self.edit(worker, ids: &ids, using: &random)
+            try compare(in: worker, steps: 30, phase: "unsaved")
+            try worker.save()
+        }
+        try container.viewContext.performAndWait { try container.viewContext.save() }
+        try writer.performAndWait { try writer.save() }
+        // Everything saved: the results are read in one pass over the store's query.
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait { try compare(in: reader, steps: 30, phase: "saved") }
         #expect(failures.isEmpty, "seed \(seed) (SWELL_DIFF_SEED=\(seed) replays it):\n\(failures.prefix(3).joined(separator: "\n"))")
     }
 

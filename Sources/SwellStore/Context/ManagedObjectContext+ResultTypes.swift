@@ -36,13 +36,19 @@ extension ManagedObjectContext {
             rowsRequest.fetchLimit = 0
             rowsRequest.fetchOffset = 0
         }
-        let rows = try resolveRows(try makePlan(rowsRequest))
-        var results = try dictionaryPlan.results(of: rows) { source, row in
-            switch source {
-            case .attribute(let index), .objectID(let index, _): row.values[index]
-            case .keyPath(let path): keyPathValue(path, from: row.values, entity: entity)
+        let plan = try makePlan(rowsRequest)
+        var accumulator = DictionaryFetchPlan.Accumulator(dictionaryPlan)
+        if try !readSaved(plan, dictionaryPlan, into: &accumulator) {
+            for row in try resolveRows(plan) {
+                try accumulator.add { source in
+                    switch source {
+                    case .attribute(let index), .objectID(let index, _): row.values[index]
+                    case .keyPath(let path): keyPathValue(path, from: row.values, entity: entity)
+                    }
+                }
             }
         }
+        var results = accumulator.finish()
         if !limitsRows {
             let start = min(max(0, request.fetchOffset), results.count)
             let end = request.fetchLimit > 0 ? min(results.count, start + request.fetchLimit) : results.count
@@ -59,6 +65,50 @@ extension ManagedObjectContext {
                 }
             }
             return dictionary
+        }
+    }
+
+    /// With nothing unsaved for the entity nor for the entities its key paths reach, reads
+    /// the rows in one pass over the store's query (its SQL filters, sorts and follows the
+    /// key paths), without making objects or keeping rows; false when unsaved state
+    /// concerns them (or the store cannot read key paths), for the caller to merge.
+    private func readSaved(_ plan: FetchPlan, _ dictionaryPlan: DictionaryFetchPlan,
+                           into accumulator: inout DictionaryFetchPlan.Accumulator) throws -> Bool {
+        guard let coordinator, layerChain(entity: plan.entity.name, includeSelf: true).isEmpty, !keyPathsReadUnsavedChanges(plan) else {
+            return false
+        }
+        var keyPaths: [[String]] = []
+        for column in dictionaryPlan.columns {
+            if case .keyPath(let path) = column.source, !keyPaths.contains(path) { keyPaths.append(path) }
+        }
+        for case .keyPath(let path) in dictionaryPlan.groupBy where !keyPaths.contains(path) { keyPaths.append(path) }
+        for path in keyPaths {
+            var current = plan.entity
+            for name in path.dropLast() {
+                guard let relationship = current.relationship(named: name), let next = coordinator.entitiesByName[relationship.destination] else { return false }
+                if !layerChain(entity: next.name, includeSelf: true).isEmpty { return false }
+                current = next
+            }
+        }
+        var query = plan.storeQuery
+        query.extraColumns = keyPaths.map { KeyPathColumn(path: $0, separator: nil) }
+        let count = plan.entity.attributes.count
+        do {
+            var reading = accumulator
+            try storeOrThrow().read { reader in
+                try reader.forEachRowCursor(query) { cursor in
+                    try reading.add { source in
+                        switch source {
+                        case .attribute(let index), .objectID(let index, _): cursor.value(index)
+                        case .keyPath(let path): cursor.value(count + keyPaths.firstIndex(of: path)!)
+                        }
+                    }
+                }
+            }
+            accumulator = reading
+            return true
+        } catch StoreError.unsupported {
+            return false    // the in-memory store runs no key-path SQL: its rows are merged as unsaved ones are
         }
     }
 }

@@ -124,7 +124,7 @@ struct DictionaryFetchPlan {
     }
 
     /// Per column, its index among the having predicate's attributes (nil: not readable there).
-    private let columnsForHaving: [Int?]
+    fileprivate let columnsForHaving: [Int?]
 
     /// The type a to-one key path ends in, or nil when it is not one.
     static func toOnePathType(_ path: [String], from entity: EntityDescription, entities: [String: EntityDescription]) -> AttributeType? {
@@ -137,48 +137,67 @@ struct DictionaryFetchPlan {
         return current.attributes.first { $0.name == path.last && $0.destination == nil && $0.join == nil && $0.orderOf == nil }?.type
     }
 
-    /// The result rows (values by column; nil where a value is absent) from the fetched rows
-    /// in order; `value` reads a source from a row.
-    func results(of rows: [StoreRow], value: (Source, StoreRow) -> StoreValue) throws(StoreError) -> [[StoreValue]] {
-        var results: [[StoreValue]] = []
-        if isGrouped {
-            var order: [[StoreValue]] = []
-            var groups: [[StoreValue]: [Aggregator]] = [:]
-            var firsts: [[StoreValue]: StoreRow] = [:]
-            for row in rows {
-                let key = groupBy.map { value($0, row) }
-                if groups[key] == nil {
-                    order.append(key)
-                    groups[key] = columns.map { Aggregator($0) }
-                    firsts[key] = row
-                }
-                for index in columns.indices where columns[index].aggregate != nil {
-                    try groups[key]![index].add(value(columns[index].source, row), entity: entity.name, column: columns[index].name)
-                }
+    /// Builds the result rows from the fetched rows, one row at a time (memory: the
+    /// results, or one entry per group).
+    struct Accumulator {
+        let plan: DictionaryFetchPlan
+        /// Ungrouped: the result rows so far.
+        private var rows: [[StoreValue]] = []
+        private var seen: Set<[StoreValue]> = []
+        /// Grouped: the groups by group-by values, in order of their first row, with that
+        /// row's values of the non-expression columns.
+        private var order: [[StoreValue]] = []
+        private var groups: [[StoreValue]: (first: [StoreValue], aggregators: [Aggregator])] = [:]
+
+        init(_ plan: DictionaryFetchPlan) {
+            self.plan = plan
+        }
+
+        /// Adds the fetched row whose sources `value` reads.
+        mutating func add(_ value: (Source) -> StoreValue) throws(StoreError) {
+            let columns = plan.columns
+            guard plan.isGrouped else {
+                let row = columns.map { value($0.source) }
+                if !plan.distinct || seen.insert(row).inserted { rows.append(row) }
+                return
             }
+            let key = plan.groupBy.map(value)
+            if groups[key] == nil {
+                order.append(key)
+                groups[key] = (columns.map { $0.aggregate == nil ? value($0.source) : .null }, columns.map { Aggregator($0) })
+            }
+            for index in columns.indices where columns[index].aggregate != nil {
+                try groups[key]!.aggregators[index].add(value(columns[index].source), entity: plan.entity.name, column: columns[index].name)
+            }
+        }
+
+        /// The result rows: values by column, `.null` where a value is absent.
+        func finish() -> [[StoreValue]] {
+            guard plan.isGrouped else { return rows }
+            var order = self.order
+            var groups = self.groups
             // With expressions and no grouping, the one group exists even over no rows.
-            if rows.isEmpty && groupBy.isEmpty { order = [[]]; groups[[]] = columns.map { Aggregator($0) } }
-            for key in order {
-                let aggregators = groups[key]!
-                results.append(columns.indices.map { index in
-                    columns[index].aggregate == nil ? value(columns[index].source, firsts[key]!) : aggregators[index].result
-                })
+            if order.isEmpty && plan.groupBy.isEmpty {
+                order = [[]]
+                groups[[]] = (plan.columns.map { _ in .null }, plan.columns.map { Aggregator($0) })
             }
-            if let having {
+            var results: [[StoreValue]] = order.map { key in
+                let group = groups[key]!
+                return plan.columns.indices.map { plan.columns[$0].aggregate == nil ? group.first[$0] : group.aggregators[$0].result }
+            }
+            if let having = plan.having {
                 results = results.filter { row in
-                    var values = [StoreValue](repeating: .null, count: columnsForHaving.compactMap { $0 }.count)
-                    for (index, position) in columnsForHaving.enumerated() { if let position { values[position] = row[index] } }
+                    var values = [StoreValue](repeating: .null, count: plan.columnsForHaving.compactMap { $0 }.count)
+                    for (index, position) in plan.columnsForHaving.enumerated() { if let position { values[position] = row[index] } }
                     return having.evaluate(values)
                 }
             }
-        } else {
-            results = rows.map { row in columns.map { value($0.source, row) } }
+            if plan.distinct {
+                var seen: Set<[StoreValue]> = []
+                results = results.filter { seen.insert($0).inserted }
+            }
+            return results
         }
-        if distinct {
-            var seen: Set<[StoreValue]> = []
-            results = results.filter { seen.insert($0).inserted }
-        }
-        return results
     }
 
     /// One expression's running value over a group.
