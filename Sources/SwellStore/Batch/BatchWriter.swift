@@ -12,6 +12,9 @@ struct BatchWriter {
     let policy: MergePolicy
     /// Whether a columns batch reports each row's primary key (`Outcome.primaryKeys`).
     var reportsPrimaryKeys = false
+    /// The executing context's `transactionAuthor` and `name`, kept with the history.
+    var author: String? = nil
+    var contextName: String? = nil
     /// The entity as the store keeps it (relationship columns after the attributes).
     let entity: EntityDescription
 
@@ -294,8 +297,11 @@ struct BatchWriter {
         coordinator.beginCommit()
         let result: StoreCommitResult
         do {
-            result = try store.commit(StoreChangeSet(operations: operations, columnInserts: columnInserts, columnUpdates: columnUpdates,
-                                                     linkWrites: linkWrites, metadata: [:], mergePolicy: policy))
+            var changes = StoreChangeSet(operations: operations, columnInserts: columnInserts, columnUpdates: columnUpdates,
+                                         linkWrites: linkWrites, metadata: [:], mergePolicy: policy)
+            changes.author = author
+            changes.contextName = contextName
+            result = try store.commit(changes)
         } catch {
             coordinator.noteFailedCommit()
             throw error

@@ -61,7 +61,8 @@ extension ManagedObjectContext {
         // execution meets the same store, entity and columns, and throws what is wrong with them.
         guard let coordinator, case .columns(let columns) = request.rows,
               let store = try? coordinator.store, let entity = try? coordinator.entity(named: request.entityName) else { return }
-        let writer = BatchWriter(coordinator: coordinator, store: store, policy: mergePolicy, entity: entity)
+        let writer = BatchWriter(coordinator: coordinator, store: store, policy: mergePolicy, author: transactionAuthor, contextName: name,
+                                     entity: entity)
         request.comparedAhead = try? writer.compareAhead(columns)
     }
 
@@ -106,12 +107,14 @@ extension ManagedObjectContext {
         let writtenKind: BatchResult.Written
         switch request {
         case let insert as BatchInsertRequest:
-            var writer = BatchWriter(coordinator: coordinator, store: store, policy: policy, entity: try coordinator.entity(named: insert.entityName))
+            var writer = BatchWriter(coordinator: coordinator, store: store, policy: policy, author: transactionAuthor, contextName: name,
+                                     entity: try coordinator.entity(named: insert.entityName))
             writer.reportsPrimaryKeys = insert.reportsPrimaryKeys
             outcome = try writer.insert(insert)
             writtenKind = .insertedAndUpdated
         case let update as BatchUpdateRequest:
-            let writer = BatchWriter(coordinator: coordinator, store: store, policy: policy, entity: try coordinator.entity(named: update.entityName))
+            let writer = BatchWriter(coordinator: coordinator, store: store, policy: policy, author: transactionAuthor, contextName: name,
+                                     entity: try coordinator.entity(named: update.entityName))
             var fetch = FetchRequest(entityName: update.entityName)
             fetch.predicate = update.predicate
             outcome = try writer.update(update, plan: makePlan(fetch))
@@ -168,7 +171,8 @@ extension ManagedObjectContext {
         }
         guard !ids.isEmpty else { return BatchWriter.Outcome() }
         let deleter = ManagedObjectContext(concurrencyType: .privateQueue)
-        deleter.name = "batch delete"
+        deleter.name = name ?? "batch delete"
+        deleter.transactionAuthor = transactionAuthor
         deleter.persistentStoreCoordinator = coordinator
         deleter.mergePolicy = policy
         deleter.logger = logger

@@ -82,7 +82,8 @@ extension ManagedObjectContext {
             }
             let entity = try coordinator.entity(named: request.entityName)
             entities[entity.name] = entity
-            var writer = BatchWriter(coordinator: coordinator, store: store, policy: policy, entity: entity)
+            var writer = BatchWriter(coordinator: coordinator, store: store, policy: policy, author: transactionAuthor, contextName: name,
+                                     entity: entity)
             writer.reportsPrimaryKeys = primaryKeys
             return try writer.plan(columns, comparedAhead: nil)
         }
@@ -118,6 +119,8 @@ extension ManagedObjectContext {
         }
         // Every new row before the rows that point at them; updates and links after (CommitDriver's order).
         var changes = StoreChangeSet(operations: followers.unlinks, mergePolicy: policy)
+        changes.author = transactionAuthor
+        changes.contextName = name
         for planned in plans {
             changes.columnInserts += planned.columnInserts
             changes.operations += planned.operations

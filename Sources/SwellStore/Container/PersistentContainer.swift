@@ -17,6 +17,8 @@ public final class PersistentContainer: Sendable {
     public let persistentStoreCoordinator: PersistentStoreCoordinator
     /// Where the store lives.
     public let storeURL: URL
+    /// The store's options (`PersistentStoreOptions`: persistent history).
+    public let options: PersistentStoreOptions
     /// The root context: private queue, owns the store, the only one that writes to disk.
     public let writerContext: ManagedObjectContext
     /// The main-queue context for the user interface or the main flow: child of
@@ -25,8 +27,10 @@ public final class PersistentContainer: Sendable {
 
     /// Creates the stack; call `loadPersistentStores()` before using it.
     /// Without `storeURL`, the store is `<name>.sqlite` in `defaultDirectoryURL()`.
-    public init(name: String, managedObjectModel: ManagedObjectModel, storeURL: URL? = nil) {
+    public init(name: String, managedObjectModel: ManagedObjectModel, storeURL: URL? = nil,
+                options: PersistentStoreOptions = PersistentStoreOptions()) {
         self.name = name
+        self.options = options
         self.managedObjectModel = managedObjectModel
         self.storeURL = storeURL ?? Self.defaultDirectoryURL().appendingPathComponent("\(name).sqlite")
         let coordinator = PersistentStoreCoordinator(managedObjectModel: managedObjectModel)
@@ -52,7 +56,7 @@ public final class PersistentContainer: Sendable {
 
     /// Opens (creating or migrating) the store.
     public func loadPersistentStores() throws {
-        try persistentStoreCoordinator.addPersistentStore(at: storeURL)
+        try persistentStoreCoordinator.addPersistentStore(at: storeURL, options: options)
     }
 
     /// A new private-queue context, child of the view context. Save it to move

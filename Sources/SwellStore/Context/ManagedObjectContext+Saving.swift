@@ -243,7 +243,10 @@ extension ManagedObjectContext {
         let result: StoreCommitResult
         coordinator.beginCommit()
         do {
-            result = try store.commit(StoreChangeSet(operations: operations, metadata: metadata, mergePolicy: mergePolicy))
+            var changes = StoreChangeSet(operations: operations, metadata: metadata, mergePolicy: mergePolicy)
+            changes.author = transactionAuthor
+            changes.contextName = name
+            result = try store.commit(changes)
         } catch {
             coordinator.noteFailedCommit()
             level.withLock { level in

@@ -57,6 +57,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     private struct Settings {
         var retainsRegisteredObjects = false
         var name: String?
+        var transactionAuthor: String?
         var mergePolicy: MergePolicy = .error
         var automaticallyMergesChangesFromParent = false
         var logger: Logger?
@@ -101,6 +102,13 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public var name: String? {
         get { settings.withLock { $0.name } }
         set { settings.withLock { $0.name = newValue } }
+    }
+
+    /// Who wrote what this context saves to the store (Core Data's `transactionAuthor`): kept
+    /// with each history transaction its saves and batch requests record (store.md 46).
+    public var transactionAuthor: String? {
+        get { settings.withLock { $0.transactionAuthor } }
+        set { settings.withLock { $0.transactionAuthor = newValue } }
     }
 
     /// How uniqueness conflicts are resolved when changes are saved into this

@@ -59,10 +59,14 @@ public final class PersistentStoreCoordinator: Sendable {
     /// - Throws: `ModelError` for an unusable model; `StoreError.unknownStoreType` for a
     ///   scheme nothing registered; `StoreError.notAStore`, `.migrationFailed`,
     ///   `.diskFull` or `.sqlite` when the file cannot be used.
-    public func addPersistentStore(at url: URL) throws {
+    ///
+    /// With `options.history`, persistent history tracking is turned on for the store
+    /// (`PersistentStoreOptions`); it stays on for every later writer of the store.
+    public func addPersistentStore(at url: URL, options: PersistentStoreOptions = PersistentStoreOptions()) throws {
         try managedObjectModel.validate()
         let store = try PersistentStoreTypes.store(for: url)
         try store.load(model: storageModel)
+        if options.history { try store.startHistory() }
         state.withLock { $0.store = store }
     }
 

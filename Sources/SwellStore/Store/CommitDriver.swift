@@ -18,6 +18,13 @@ package protocol StoreCommitTransaction {
     mutating func redirectReferences() throws
     /// Keeps `value` beside the data under `key` (nil removes it).
     mutating func setMetadata(_ value: String?, forKey key: String) throws
+    /// Whether the store records history (store.md 46), asked inside the transaction so a
+    /// store another process turned it on for records this commit too.
+    mutating func recordsHistory() throws -> Bool
+    /// The key values (uniqueness constraint) of these stored rows, read before they go.
+    mutating func keyValues(of rows: [RowReference]) throws -> [RowReference: [String: StoreValue]]
+    /// Records the transaction's history, in the transaction.
+    mutating func recordHistory(_ record: HistoryRecord) throws
     /// Makes everything written since `begin` durable and visible, at once.
     mutating func commit() throws
     /// Drops everything written since `begin` (after a failed step; errors are ignored,
@@ -28,6 +35,11 @@ package protocol StoreCommitTransaction {
 }
 
 extension StoreCommitTransaction {
+    /// Stores without persistent history record none.
+    package mutating func recordsHistory() throws -> Bool { false }
+    package mutating func keyValues(of rows: [RowReference]) throws -> [RowReference: [String: StoreValue]] { [:] }
+    package mutating func recordHistory(_ record: HistoryRecord) throws {}
+
     /// Each owner's list as an update of its join column, applied as an operation (an owner
     /// a key conflict merged into a survivor updates the survivor).
     package mutating func writeLinks(_ links: LinkWrite) throws {
@@ -41,14 +53,20 @@ extension StoreCommitTransaction {
 }
 
 /// The one commit procedure of every store: a change set's column inserts, operations and
-/// column updates, the redirected references and the metadata, in one transaction that
-/// is committed whole or rolled back.
+/// column updates, the redirected references, the metadata and the history (store.md 47),
+/// in one transaction that is committed whole or rolled back.
 package enum CommitDriver {
     /// Writes `changes` through `transaction`; on any failure, rolls it back and rethrows.
     package static func commit<Transaction: StoreCommitTransaction>(_ changes: StoreChangeSet,
                                                                    through transaction: inout Transaction) throws -> StoreCommitResult {
         try transaction.begin()
         do {
+            let history = try transaction.recordsHistory()
+            var deletedKeys: [RowReference: [String: StoreValue]] = [:]
+            if history {
+                let deletes = changes.operations.filter { $0.row.kind == .deleted }.map { RowReference(entity: $0.entity, primaryKey: $0.primaryKey) }
+                if !deletes.isEmpty { deletedKeys = try transaction.keyValues(of: deletes) }
+            }
             for insert in changes.columnInserts { try transaction.insertColumns(insert) }
             try transaction.apply(changes.operations)
             for update in changes.columnUpdates { try transaction.updateColumns(update) }
@@ -56,6 +74,11 @@ package enum CommitDriver {
             try transaction.redirectReferences()
             for (key, value) in changes.metadata.sorted(by: { $0.key < $1.key }) {
                 try transaction.setMetadata(value, forKey: key)
+            }
+            if history {
+                let record = HistoryRecord(result: transaction.result, author: changes.author, contextName: changes.contextName,
+                                           deletedKeys: deletedKeys)
+                if !record.changes.isEmpty { try transaction.recordHistory(record) }
             }
             try transaction.commit()
             return transaction.result

@@ -28,9 +28,28 @@ package protocol PersistentStore: AnyObject, Sendable {
     func read<T>(_ body: (any StoreReader) throws -> T) throws -> T
     /// Commits one root save as one transaction: all of it or none of it.
     func commit(_ changes: StoreChangeSet) throws(StoreError) -> StoreCommitResult
+    /// Turns persistent history on for the store (store.md 46): its tables are made, and
+    /// every later commit, by any process, records a transaction.
+    func startHistory() throws(StoreError)
+    /// The history transactions after `token` (all when nil), in order.
+    func history(after token: HistoryToken?) throws(StoreError) -> [HistoryTransaction]
+    /// Removes the history transactions before `token`.
+    func deleteHistory(before token: HistoryToken) throws(StoreError)
     /// Closes the store's connections on purpose; later reads and commits throw
     /// `StoreError.noPersistentStore`. Closing twice does nothing.
     func close() throws(StoreError)
+}
+
+extension PersistentStore {
+    package func startHistory() throws(StoreError) {
+        throw .unsupported(store: String(describing: type(of: self)), what: "persistent history")
+    }
+    package func history(after token: HistoryToken?) throws(StoreError) -> [HistoryTransaction] {
+        throw .unsupported(store: String(describing: type(of: self)), what: "persistent history")
+    }
+    package func deleteHistory(before token: HistoryToken) throws(StoreError) {
+        throw .unsupported(store: String(describing: type(of: self)), what: "persistent history")
+    }
 }
 
 /// Reads from one snapshot of a store.
@@ -202,6 +221,9 @@ package struct StoreChangeSet: Sendable {
     package var linkWrites: [LinkWrite] = []
     /// Values kept beside the data, written in the same transaction (nil removes).
     package var metadata: [String: String?] = [:]
+    /// The committing context's `transactionAuthor` and `name`, for the history.
+    package var author: String? = nil
+    package var contextName: String? = nil
     /// How the store resolves a key that already belongs to another row.
     package var mergePolicy: MergePolicy
 }

@@ -256,6 +256,19 @@ final class SQLiteStore: PersistentStore, @unchecked Sendable {
 
     // MARK: Committing
 
+    /// Runs `body` on the writer connection in one `BEGIN IMMEDIATE` transaction, under the
+    /// writer's lock (for writes outside a change set: the history's tables and purges).
+    func writeTransaction<T>(_ body: (SQLiteConnection) throws -> T) throws(StoreError) -> T {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        guard let writer else { throw .noPersistentStore }
+        do {
+            return try writer.transaction { try body(writer) }
+        } catch {
+            throw StoreError(converting: error, path: path)
+        }
+    }
+
     func commit(_ changes: StoreChangeSet) throws(StoreError) -> StoreCommitResult {
         writerLock.lock()
         defer { writerLock.unlock() }

@@ -1,0 +1,127 @@
+import Foundation
+
+/// A store's options beyond its URL.
+public struct PersistentStoreOptions: Sendable, Hashable {
+    /// Persistent history tracking (Core Data's `NSPersistentHistoryTrackingKey`): once on,
+    /// every transaction that changes the store records a `HistoryTransaction`, whichever
+    /// process or coordinator wrote it. It stays on for the store.
+    public var history: Bool
+
+    public init(history: Bool = false) {
+        self.history = history
+    }
+}
+
+/// Where a transaction is in a store's history: ordered, `Codable` (keep it between runs).
+public struct HistoryToken: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    /// The transaction's number in the store: larger is later.
+    public let value: Int64
+
+    public init(value: Int64) {
+        self.value = value
+    }
+
+    public init(from decoder: any Decoder) throws {
+        value = try decoder.singleValueContainer().decode(Int64.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
+
+    public static func < (lhs: HistoryToken, rhs: HistoryToken) -> Bool { lhs.value < rhs.value }
+
+    public var description: String { "\(value)" }
+}
+
+/// One transaction of a store's history: a root save, a batch request, a `swell` run's commit.
+public struct HistoryTransaction: Sendable {
+    public let token: HistoryToken
+    public let timestamp: Date
+    /// The committing context's `transactionAuthor`.
+    public let author: String?
+    /// The committing context's `name`.
+    public let contextName: String?
+    public let changes: [HistoryChange]
+
+    /// The transaction as a change notice (`inserted`, `updated`, `deleted` object IDs) for
+    /// `ManagedObjectContext.mergeChanges(fromRemoteContextSave:into:)`.
+    public var changeNotice: [String: Set<ObjectID>] {
+        var notice: [String: Set<ObjectID>] = ["inserted": [], "updated": [], "deleted": []]
+        for change in changes {
+            switch change.changeType {
+            case .insert: notice["inserted"]!.insert(change.objectID)
+            case .update: notice["updated"]!.insert(change.objectID)
+            case .delete: notice["deleted"]!.insert(change.objectID)
+            }
+        }
+        return notice
+    }
+}
+
+/// One object's change in a `HistoryTransaction`.
+public struct HistoryChange: @unchecked Sendable {
+    /// What happened to the object.
+    public enum ChangeType: String, Sendable, Hashable, Codable {
+        case insert, update, delete
+    }
+
+    public let objectID: ObjectID
+    public let entityName: String
+    public let changeType: ChangeType
+    /// For an update: the attributes and relationships it changed.
+    public let updatedProperties: Set<String>
+    /// For a delete: the values of the object's key (its uniqueness constraint), gone from
+    /// the table; nil for other changes and for entities without a key. Values are
+    /// `String`, `Int`, `Double`, `Bool` or `Date`; a nil value leaves its name out.
+    /// (`@unchecked Sendable`: the values are those immutable types.)
+    public let deletedKey: [String: Any]?
+}
+
+/// What `CommitDriver` gives a store to record for one transaction.
+package struct HistoryRecord: Sendable {
+    package struct Change: Sendable {
+        package var entity: String
+        package var primaryKey: Int64
+        package var type: HistoryChange.ChangeType
+        package var updated: [String]
+        /// A deleted object's key values by attribute name (text JSON when stored).
+        package var deletedKey: [String: StoreValue]?
+    }
+
+    package var timestamp: Date
+    package var author: String?
+    package var contextName: String?
+    package var changes: [Change]
+
+    /// The record of a commit's result; `deletedKeys` are the deleted rows' key values, read
+    /// before they were deleted.
+    init(result: StoreCommitResult, author: String?, contextName: String?, deletedKeys: [RowReference: [String: StoreValue]]) {
+        timestamp = Date()
+        self.author = author
+        self.contextName = contextName
+        var changes: [Change] = []
+        for id in result.inserted.sorted(by: Self.order) {
+            changes.append(Change(entity: id.entityName, primaryKey: id.primaryKey, type: .insert, updated: []))
+        }
+        for (id, properties) in result.updated.sorted(by: { Self.order($0.key, $1.key) }) where !result.inserted.contains(id) {
+            changes.append(Change(entity: id.entityName, primaryKey: id.primaryKey, type: .update, updated: properties.sorted()))
+        }
+        for id in result.deleted.sorted(by: Self.order) {
+            changes.append(Change(entity: id.entityName, primaryKey: id.primaryKey, type: .delete, updated: [],
+                                  deletedKey: deletedKeys[RowReference(entity: id.entityName, primaryKey: id.primaryKey)]))
+        }
+        self.changes = changes
+    }
+
+    private static func order(_ a: ObjectID, _ b: ObjectID) -> Bool {
+        (a.entityName, a.primaryKey) < (b.entityName, b.primaryKey)
+    }
+}
+
+/// A row by entity and primary key.
+package struct RowReference: Sendable, Hashable {
+    package var entity: String
+    package var primaryKey: Int64
+}

@@ -1,0 +1,172 @@
+import Foundation
+
+/// Persistent history in a SQLite store (store.md 46–48): two plain tables,
+/// `swell_history_transactions` (one row per transaction; its `id` is the token) and
+/// `swell_history_changes` (one row per changed object), written by the committing
+/// transaction itself, so a change and its history are on disk together or not at all.
+enum SQLiteHistory {
+    static let transactions = "swell_history_transactions"
+    static let changes = "swell_history_changes"
+
+    static let createSQL = [
+        "CREATE TABLE IF NOT EXISTS \(transactions) (id INTEGER PRIMARY KEY AUTOINCREMENT, timestamp REAL NOT NULL, author TEXT, context_name TEXT)",
+        "CREATE TABLE IF NOT EXISTS \(changes) (transaction_id INTEGER NOT NULL REFERENCES \(transactions)(id), entity TEXT NOT NULL, "
+            + "object_pk INTEGER NOT NULL, change_type TEXT NOT NULL, updated TEXT, deleted_key TEXT)",
+        "CREATE INDEX IF NOT EXISTS \(changes)_transaction ON \(changes) (transaction_id)",
+    ]
+
+    /// Whether the store records history (its tables exist).
+    static func isOn(_ connection: SQLiteConnection) throws -> Bool {
+        try connection.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(transactions)]).first != nil
+    }
+
+    /// The key values of `rows`, by row.
+    static func keyValues(of rows: [RowReference], model: ManagedObjectModel, connection: SQLiteConnection) throws -> [RowReference: [String: StoreValue]] {
+        var result: [RowReference: [String: StoreValue]] = [:]
+        for (entityName, group) in Dictionary(grouping: rows, by: \.entity) {
+            guard let entity = model.entitiesByName[entityName], !entity.uniquenessConstraint.isEmpty else { continue }
+            let layout = TableLayout(entity)
+            let columns = entity.uniquenessConstraint.map(quoteIdentifier).joined(separator: ", ")
+            let keys = group.map(\.primaryKey)
+            for start in stride(from: 0, to: keys.count, by: 10_000) {
+                let chunk = keys[start..<min(keys.count, start + 10_000)]
+                let list = "[" + chunk.map(String.init).joined(separator: ",") + "]"
+                let sql = "SELECT \(layout.id), \(columns) FROM \(layout.table) WHERE \(layout.idIn(jsonParameter: 1))"
+                for row in try connection.query(sql, [.text(list)]) {
+                    guard case .integer(let id)? = row.first else { continue }
+                    var values: [String: StoreValue] = [:]
+                    for (index, name) in entity.uniquenessConstraint.enumerated() { values[name] = row[index + 1] }
+                    result[RowReference(entity: entityName, primaryKey: id)] = values
+                }
+            }
+        }
+        return result
+    }
+
+    /// Writes `record` (inside the committing transaction).
+    static func record(_ record: HistoryRecord, connection: SQLiteConnection) throws {
+        try connection.run("INSERT INTO \(transactions) (timestamp, author, context_name) VALUES (?, ?, ?)",
+                           [.real(record.timestamp.timeIntervalSince1970), record.author.map(StoreValue.text) ?? .null,
+                            record.contextName.map(StoreValue.text) ?? .null])
+        guard case .integer(let token)? = try connection.query("SELECT last_insert_rowid()").first?.first else { return }
+        let statement = try connection.statement("INSERT INTO \(changes) (transaction_id, entity, object_pk, change_type, updated, deleted_key) VALUES (?, ?, ?, ?, ?, ?)")
+        defer { statement.reset() }
+        for change in record.changes {
+            try statement.bind([.integer(token), .text(change.entity), .integer(change.primaryKey), .text(change.type.rawValue),
+                                change.updated.isEmpty ? .null : .text(json(change.updated)),
+                                change.deletedKey.map { .text(json($0)) } ?? .null])
+            while try statement.step() {}
+            statement.reset()
+        }
+    }
+
+    /// The transactions after `token`, in order; `entities` gives attribute types for key values.
+    static func transactions(after token: HistoryToken?, connection: SQLiteConnection, model: ManagedObjectModel,
+                             storeIdentifier: String) throws -> [HistoryTransaction] {
+        guard try isOn(connection) else { return [] }
+        let after = token?.value ?? 0
+        var changesByToken: [Int64: [HistoryChange]] = [:]
+        let changeRows = try connection.query("SELECT transaction_id, entity, object_pk, change_type, updated, deleted_key FROM \(changes) "
+                                              + "WHERE transaction_id > ? ORDER BY transaction_id, rowid", [.integer(after)])
+        for row in changeRows {
+            guard case .integer(let id) = row[0], case .text(let entity) = row[1], case .integer(let key) = row[2],
+                  case .text(let type) = row[3], let changeType = HistoryChange.ChangeType(rawValue: type) else { continue }
+            var updated: Set<String> = []
+            if case .text(let text) = row[4], let names = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) { updated = Set(names) }
+            var deletedKey: [String: Any]?
+            if case .text(let text) = row[5] { deletedKey = keyValues(text, entity: model.entitiesByName[entity]) }
+            changesByToken[id, default: []].append(HistoryChange(
+                objectID: ObjectID(entityName: entity, primaryKey: key, storeIdentifier: storeIdentifier), entityName: entity,
+                changeType: changeType, updatedProperties: updated, deletedKey: deletedKey))
+        }
+        return try connection.query("SELECT id, timestamp, author, context_name FROM \(transactions) WHERE id > ? ORDER BY id", [.integer(after)])
+            .compactMap { row in
+                guard case .integer(let id) = row[0] else { return nil }
+                let seconds: Double = switch row[1] { case .real(let value): value; case .integer(let value): Double(value); default: 0 }
+                let author: String? = if case .text(let text) = row[2] { text } else { nil }
+                let name: String? = if case .text(let text) = row[3] { text } else { nil }
+                return HistoryTransaction(token: HistoryToken(value: id), timestamp: Date(timeIntervalSince1970: seconds), author: author,
+                                          contextName: name, changes: changesByToken[id] ?? [])
+            }
+    }
+
+    /// Removes the transactions before `token` (inside a write transaction).
+    static func delete(before token: HistoryToken, connection: SQLiteConnection) throws {
+        guard try isOn(connection) else { return }
+        try connection.run("DELETE FROM \(changes) WHERE transaction_id < ?", [.integer(token.value)])
+        try connection.run("DELETE FROM \(transactions) WHERE id < ?", [.integer(token.value)])
+    }
+
+    private static func json(_ names: [String]) -> String {
+        String(decoding: (try? JSONEncoder().encode(names)) ?? Data("[]".utf8), as: UTF8.self)  // [String] always encodes
+    }
+
+    /// Key values as JSON: numbers, strings, null (a double as its shortest text).
+    private static func json(_ values: [String: StoreValue]) -> String {
+        let members = values.sorted { $0.key < $1.key }.map { name, value -> String in
+            let encoded: String = switch value {
+            case .null: "null"
+            case .integer(let int): String(int)
+            case .real(let double): double.isFinite ? "\(double)" : "null"
+            case .text(let text): String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)  // a String always encodes
+            }
+            return "\(json([name]).dropFirst().dropLast()):\(encoded)"
+        }
+        return "{" + members.joined(separator: ",") + "}"
+    }
+
+    /// Key values read back as Swift values of their attributes' types.
+    private static func keyValues(_ text: String, entity: EntityDescription?) -> [String: Any] {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return [:] }
+        var values: [String: Any] = [:]
+        for (name, raw) in object {
+            let type = entity?.attributes.first { $0.name == name }?.type ?? .string
+            let stored: StoreValue = switch raw {
+            case let text as String: .text(text)
+            case let number as NSNumber where type == .integer || type == .boolean: .integer(number.int64Value)
+            case let number as NSNumber: .real(number.doubleValue)
+            default: .null
+            }
+            if let value = stored.swiftValue(for: type) { values[name] = value }
+        }
+        return values
+    }
+}
+
+extension SQLiteCommitTransaction {
+    mutating func recordsHistory() throws -> Bool {
+        try SQLiteHistory.isOn(connection)
+    }
+
+    mutating func keyValues(of rows: [RowReference]) throws -> [RowReference: [String: StoreValue]] {
+        try SQLiteHistory.keyValues(of: rows, model: committer.model, connection: connection)
+    }
+
+    mutating func recordHistory(_ record: HistoryRecord) throws {
+        try SQLiteHistory.record(record, connection: connection)
+    }
+}
+
+extension SQLiteStore {
+    func startHistory() throws(StoreError) {
+        try writeTransaction { writer in
+            for sql in SQLiteHistory.createSQL { try writer.execute(sql) }
+        }
+    }
+
+    func history(after token: HistoryToken?) throws(StoreError) -> [HistoryTransaction] {
+        do {
+            return try read { reader in
+                // The reader this store hands out is its own SQLite reader.
+                let reader = reader as! SQLiteStoreReader
+                return try SQLiteHistory.transactions(after: token, connection: reader.connection, model: reader.model, storeIdentifier: identifier)
+            }
+        } catch {
+            throw StoreError(converting: error, path: path)
+        }
+    }
+
+    func deleteHistory(before token: HistoryToken) throws(StoreError) {
+        try writeTransaction { writer in try SQLiteHistory.delete(before: token, connection: writer) }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+@testable import SwellStore
+
+/// Persistent history (store.md 46–48) in the SQLite store: saves and batch requests record
+/// transactions in order, with author, context name, updated attributes and deleted keys; a
+/// failed commit records nothing; another coordinator's writes are recorded once history is
+/// on; a transaction merged as a change notice updates another coordinator's objects;
+/// purging removes what came before a token. (The PostgreSQL and in-memory stores keep no
+/// history yet: they refuse the option.)
+@Suite(.sqliteStoreOnly) struct HistoryTests {
+    func container(_ directory: TemporaryDirectory, history: Bool = true) throws -> PersistentContainer {
+        let container = PersistentContainer(name: "history", managedObjectModel: journalModel, storeURL: directory.storeURL("history"),
+                                            options: PersistentStoreOptions(history: history))
+        try container.loadPersistentStores()
+        return container
+    }
+
+    @Test func savesRecordTransactionsInOrderWithWhoAndWhat() throws {
+        let directory = TemporaryDirectory()
+        let container = try container(directory)
+        let writer = container.writerContext
+        writer.transactionAuthor = "importer"
+        let ids = try writer.performAndWait { () throws -> [ObjectID] in
+            let entries = (1...3).map { insertEntry(writer, id: $0, location: "Pacifica", rating: $0) }
+            try writer.save()
+            entries[0]["rating"] = 5
+            entries[1]["location"] = "Mavericks"
+            writer.delete(entries[2])
+            try writer.save()
+            return entries.map(\.objectID)
+        }
+        let history = try writer.performAndWait { try writer.fetchHistory(after: nil) }
+        #expect(history.count == 2)
+        #expect(history[0].token < history[1].token && history[0].author == "importer" && history[0].contextName == "history.writer")
+        #expect(Set(history[0].changes.map(\.objectID)) == Set(ids) && history[0].changes.allSatisfy { $0.changeType == .insert })
+        let second = Dictionary(uniqueKeysWithValues: history[1].changes.map { ($0.objectID, $0) })
+        #expect(second[ids[0]]?.changeType == .update && second[ids[0]]?.updatedProperties == ["rating"])
+        #expect(second[ids[1]]?.updatedProperties == ["location"])
+        #expect(second[ids[2]]?.changeType == .delete && second[ids[2]]?.deletedKey?["id"] as? Int == 3)
+        #expect(history[1].changeNotice["deleted"] == [ids[2]] && history[1].changeNotice["updated"] == [ids[0], ids[1]])
+        // After a token: only what came later.
+        #expect(try writer.performAndWait { try writer.fetchHistory(after: history[0].token) }.map(\.token) == [history[1].token])
+        // Tokens are Codable, to be kept between runs.
+        let decoded = try JSONDecoder().decode(HistoryToken.self, from: JSONEncoder().encode(history[1].token))
+        #expect(decoded == history[1].token)
+    }
+
+    @Test func batchRequestsRecordTheirChanges() throws {
+        let directory = TemporaryDirectory()
+        let container = try container(directory)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            writer.transactionAuthor = "bulk"
+            _ = try writer.execute(BatchInsertRequest(entityName: "JournalEntry", objects: (1...4).map {
+                ["id": $0, "date": Date(timeIntervalSince1970: 0), "rating": $0]
+            }))
+            let update = BatchUpdateRequest(entityName: "JournalEntry")
+            update.predicate = FetchPredicate(format: "id <= 2")
+            update.propertiesToUpdate = ["rating": 9]
+            _ = try writer.execute(update)
+            var fetch = FetchRequest(entityName: "JournalEntry")
+            fetch.predicate = FetchPredicate(format: "id == 4")
+            _ = try writer.execute(BatchDeleteRequest(fetchRequest: fetch))
+        }
+        let history = try writer.performAndWait { try writer.fetchHistory(after: nil) }
+        #expect(history.map { $0.changes.map(\.changeType.rawValue).sorted() } == [Array(repeating: "insert", count: 4), ["update", "update"], ["delete"]])
+        #expect(history.allSatisfy { $0.author == "bulk" })
+        #expect(history[1].changes.allSatisfy { $0.updatedProperties == ["rating"] })
+        #expect(history[2].changes[0].deletedKey?["id"] as? Int == 4)
+    }
+
+    @Test func aFailedCommitRecordsNothing() throws {
+        let directory = TemporaryDirectory()
+        let container = try container(directory)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            insertEntry(writer, id: 1)
+            try writer.save()
+        }
+        // Another coordinator stores id 2 first; this save's id 2 then conflicts (merge policy error).
+        let other = try makeRootContext(at: container.storeURL)
+        try other.performAndWait {
+            insertEntry(other, id: 2)
+            try other.save()
+        }
+        let failed = writer.performAndWait { () -> Bool in
+            insertEntry(writer, id: 2)
+            insertEntry(writer, id: 3)
+            return (try? writer.save()) == nil
+        }
+        #expect(failed)
+        let history = try writer.performAndWait { try writer.fetchHistory(after: nil) }
+        // The other coordinator's save is recorded (history is the store's, whoever writes); the failed one is not.
+        #expect(history.count == 2 && history[1].changes.count == 1 && history[1].contextName == nil)
+        #expect(try storedRowCount(container.storeURL) == 2)
+    }
+
+    @Test func aTransactionMergedAsANoticeUpdatesAnotherCoordinatorsObjects() throws {
+        let directory = TemporaryDirectory()
+        let container = try container(directory)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            insertEntry(writer, id: 1, rating: 1)
+            try writer.save()
+        }
+        let reader = try makeRootContext(at: container.storeURL)
+        let entry = try reader.performAndWait { try reader.fetch(FetchRequest(entityName: "JournalEntry"))[0] }
+        #expect(reader.performAndWait { entry["rating"] as? Int } == 1)
+        let seen = try reader.performAndWait { try reader.fetchHistory(after: nil) }.last!.token
+        try writer.performAndWait {
+            let stored = try writer.fetch(FetchRequest(entityName: "JournalEntry"))[0]
+            stored["rating"] = 4
+            try writer.save()
+        }
+        let news = try reader.performAndWait { try reader.fetchHistory(after: seen) }
+        #expect(news.count == 1)
+        for transaction in news { ManagedObjectContext.mergeChanges(fromRemoteContextSave: transaction.changeNotice, into: [reader]) }
+        #expect(reader.performAndWait { entry["rating"] as? Int } == 4)
+    }
+
+    @Test func purgingRemovesWhatCameBeforeAToken() throws {
+        let directory = TemporaryDirectory()
+        let container = try container(directory)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            for id in 1...3 {
+                insertEntry(writer, id: id)
+                try writer.save()
+            }
+            let tokens = try writer.fetchHistory(after: nil).map(\.token)
+            try writer.deleteHistory(before: tokens[2])
+            #expect(try writer.fetchHistory(after: nil).map(\.token) == [tokens[2]])
+        }
+    }
+
+    @Test func aStoreWithoutHistoryRecordsNone() throws {
+        let directory = TemporaryDirectory()
+        let container = try container(directory, history: false)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            insertEntry(writer, id: 1)
+            try writer.save()
+            #expect(try writer.fetchHistory(after: nil).isEmpty)
+        }
+    }
+}
