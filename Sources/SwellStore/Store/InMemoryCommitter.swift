@@ -224,6 +224,29 @@ struct InMemoryCommitTransaction: StoreCommitTransaction {
         committer.state.metadata[key] = value
     }
 
+    mutating func recordsHistory() -> Bool {
+        committer.state.history != nil
+    }
+
+    mutating func keyValues(of rows: [RowReference]) -> [RowReference: [String: StoreValue]] {
+        var result: [RowReference: [String: StoreValue]] = [:]
+        for row in rows {
+            guard let entity = committer.model.entitiesByName[row.entity], !entity.uniquenessConstraint.isEmpty,
+                  let values = committer.state.tables[row.entity]?.rows[row.primaryKey] else { continue }
+            var key: [String: StoreValue] = [:]
+            for name in entity.uniquenessConstraint {
+                if let index = entity.attributes.firstIndex(where: { $0.name == name }) { key[name] = values[index] }
+            }
+            result[row] = key
+        }
+        return result
+    }
+
+    mutating func recordHistory(_ record: HistoryRecord) {
+        committer.state.lastHistoryToken += 1
+        committer.state.history?.append((committer.state.lastHistoryToken, record))
+    }
+
     mutating func commit() {
         committed = committer.state
     }

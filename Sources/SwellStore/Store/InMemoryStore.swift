@@ -116,6 +116,50 @@ final class InMemoryStore: PersistentStore, @unchecked Sendable {
     }
 }
 
+extension InMemoryStore {
+    func startHistory() throws(StoreError) {
+        lock.lock()
+        if state.history == nil { state.history = [] }
+        lock.unlock()
+    }
+
+    func history(after token: HistoryToken?) throws(StoreError) -> [HistoryTransaction] {
+        lock.lock()
+        let history = state.history ?? []
+        let model = self.model
+        lock.unlock()
+        let after = token?.value ?? 0
+        var transactions: [HistoryTransaction] = []
+        for (number, record) in history where number > after {
+            var changes: [HistoryChange] = []
+            for change in record.changes {
+                var key: [String: Any]?
+                if let values = change.deletedKey {
+                    let entity = model.entitiesByName[change.entity]
+                    var converted: [String: Any] = [:]
+                    for (name, value) in values {
+                        let type = entity?.attributes.first { $0.name == name }?.type ?? .string
+                        if let swift = value.swiftValue(for: type) { converted[name] = swift }
+                    }
+                    key = converted
+                }
+                let id = ObjectID(entityName: change.entity, primaryKey: change.primaryKey, storeIdentifier: identifier)
+                changes.append(HistoryChange(objectID: id, entityName: change.entity, changeType: change.type,
+                                             updatedProperties: Set(change.updated), deletedKey: key))
+            }
+            transactions.append(HistoryTransaction(token: HistoryToken(value: number), timestamp: record.timestamp, author: record.author,
+                                                   contextName: record.contextName, changes: changes))
+        }
+        return transactions
+    }
+
+    func deleteHistory(before token: HistoryToken) throws(StoreError) {
+        lock.lock()
+        state.history?.removeAll { $0.token < token.value }
+        lock.unlock()
+    }
+}
+
 /// One entity's rows by object ID, and its uniqueness-constraint index.
 struct InMemoryTable: Sendable {
     var rows: [Int64: [StoreValue]] = [:]
@@ -126,6 +170,9 @@ struct InMemoryTable: Sendable {
 struct InMemoryState: Sendable {
     var tables: [String: InMemoryTable] = [:]
     var metadata: [String: String] = [:]
+    /// The history's transactions by token, oldest first (nil: history is off).
+    var history: [(token: Int64, record: HistoryRecord)]?
+    var lastHistoryToken: Int64 = 0
 }
 
 extension EntityDescription {
