@@ -234,6 +234,54 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
 
     // MARK: Committing
 
+    // MARK: History
+
+    /// Runs `body` on the writer session in one transaction, under the writer's lock.
+    private func writeTransaction(_ body: (PostgresConnection) throws -> Void) throws(StoreError) {
+        writerLock.lock()
+        defer { writerLock.unlock() }
+        guard let writer else { throw .noPersistentStore }
+        do {
+            try writer.query("BEGIN")
+            do {
+                try body(writer)
+                try writer.query("COMMIT")
+            } catch {
+                _ = try? writer.query("ROLLBACK")  // the body's error is the one to report
+                throw error
+            }
+        } catch {
+            throw StoreError(converting: error)
+        }
+    }
+
+    package func startHistory() throws(StoreError) {
+        try writeTransaction { writer in
+            // Several runners may turn it on at once: one at a time.
+            try writer.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [.text("swell.history.\(schemaName)")])
+            for sql in PostgresHistory.createSQL { try writer.query(sql) }
+        }
+    }
+
+    package func history(after token: HistoryToken?) throws(StoreError) -> [HistoryTransaction] {
+        do {
+            return try read { reader in
+                // The reader this store hands out is its own.
+                let reader = reader as! PostgresReader
+                return try PostgresHistory.transactions(after: token, connection: reader.connection, model: reader.model, storeIdentifier: identifier)
+            }
+        } catch {
+            throw StoreError(converting: error)
+        }
+    }
+
+    package func deleteHistory(before token: HistoryToken) throws(StoreError) {
+        try writeTransaction { writer in
+            guard try PostgresHistory.isOn(writer) else { return }
+            try writer.query("DELETE FROM \(PostgresHistory.transactions) WHERE id < $1::bigint", [.integer(token.value)])
+        }
+    }
+
     package func commit(_ changes: StoreChangeSet) throws(StoreError) -> StoreCommitResult {
         writerLock.lock()
         defer { writerLock.unlock() }

@@ -2,13 +2,12 @@ import Foundation
 import Testing
 @testable import SwellStore
 
-/// Persistent history (store.md 46–48) in the SQLite and in-memory stores: saves and batch requests record
+/// Persistent history (store.md 46–48) on every store: saves and batch requests record
 /// transactions in order, with author, context name, updated attributes and deleted keys; a
 /// failed commit records nothing; another coordinator's writes are recorded once history is
 /// on; a transaction merged as a change notice updates another coordinator's objects;
-/// purging removes what came before a token. (The PostgreSQL store keeps no history yet: it
-/// refuses the option.)
-@Suite(.enabled(if: TestStore.current != .postgres, "the PostgreSQL store keeps no history yet")) struct HistoryTests {
+/// purging removes what came before a token.
+@Suite struct HistoryTests {
     func container(_ directory: TemporaryDirectory, history: Bool = true) throws -> PersistentContainer {
         let container = PersistentContainer(name: "history", managedObjectModel: journalModel, storeURL: directory.storeURL("history"),
                                             options: PersistentStoreOptions(history: history))

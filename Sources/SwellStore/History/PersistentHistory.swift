@@ -45,6 +45,14 @@ public struct HistoryTransaction: Sendable {
     public let contextName: String?
     public let changes: [HistoryChange]
 
+    package init(token: HistoryToken, timestamp: Date, author: String?, contextName: String?, changes: [HistoryChange]) {
+        self.token = token
+        self.timestamp = timestamp
+        self.author = author
+        self.contextName = contextName
+        self.changes = changes
+    }
+
     /// The transaction as a change notice (`inserted`, `updated`, `deleted` object IDs) for
     /// `ManagedObjectContext.mergeChanges(fromRemoteContextSave:into:)`.
     public var changeNotice: [String: Set<ObjectID>] {
@@ -124,4 +132,9 @@ package struct HistoryRecord: Sendable {
 package struct RowReference: Sendable, Hashable {
     package var entity: String
     package var primaryKey: Int64
+
+    package init(entity: String, primaryKey: Int64) {
+        self.entity = entity
+        self.primaryKey = primaryKey
+    }
 }

@@ -53,8 +53,7 @@ enum SQLiteHistory {
         defer { statement.reset() }
         for change in record.changes {
             try statement.bind([.integer(token), .text(change.entity), .integer(change.primaryKey), .text(change.type.rawValue),
-                                change.updated.isEmpty ? .null : .text(json(change.updated)),
-                                change.deletedKey.map { .text(json($0)) } ?? .null])
+                                HistoryText.updated(change), HistoryText.deletedKey(change)])
             while try statement.step() {}
             statement.reset()
         }
@@ -69,15 +68,10 @@ enum SQLiteHistory {
         let changeRows = try connection.query("SELECT transaction_id, entity, object_pk, change_type, updated, deleted_key FROM \(changes) "
                                               + "WHERE transaction_id > ? ORDER BY transaction_id, rowid", [.integer(after)])
         for row in changeRows {
-            guard case .integer(let id) = row[0], case .text(let entity) = row[1], case .integer(let key) = row[2],
-                  case .text(let type) = row[3], let changeType = HistoryChange.ChangeType(rawValue: type) else { continue }
-            var updated: Set<String> = []
-            if case .text(let text) = row[4], let names = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) { updated = Set(names) }
-            var deletedKey: [String: Any]?
-            if case .text(let text) = row[5] { deletedKey = keyValues(text, entity: model.entitiesByName[entity]) }
-            changesByToken[id, default: []].append(HistoryChange(
-                objectID: ObjectID(entityName: entity, primaryKey: key, storeIdentifier: storeIdentifier), entityName: entity,
-                changeType: changeType, updatedProperties: updated, deletedKey: deletedKey))
+            guard case .integer(let id) = row[0], case .text(let entity) = row[1], case .integer(let key) = row[2], case .text(let type) = row[3],
+                  let change = HistoryText.change(entity: entity, primaryKey: key, type: type, updated: row[4], deletedKey: row[5],
+                                                  model: model, storeIdentifier: storeIdentifier) else { continue }
+            changesByToken[id, default: []].append(change)
         }
         return try connection.query("SELECT id, timestamp, author, context_name FROM \(transactions) WHERE id > ? ORDER BY id", [.integer(after)])
             .compactMap { row in
@@ -95,41 +89,6 @@ enum SQLiteHistory {
         guard try isOn(connection) else { return }
         try connection.run("DELETE FROM \(changes) WHERE transaction_id < ?", [.integer(token.value)])
         try connection.run("DELETE FROM \(transactions) WHERE id < ?", [.integer(token.value)])
-    }
-
-    private static func json(_ names: [String]) -> String {
-        String(decoding: (try? JSONEncoder().encode(names)) ?? Data("[]".utf8), as: UTF8.self)  // [String] always encodes
-    }
-
-    /// Key values as JSON: numbers, strings, null (a double as its shortest text).
-    private static func json(_ values: [String: StoreValue]) -> String {
-        let members = values.sorted { $0.key < $1.key }.map { name, value -> String in
-            let encoded: String = switch value {
-            case .null: "null"
-            case .integer(let int): String(int)
-            case .real(let double): double.isFinite ? "\(double)" : "null"
-            case .text(let text): String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)  // a String always encodes
-            }
-            return "\(json([name]).dropFirst().dropLast()):\(encoded)"
-        }
-        return "{" + members.joined(separator: ",") + "}"
-    }
-
-    /// Key values read back as Swift values of their attributes' types.
-    private static func keyValues(_ text: String, entity: EntityDescription?) -> [String: Any] {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return [:] }
-        var values: [String: Any] = [:]
-        for (name, raw) in object {
-            let type = entity?.attributes.first { $0.name == name }?.type ?? .string
-            let stored: StoreValue = switch raw {
-            case let text as String: .text(text)
-            case let number as NSNumber where type == .integer || type == .boolean: .integer(number.int64Value)
-            case let number as NSNumber: .real(number.doubleValue)
-            default: .null
-            }
-            if let value = stored.swiftValue(for: type) { values[name] = value }
-        }
-        return values
     }
 }
 

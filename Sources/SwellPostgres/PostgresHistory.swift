@@ -1,0 +1,104 @@
+import Foundation
+import SwellStore
+
+/// Persistent history in the PostgreSQL store (store.md 46–48), as in SQLite: two tables in
+/// the store's schema, `swell_history_transactions` (its `id` is the token) and
+/// `swell_history_changes`, written by the committing transaction. Several runners commit
+/// at once here, so a transaction takes the history table's lock before it numbers itself
+/// and keeps it until it commits: tokens are handed out in commit order, and a reader that
+/// has seen token n never later meets a smaller one.
+enum PostgresHistory {
+    static let transactions = "swell_history_transactions"
+    static let changes = "swell_history_changes"
+
+    static let createSQL = [
+        "CREATE TABLE IF NOT EXISTS \(transactions) (id bigserial PRIMARY KEY, timestamp double precision NOT NULL, author text, context_name text)",
+        "CREATE TABLE IF NOT EXISTS \(changes) (transaction_id bigint NOT NULL REFERENCES \(transactions)(id) ON DELETE CASCADE, "
+            + "entity text NOT NULL, object_pk bigint NOT NULL, change_type text NOT NULL, updated text, deleted_key text)",
+        "CREATE INDEX IF NOT EXISTS \(changes)_transaction ON \(changes) (transaction_id)",
+    ]
+
+    static func isOn(_ connection: PostgresConnection) throws -> Bool {
+        guard case .text? = try connection.query("SELECT to_regclass($1::text)::text", [.text(transactions)]).first?.first else { return false }
+        return true
+    }
+
+    static func keyValues(of rows: [RowReference], model: ManagedObjectModel, connection: PostgresConnection) throws -> [RowReference: [String: StoreValue]] {
+        var result: [RowReference: [String: StoreValue]] = [:]
+        for (entityName, group) in Dictionary(grouping: rows, by: \.entity) {
+            guard let entity = model.entitiesByName[entityName], !entity.uniquenessConstraint.isEmpty else { continue }
+            let columns = entity.uniquenessConstraint.map(PostgresSQL.quote).joined(separator: ", ")
+            let keys = group.map(\.primaryKey)
+            for start in stride(from: 0, to: keys.count, by: 10_000) {
+                let chunk = keys[start..<min(keys.count, start + 10_000)]
+                let list = "{" + chunk.map(String.init).joined(separator: ",") + "}"
+                let sql = "SELECT \"_pk\", \(columns) FROM \(PostgresSQL.quote(entityName)) WHERE \"_pk\" = ANY($1::bigint[])"
+                for row in try connection.query(sql, [.text(list)]) {
+                    guard case .integer(let id)? = row.first else { continue }
+                    var values: [String: StoreValue] = [:]
+                    for (index, name) in entity.uniquenessConstraint.enumerated() { values[name] = row[index + 1] }
+                    result[RowReference(entity: entityName, primaryKey: id)] = values
+                }
+            }
+        }
+        return result
+    }
+
+    static func record(_ record: HistoryRecord, connection: PostgresConnection) throws {
+        try connection.query("LOCK TABLE \(transactions) IN SHARE ROW EXCLUSIVE MODE")
+        let inserted = try connection.query("INSERT INTO \(transactions) (timestamp, author, context_name) VALUES ($1::double precision, $2::text, $3::text) RETURNING id",
+                                            [.real(record.timestamp.timeIntervalSince1970), record.author.map(StoreValue.text) ?? .null,
+                                             record.contextName.map(StoreValue.text) ?? .null])
+        guard case .integer(let token)? = inserted.first?.first else { return }
+        for start in stride(from: 0, to: record.changes.count, by: 1_000) {
+            let chunk = record.changes[start..<min(record.changes.count, start + 1_000)]
+            var values: [String] = []
+            var parameters: [StoreValue] = [.integer(token)]
+            for change in chunk {
+                let n = parameters.count
+                values.append("($1::bigint, $\(n + 1)::text, $\(n + 2)::bigint, $\(n + 3)::text, $\(n + 4)::text, $\(n + 5)::text)")
+                parameters += [.text(change.entity), .integer(change.primaryKey), .text(change.type.rawValue),
+                               HistoryText.updated(change), HistoryText.deletedKey(change)]
+            }
+            try connection.query("INSERT INTO \(changes) (transaction_id, entity, object_pk, change_type, updated, deleted_key) VALUES "
+                                 + values.joined(separator: ", "), parameters)
+        }
+    }
+
+    static func transactions(after token: HistoryToken?, connection: PostgresConnection, model: ManagedObjectModel,
+                             storeIdentifier: String) throws -> [HistoryTransaction] {
+        guard try isOn(connection) else { return [] }
+        let after = StoreValue.integer(token?.value ?? 0)
+        var changesByToken: [Int64: [HistoryChange]] = [:]
+        for row in try connection.query("SELECT transaction_id, entity, object_pk, change_type, updated, deleted_key FROM \(changes) "
+                                         + "WHERE transaction_id > $1::bigint ORDER BY transaction_id, ctid", [after]) {
+            guard case .integer(let id) = row[0], case .text(let entity) = row[1], case .integer(let key) = row[2], case .text(let type) = row[3],
+                  let change = HistoryText.change(entity: entity, primaryKey: key, type: type, updated: row[4], deletedKey: row[5],
+                                                  model: model, storeIdentifier: storeIdentifier) else { continue }
+            changesByToken[id, default: []].append(change)
+        }
+        return try connection.query("SELECT id, timestamp, author, context_name FROM \(transactions) WHERE id > $1::bigint ORDER BY id", [after])
+            .compactMap { row in
+                guard case .integer(let id) = row[0] else { return nil }
+                let seconds: Double = switch row[1] { case .real(let value): value; case .integer(let value): Double(value); default: 0 }
+                let author: String? = if case .text(let text) = row[2] { text } else { nil }
+                let name: String? = if case .text(let text) = row[3] { text } else { nil }
+                return HistoryTransaction(token: HistoryToken(value: id), timestamp: Date(timeIntervalSince1970: seconds), author: author,
+                                          contextName: name, changes: changesByToken[id] ?? [])
+            }
+    }
+}
+
+extension PostgresCommitTransaction {
+    mutating func recordsHistory() throws -> Bool {
+        try PostgresHistory.isOn(connection)
+    }
+
+    mutating func keyValues(of rows: [RowReference]) throws -> [RowReference: [String: StoreValue]] {
+        try PostgresHistory.keyValues(of: rows, model: committer.model, connection: connection)
+    }
+
+    mutating func recordHistory(_ record: HistoryRecord) throws {
+        try PostgresHistory.record(record, connection: connection)
+    }
+}
