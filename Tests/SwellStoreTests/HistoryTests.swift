@@ -143,4 +143,39 @@ import Testing
             #expect(try writer.fetchHistory(after: nil).isEmpty)
         }
     }
+
+    /// store.md 47 under kill -9: a process killed in the middle of a save leaves neither the
+    /// save's rows nor its history transaction; the transactions before it are whole.
+    @Test(.sqliteStoreOnly) func aProcessKilledMidSaveLeavesNeitherItsChangesNorItsHistory() async throws {
+        let directory = TemporaryDirectory()
+        let url = directory.file("killed.sqlite")
+        let path = url.path
+        await #expect(processExitsWith: .signal(SIGKILL)) { [path = path as String] in
+            let container = PersistentContainer(name: "killed", managedObjectModel: journalModel, storeURL: URL(fileURLWithPath: path),
+                                                options: PersistentStoreOptions(history: true))
+            try container.loadPersistentStores()
+            let writer = container.writerContext
+            try writer.performAndWait {
+                for id in 1...100 { insertEntry(writer, id: id) }
+                try writer.save()
+            }
+            let store = container.persistentStoreCoordinator.sqliteStore!
+            store.commitObserverInterval = 5_000
+            store.commitObserver = { written in
+                if written >= 20_000 { kill(getpid(), SIGKILL) }
+            }
+            try writer.performAndWait {
+                for id in 101...50_100 { insertEntry(writer, id: id) }
+                try writer.save()
+            }
+        }
+        let container = PersistentContainer(name: "killed", managedObjectModel: journalModel, storeURL: url)
+        try container.loadPersistentStores()
+        let writer = container.writerContext
+        let (rows, history) = try writer.performAndWait {
+            (try writer.count(for: FetchRequest(entityName: "JournalEntry")), try writer.fetchHistory(after: nil))
+        }
+        #expect(rows == 100)
+        #expect(history.count == 1 && history[0].changes.count == 100 && history[0].changes.allSatisfy { $0.changeType == .insert })
+    }
 }
