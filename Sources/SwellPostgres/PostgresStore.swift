@@ -275,6 +275,19 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
         }
     }
 
+    package func lastHistoryToken() throws(StoreError) -> HistoryToken? {
+        do {
+            return try read { reader in
+                let connection = (reader as! PostgresReader).connection  // this store's own reader
+                guard try PostgresHistory.isOn(connection),
+                      case .integer(let id)? = try connection.query("SELECT max(id) FROM \(PostgresHistory.transactions)").first?.first else { return nil }
+                return HistoryToken(value: id)
+            }
+        } catch {
+            throw StoreError(converting: error)
+        }
+    }
+
     package func deleteHistory(before token: HistoryToken) throws(StoreError) {
         try writeTransaction { writer in
             guard try PostgresHistory.isOn(writer) else { return }

@@ -23,8 +23,9 @@ struct ExportRun {
         return request
     }
 
-    /// Runs on `context`'s queue.
-    func run(in context: ManagedObjectContext) throws(PipelineError) -> RunReport.Export {
+    /// Runs on `context`'s queue. For a delta export, `position` is set to the history
+    /// position to keep once the file is in place.
+    func run(in context: ManagedObjectContext, position: inout HistoryToken?) throws(PipelineError) -> RunReport.Export {
         let started = Date()
         let digest = FileDigest()
         let output: CSVOutput
@@ -37,12 +38,16 @@ struct ExportRun {
         }
         let writer = CSVWriter(output: output, escapeFormulas: export.escapeFormulas)
         do {
-            let (columns, keyPaths) = try self.columns(in: context)
-            if export.header { try writer.writeHeader(export.columns.map(\.name)) }
-            let dates = DateWriter(formats: export.columns.map(\.format))
-            try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
-                for column in columns { try Self.write(row, column, dates: dates, to: writer) }
-                try writer.endRow()
+            if export.changesSinceLast {
+                position = try runChanges(in: context, output: output, writer: writer)
+            } else {
+                let (columns, keyPaths) = try self.columns(in: context)
+                if export.header { try writer.writeHeader(export.columns.map(\.name)) }
+                let dates = DateWriter(formats: export.columns.map(\.format))
+                try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
+                    for column in columns { try Self.write(row, column, dates: dates, to: writer) }
+                    try writer.endRow()
+                }
             }
             try writer.finish()
         } catch let error as CSVError {
@@ -58,7 +63,7 @@ struct ExportRun {
 
     /// The exported columns (attributes by index; key paths read after the store's
     /// attributes, version 2) and the key paths to read.
-    private func columns(in context: ManagedObjectContext) throws -> ([Column], [KeyPathColumn]) {
+    func columns(in context: ManagedObjectContext) throws -> ([Column], [KeyPathColumn]) {
         let stored = try context.entityDescription(named: entity.name)
         var columns: [Column] = []
         var keyPaths: [KeyPathColumn] = []

@@ -21,6 +21,9 @@ public struct PipelineFile: Sendable {
     public var exports: [ExportSpec]
     /// Values that came from the environment: never printed, shown as `***`.
     public var secrets: Set<String>
+    /// Whether the store keeps its history (`history: true`, version 3): exports with
+    /// `changes: since_last` read it.
+    public var history = false
 
     /// The object model the store is kept in.
     public var model: ManagedObjectModel {
@@ -290,6 +293,10 @@ public struct ExportSpec: Sendable {
     public var gzipLevel: Int
     /// Whether a text cell starting with `=`, `+`, `-` or `@` gets a leading `'` (`escape_formulas`; default false).
     public var escapeFormulas: Bool
+
+    /// `changes: since_last` (version 3): only the rows inserted, updated or deleted since the
+    /// export last succeeded, after a first column `_change`.
+    public var changesSinceLast = false
 
     /// Whether the file is gzipped (its path ends with `.gz`).
     public var isGzip: Bool { path.hasSuffix(".gz") }

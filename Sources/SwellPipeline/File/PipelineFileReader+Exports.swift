@@ -6,8 +6,9 @@ import Yams
 /// CSV options.
 extension PipelineFileReader {
     /// One item of `exports`.
-    func readExport(_ node: Node, entities: [PipelineEntity]) throws(PipelineFileError) -> ExportSpec {
-        let keys = try keyedMapping(node, "an export", allowed: ["name", "entity", "path", "columns", "where", "sort", "header", "gzip_level", "escape_formulas"],
+    func readExport(_ node: Node, entities: [PipelineEntity], history: Bool) throws(PipelineFileError) -> ExportSpec {
+        let keys = try keyedMapping(node, "an export", allowed: ["name", "entity", "path", "columns", "where", "sort", "header", "gzip_level", "escape_formulas",
+                                                                  "changes"],
                                required: ["name", "entity", "path", "columns"])
         let name = try string(keys["name"]!, "an export's name")
         guard !name.isEmpty else { throw error(keys["name"], "an export's name must not be empty") }
@@ -99,8 +100,20 @@ extension PipelineFileReader {
         let header = try keys["header"].map { node throws(PipelineFileError) in try boolean(node, "header") } ?? true
         let gzipLevel = try keys["gzip_level"].map { node throws(PipelineFileError) in try integer(node, "gzip_level of export \(name)", in: 1...9) } ?? 6
         let escapeFormulas = try keys["escape_formulas"].map { node throws(PipelineFileError) in try boolean(node, "escape_formulas") } ?? false
-        return ExportSpec(name: name, entity: entity.name, path: path, columns: columns, predicate: predicate, sort: sort,
-                          header: header, gzipLevel: gzipLevel, escapeFormulas: escapeFormulas)
+        var export = ExportSpec(name: name, entity: entity.name, path: path, columns: columns, predicate: predicate, sort: sort,
+                                header: header, gzipLevel: gzipLevel, escapeFormulas: escapeFormulas)
+        if let node = keys["changes"] {
+            try requireVersion3(node, "changes of export \(name)")
+            guard try string(node, "changes of export \(name)") == "since_last" else {
+                throw error(node, "changes of export \(name) must be since_last, not \(written(node))")
+            }
+            guard history else {
+                throw error(node, "changes of export \(name) needs the store's history: add history: true at the top of the file")
+            }
+            guard !entity.key.isEmpty else { throw error(node, "changes of export \(name) needs \(entity.name) to have a key") }
+            export.changesSinceLast = true
+        }
+        return export
     }
 
     /// Where a predicate's character offset lands in the file: plain scalars start at their mark, quoted ones one later.

@@ -140,7 +140,7 @@ struct PipelineFileReader {
     // MARK: The file
 
     mutating func read(_ root: Node) throws(PipelineFileError) -> PipelineFile {
-        let top = try keyedMapping(root, "the pipeline file", allowed: ["version", "name", "store", "entities", "sources", "exports"],
+        let top = try keyedMapping(root, "the pipeline file", allowed: ["version", "name", "store", "entities", "sources", "exports", "history"],
                               required: ["version", "name", "entities"])
         let versionNode = top["version"]!
         version = try integer(versionNode, "version")
@@ -165,19 +165,26 @@ struct PipelineFileReader {
             }
             try checkReplaceOwnsItsEntity(sources, nodes: sequenceNodes(top["sources"]))
         }
+        var history = false
+        if let node = top["history"] {
+            try requireVersion3(node, "history")
+            history = try boolean(node, "history")
+        }
         var exports: [ExportSpec] = []
         if let node = top["exports"] {
             guard case .sequence(let sequence) = node else { throw error(node, "exports must be a list, not \(written(node))") }
             for item in sequence {
-                let export = try readExport(item, entities: entities)
+                let export = try readExport(item, entities: entities, history: history)
                 if exports.contains(where: { $0.name == export.name }) {
                     throw error(item, "two exports are named '\(export.name)'")
                 }
                 exports.append(export)
             }
         }
-        return PipelineFile(path: path, version: version, name: name, store: store, entities: entities, sources: sources, exports: exports,
-                            secrets: secrets)
+        var file = PipelineFile(path: path, version: version, name: name, store: store, entities: entities, sources: sources, exports: exports,
+                                secrets: secrets)
+        file.history = history
+        return file
     }
 
     private func readEntities(_ node: Node) throws(PipelineFileError) -> [PipelineEntity] {

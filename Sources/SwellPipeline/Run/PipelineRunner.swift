@@ -128,9 +128,12 @@ public struct PipelineRunner: Sendable {
                     logger.debug("export started", metadata: ["export": "\(export.name)"])
                     let context = container.newBackgroundContext()
                     context.name = "export.\(export.name)"
+                    var position: HistoryToken?
                     let entry = try context.performAndWait { () throws(PipelineError) -> RunReport.Export in
-                        try ExportRun(export: export, entity: entity).run(in: context)
+                        try ExportRun(export: export, entity: entity).run(in: context, position: &position)
                     }
+                    // A delta export's position moves only now that its file is in place.
+                    if let position { try keepPosition(position, of: export.name, in: container) }
                     report.exports.append(entry)
                     logger.notice("export written", metadata: ["export": "\(export.name)", "rows": "\(entry.rows)"])
                 }
@@ -240,6 +243,19 @@ public struct PipelineRunner: Sendable {
     }
 
     /// Opens the store; an export-only run needs one to exist.
+    /// Keeps a delta export's history position in the store (`ExportRun.positionKey`).
+    private func keepPosition(_ position: HistoryToken, of export: String, in container: PersistentContainer) throws(PipelineError) {
+        let writer = container.writerContext
+        do {
+            try writer.performAndWait {
+                writer.setStoreMetadata(String(position.value), forKey: ExportRun.positionKey(export))
+                try writer.save()
+            }
+        } catch {
+            throw PipelineError(.io, redactor("export \(export): the file is written but its position could not be kept: \(error)"), underlying: error)
+        }
+    }
+
     func openStore(creating: Bool) throws(PipelineError) -> PersistentContainer {
         try store.validate()
         let url: URL
@@ -254,7 +270,8 @@ public struct PipelineRunner: Sendable {
             }
             url = URL(fileURLWithPath: storePath)
         }
-        let container = PersistentContainer(name: pipeline.name, managedObjectModel: pipeline.model, storeURL: url)
+        let container = PersistentContainer(name: pipeline.name, managedObjectModel: pipeline.model, storeURL: url,
+                                            options: PersistentStoreOptions(history: pipeline.history))
         container.writerContext.logger = logger   // the whole stack reports through the run's log
         do {
             try container.loadPersistentStores()

@@ -1,8 +1,8 @@
 import Foundation
 import SwellStore
 
-/// What `swell status` prints: entities with row counts, incremental state,
-/// and the last runs, read from the last committed state (no lock).
+/// What `swell status` prints: entities with row counts, incremental state, the history
+/// and each delta export's position, and the last runs, read from the last committed state (no lock).
 public struct StatusReader {
     /// The pipeline whose store is read.
     public var pipeline: PipelineFile
@@ -30,6 +30,14 @@ public struct StatusReader {
                 for source in pipeline.sources where source.incremental != nil {
                     let value = try context.storeMetadata(forKey: IncrementalCursor.metadataKey(source: source.name)) ?? "(none yet)"
                     lines.append("source \(source.name): incremental \(source.incremental!.cursor) = \(value)")
+                }
+                if pipeline.history {
+                    let last = try context.lastHistoryToken().map { "\($0.value)" } ?? "none yet"
+                    lines.append("history: on, last transaction \(last)")
+                }
+                for export in pipeline.exports where export.changesSinceLast {
+                    let position = try context.storeMetadata(forKey: ExportRun.positionKey(export.name))
+                    lines.append("export \(export.name): changes since history transaction \(position ?? "(none yet: the next run exports every row)")")
                 }
                 if let holding = container.persistentStoreCoordinator.sourceHolding {
                     for (source, holder) in try holding.holders(of: pipeline.sources.map(\.name)) {

@@ -19,4 +19,10 @@ extension ManagedObjectContext {
         assertOnQueue("deleteHistory")
         try storeOrThrow().deleteHistory(before: token)
     }
+
+    /// The newest history transaction's token; nil when there is none (or no history).
+    public func lastHistoryToken() throws -> HistoryToken? {
+        assertOnQueue("lastHistoryToken")
+        return try storeOrThrow().lastHistoryToken()
+    }
 }

@@ -128,4 +128,17 @@ extension SQLiteStore {
     func deleteHistory(before token: HistoryToken) throws(StoreError) {
         try writeTransaction { writer in try SQLiteHistory.delete(before: token, connection: writer) }
     }
+
+    func lastHistoryToken() throws(StoreError) -> HistoryToken? {
+        do {
+            return try read { reader in
+                let connection = (reader as! SQLiteStoreReader).connection  // this store's own reader
+                guard try SQLiteHistory.isOn(connection),
+                      case .integer(let id)? = try connection.query("SELECT max(id) FROM \(SQLiteHistory.transactions)").first?.first else { return nil }
+                return HistoryToken(value: id)
+            }
+        } catch {
+            throw StoreError(converting: error, path: path)
+        }
+    }
 }

@@ -1,0 +1,83 @@
+import Foundation
+import SwellTestSupport
+import Testing
+
+/// Delta exports (`changes: since_last`, pipeline files version 3, README "Delta exports"):
+/// the first run exports every row as an insert; later runs only what was inserted, updated
+/// or deleted since the export last succeeded (a deleted row by its key); a failed export
+/// sends the same changes next time; `status` shows the position; `changes` needs `history`.
+@Suite struct DeltaExportTests {
+    static func pipeline(history: String = "history: true", exportPath: String = "out/changes.csv") -> String {
+        """
+        version: 3
+        name: shop
+        store: .swell/shop.sqlite
+        \(history)
+        entities:
+          Item:
+            key: [id]
+            attributes: { id: integer, title: string, price: double? }
+        sources:
+          - name: items
+            entity: Item
+            url: items.json
+            mode: replace
+        exports:
+          - name: changes
+            entity: Item
+            path: \(exportPath)
+            columns: [id, title, price]
+            changes: since_last
+          - name: all
+            entity: Item
+            path: out/all.csv
+            columns: [id, title]
+        """
+    }
+
+    @Test func eachRunExportsWhatChangedSinceTheLastExport() throws {
+        let workspace = try Workspace()
+        try workspace.write("shop.yml", Self.pipeline())
+        try workspace.write("items.json", #"[{"id": 1, "title": "board", "price": 300}, {"id": 2, "title": "fins", "price": 40.5}, {"id": 3, "title": "wax"}]"#)
+        var run = try workspace.run("run", "shop.yml")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\ninsert,1,board,300\ninsert,2,fins,40.5\ninsert,3,wax,\n")
+        // Board renamed, fins gone, leash new, wax as it was.
+        try workspace.write("items.json", #"[{"id": 1, "title": "longboard", "price": 300}, {"id": 3, "title": "wax"}, {"id": 4, "title": "leash", "price": 25}]"#)
+        run = try workspace.run("run", "shop.yml")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\nupdate,1,longboard,300\ninsert,4,leash,25\ndelete,2,,\n")
+        #expect(try workspace.read("out/all.csv") == "id,title\n1,longboard\n3,wax\n4,leash\n")
+        // Nothing new: only the header.
+        run = try workspace.run("run", "shop.yml")
+        #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\n")
+        let status = try workspace.run("status", "shop.yml")
+        #expect(status.stdout.contains("history: on") && status.stdout.contains("export changes: changes since history transaction"), "\(status.stdout)")
+    }
+
+    @Test func aFailedExportSendsTheSameChangesNextTime() throws {
+        let workspace = try Workspace()
+        try workspace.write("shop.yml", Self.pipeline())
+        try workspace.write("items.json", #"[{"id": 1, "title": "board"}]"#)
+        #expect(try workspace.run("run", "shop.yml").status == 0)
+        try workspace.write("items.json", #"[{"id": 1, "title": "board"}, {"id": 2, "title": "fins"}]"#)
+        // The export's target is a directory this time: the file cannot be put in place.
+        try workspace.write("blocked.yml", Self.pipeline(exportPath: "out/blocked"))
+        try FileManager.default.createDirectory(atPath: workspace.path("out/blocked/x"), withIntermediateDirectories: true)
+        let failed = try workspace.run("run", "blocked.yml")
+        #expect(failed.status != 0, "\(failed.stderr)")
+        let again = try workspace.run("export", "shop.yml")
+        #expect(again.status == 0, "\(again.stderr)")
+        // blocked.yml's export shares the name and the position, which did not move.
+        #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\ninsert,2,fins,\n")
+    }
+
+    @Test func changesNeedTheStoresHistory() throws {
+        let workspace = try Workspace()
+        try workspace.write("shop.yml", Self.pipeline(history: ""))
+        let outcome = try workspace.run("validate", "shop.yml")
+        #expect(outcome.status == 64 && outcome.stderr.contains("changes of export changes needs the store's history: add history: true"), "\(outcome.stderr)")
+        try workspace.write("v2.yml", Self.pipeline().replacingOccurrences(of: "version: 3", with: "version: 2").replacingOccurrences(of: "    mode: replace\n", with: ""))
+        #expect(try workspace.run("validate", "v2.yml").stderr.contains("history needs version: 3"))
+    }
+}
