@@ -1,4 +1,6 @@
 import Foundation
+@testable import SwellPipeline
+import SwellStore
 import SwellTestSupport
 import Testing
 
@@ -79,5 +81,49 @@ import Testing
         #expect(outcome.status == 64 && outcome.stderr.contains("changes of export changes needs the store's history: add history: true"), "\(outcome.stderr)")
         try workspace.write("v2.yml", Self.pipeline().replacingOccurrences(of: "version: 3", with: "version: 2").replacingOccurrences(of: "    mode: replace\n", with: ""))
         #expect(try workspace.run("validate", "v2.yml").stderr.contains("history needs version: 3"))
+    }
+
+    /// store.md 48 across processes: an app's view context, with a fetched results
+    /// controller, merges what a `swell run` in another process wrote, read from the history.
+    @Test func anotherProcessMergesWhatASwellRunWrote() throws {
+        let workspace = try Workspace()
+        try workspace.write("shop.yml", Self.pipeline())
+        try workspace.write("items.json", #"[{"id": 1, "title": "board"}, {"id": 2, "title": "fins"}, {"id": 3, "title": "wax"}]"#)
+        #expect(try workspace.run("run", "shop.yml").status == 0)
+        let file = try PipelineFileLoader(environment: [:]).load(path: workspace.path("shop.yml"))
+        let app = PersistentContainer(name: "app", managedObjectModel: file.model, storeURL: URL(fileURLWithPath: workspace.path(".swell/shop.sqlite")),
+                                      options: PersistentStoreOptions(history: true))
+        try app.loadPersistentStores()
+        let view = app.viewContext
+        var request = FetchRequest(entityName: "Item")
+        request.sortDescriptors = [FetchSortDescriptor(key: "id")]
+        let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: view, sectionNameKeyPath: nil, cacheName: nil)
+        let recorder = ChangeRecorder()
+        controller.delegate = recorder
+        let seen = try view.performAndWait { () throws -> HistoryToken? in
+            try controller.performFetch()
+            return try view.lastHistoryToken()
+        }
+        // The sync job, in another process: fins renamed, wax gone, leash new.
+        try workspace.write("items.json", #"[{"id": 1, "title": "board"}, {"id": 2, "title": "blue fins"}, {"id": 4, "title": "leash"}]"#)
+        #expect(try workspace.run("run", "shop.yml").status == 0)
+        let transactions = try view.performAndWait { try view.fetchHistory(after: seen) }
+        #expect(!transactions.isEmpty)
+        for transaction in transactions {
+            ManagedObjectContext.mergeChanges(fromRemoteContextSave: transaction.changeNotice, into: [view])
+        }
+        let titles = view.performAndWait { controller.fetchedObjects?.map { $0["title"] as? String ?? "" } }
+        #expect(titles == ["board", "blue fins", "leash"])
+        #expect(recorder.changes.sorted() == ["delete 3", "insert 4", "update 2"], "\(recorder.changes)")
+    }
+}
+
+/// What a fetched results controller reported: "update 2", by the object's `id`.
+final class ChangeRecorder: FetchedResultsControllerDelegate, @unchecked Sendable {
+    var changes: [String] = []
+
+    func controller(_ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: IndexPath?,
+                    for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
+        changes.append("\(type) \(object["id"] as? Int ?? -1)")
     }
 }
