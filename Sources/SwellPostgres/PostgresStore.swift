@@ -275,12 +275,13 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
         }
     }
 
-    package func lastHistoryToken() throws(StoreError) -> HistoryToken? {
+    package func lastHistoryToken(before date: Date?) throws(StoreError) -> HistoryToken? {
         do {
             return try read { reader in
                 let connection = (reader as! PostgresReader).connection  // this store's own reader
                 guard try PostgresHistory.isOn(connection),
-                      case .integer(let id)? = try connection.query("SELECT max(id) FROM \(PostgresHistory.transactions)").first?.first else { return nil }
+                      case .integer(let id)? = try (date.map { try connection.query("SELECT max(id) FROM \(PostgresHistory.transactions) WHERE timestamp < $1::double precision", [.real($0.timeIntervalSince1970)]) }
+                        ?? connection.query("SELECT max(id) FROM \(PostgresHistory.transactions)")).first?.first else { return nil }
                 return HistoryToken(value: id)
             }
         } catch {

@@ -74,6 +74,32 @@ import Testing
         #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\ninsert,2,fins,\n")
     }
 
+    /// With `keep_days: 0`, what every delta export has read is purged after the exports;
+    /// the next delta still holds exactly what changed since.
+    @Test func historyEveryDeltaExportReadIsPurged() throws {
+        let workspace = try Workspace()
+        try workspace.write("shop.yml", Self.pipeline(history: "history: { keep_days: 0 }"))
+        try workspace.write("items.json", #"[{"id": 1, "title": "board"}, {"id": 2, "title": "fins"}]"#)
+        #expect(try workspace.run("run", "shop.yml").status == 0)
+        try workspace.write("items.json", #"[{"id": 1, "title": "board"}, {"id": 2, "title": "blue fins"}]"#)
+        #expect(try workspace.run("run", "shop.yml").status == 0)
+        let file = try PipelineFileLoader(environment: [:]).load(path: workspace.path("shop.yml"))
+        func kept() throws -> Int {
+            let container = PersistentContainer(name: "check", managedObjectModel: file.model,
+                                                storeURL: URL(fileURLWithPath: workspace.path(".swell/shop.sqlite")))
+            try container.loadPersistentStores()
+            defer { try? container.persistentStoreCoordinator.close() }
+            return try container.writerContext.performAndWait { try container.writerContext.fetchHistory(after: nil).count }
+        }
+        #expect(try kept() == 0)
+        try workspace.write("items.json", #"[{"id": 1, "title": "board"}, {"id": 3, "title": "wax"}]"#)
+        #expect(try workspace.run("import", "shop.yml").status == 0)
+        #expect(try kept() > 0)
+        #expect(try workspace.run("export", "shop.yml").status == 0)
+        #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\ninsert,3,wax,\ndelete,2,,\n")
+        #expect(try kept() == 0)
+    }
+
     @Test func changesNeedTheStoresHistory() throws {
         let workspace = try Workspace()
         try workspace.write("shop.yml", Self.pipeline(history: ""))

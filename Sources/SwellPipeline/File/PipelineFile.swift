@@ -24,6 +24,9 @@ public struct PipelineFile: Sendable {
     /// Whether the store keeps its history (`history: true`, version 3): exports with
     /// `changes: since_last` read it.
     public var history = false
+    /// How long history is kept after every delta export has read it (`history: { keep_days }`;
+    /// default 7): other readers of the history (an app merging it) have that long.
+    public var historyKeepDays = 7.0
 
     /// The object model the store is kept in.
     public var model: ManagedObjectModel {

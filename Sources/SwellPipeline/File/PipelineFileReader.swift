@@ -166,9 +166,21 @@ struct PipelineFileReader {
             try checkReplaceOwnsItsEntity(sources, nodes: sequenceNodes(top["sources"]))
         }
         var history = false
+        var historyKeepDays = 7.0
         if let node = top["history"] {
             try requireVersion3(node, "history")
-            history = try boolean(node, "history")
+            if case .mapping = node {
+                let keys = try keyedMapping(node, "history", allowed: ["keep_days"])
+                history = true
+                if let days = keys["keep_days"] {
+                    guard case .scalar(let scalar) = days, let value = Double(scalar.string), value >= 0, value.isFinite else {
+                        throw error(days, "history.keep_days must be a number of days, 0 or more, not \(written(days))")
+                    }
+                    historyKeepDays = value
+                }
+            } else {
+                history = try boolean(node, "history")
+            }
         }
         var exports: [ExportSpec] = []
         if let node = top["exports"] {
@@ -184,6 +196,7 @@ struct PipelineFileReader {
         var file = PipelineFile(path: path, version: version, name: name, store: store, entities: entities, sources: sources, exports: exports,
                                 secrets: secrets)
         file.history = history
+        file.historyKeepDays = historyKeepDays
         return file
     }
 

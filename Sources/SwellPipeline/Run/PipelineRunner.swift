@@ -137,6 +137,7 @@ public struct PipelineRunner: Sendable {
                     report.exports.append(entry)
                     logger.notice("export written", metadata: ["export": "\(export.name)", "rows": "\(entry.rows)"])
                 }
+                try purgeHistory(in: container)
             }
         } catch let error as PipelineError {
             failure = PipelineError(error.kind, redactor(error.message), underlying: error.underlying)
@@ -243,6 +244,28 @@ public struct PipelineRunner: Sendable {
     }
 
     /// Opens the store; an export-only run needs one to exist.
+    /// Purges the history every delta export of the file has read and that is older than
+    /// `history.keep_days` (README, "Delta exports"): it never grows without bound.
+    private func purgeHistory(in container: PersistentContainer) throws(PipelineError) {
+        guard pipeline.history else { return }
+        let writer = container.writerContext
+        do {
+            try writer.performAndWait {
+                guard let old = try writer.lastHistoryToken(before: Date().addingTimeInterval(-pipeline.historyKeepDays * 86_400)) else { return }
+                var bound = old.value + 1
+                // An export that never ran reads no history: its first run exports every row.
+                for export in pipeline.exports where export.changesSinceLast {
+                    if let position = try writer.storeMetadata(forKey: ExportRun.positionKey(export.name)).flatMap(Int64.init) {
+                        bound = min(bound, position + 1)
+                    }
+                }
+                try writer.deleteHistory(before: HistoryToken(value: bound))
+            }
+        } catch {
+            throw PipelineError(.io, redactor("cannot purge the store's history: \(error)"), underlying: error)
+        }
+    }
+
     /// Keeps a delta export's history position in the store (`ExportRun.positionKey`).
     private func keepPosition(_ position: HistoryToken, of export: String, in container: PersistentContainer) throws(PipelineError) {
         let writer = container.writerContext

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Persistent history (store.md 46–48): what every writer of the store — this process or
 /// another, contexts, batch requests, `swell` runs — committed, in order, to be merged as
 /// change notices (SwellStore documentation, "Persistent history").
@@ -20,9 +22,10 @@ extension ManagedObjectContext {
         try storeOrThrow().deleteHistory(before: token)
     }
 
-    /// The newest history transaction's token; nil when there is none (or no history).
-    public func lastHistoryToken() throws -> HistoryToken? {
+    /// The newest history transaction's token — of those committed before `date`, when
+    /// given; nil when there is none (or no history).
+    public func lastHistoryToken(before date: Date? = nil) throws -> HistoryToken? {
         assertOnQueue("lastHistoryToken")
-        return try storeOrThrow().lastHistoryToken()
+        return try storeOrThrow().lastHistoryToken(before: date)
     }
 }

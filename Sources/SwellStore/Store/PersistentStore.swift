@@ -35,8 +35,9 @@ package protocol PersistentStore: AnyObject, Sendable {
     func history(after token: HistoryToken?) throws(StoreError) -> [HistoryTransaction]
     /// Removes the history transactions before `token`.
     func deleteHistory(before token: HistoryToken) throws(StoreError)
-    /// The newest history transaction's token (nil: none, or no history).
-    func lastHistoryToken() throws(StoreError) -> HistoryToken?
+    /// The newest history transaction's token — of those committed before `date`, when given
+    /// (nil: none, or no history).
+    func lastHistoryToken(before date: Date?) throws(StoreError) -> HistoryToken?
     /// Closes the store's connections on purpose; later reads and commits throw
     /// `StoreError.noPersistentStore`. Closing twice does nothing.
     func close() throws(StoreError)
@@ -52,8 +53,8 @@ extension PersistentStore {
     package func deleteHistory(before token: HistoryToken) throws(StoreError) {
         throw .unsupported(store: String(describing: type(of: self)), what: "persistent history")
     }
-    package func lastHistoryToken() throws(StoreError) -> HistoryToken? {
-        try history(after: nil).last?.token
+    package func lastHistoryToken(before date: Date?) throws(StoreError) -> HistoryToken? {
+        try history(after: nil).last { date == nil || $0.timestamp < date! }?.token
     }
 }
 

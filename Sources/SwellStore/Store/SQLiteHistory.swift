@@ -129,12 +129,13 @@ extension SQLiteStore {
         try writeTransaction { writer in try SQLiteHistory.delete(before: token, connection: writer) }
     }
 
-    func lastHistoryToken() throws(StoreError) -> HistoryToken? {
+    func lastHistoryToken(before date: Date?) throws(StoreError) -> HistoryToken? {
         do {
             return try read { reader in
                 let connection = (reader as! SQLiteStoreReader).connection  // this store's own reader
                 guard try SQLiteHistory.isOn(connection),
-                      case .integer(let id)? = try connection.query("SELECT max(id) FROM \(SQLiteHistory.transactions)").first?.first else { return nil }
+                      case .integer(let id)? = try (date.map { try connection.query("SELECT max(id) FROM \(SQLiteHistory.transactions) WHERE timestamp < ?", [.real($0.timeIntervalSince1970)]) }
+                        ?? connection.query("SELECT max(id) FROM \(SQLiteHistory.transactions)")).first?.first else { return nil }
                 return HistoryToken(value: id)
             }
         } catch {
