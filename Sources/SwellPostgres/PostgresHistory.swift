@@ -14,7 +14,7 @@ enum PostgresHistory {
     static let createSQL = [
         "CREATE TABLE IF NOT EXISTS \(transactions) (id bigserial PRIMARY KEY, timestamp double precision NOT NULL, author text, context_name text)",
         "CREATE TABLE IF NOT EXISTS \(changes) (transaction_id bigint NOT NULL REFERENCES \(transactions)(id) ON DELETE CASCADE, "
-            + "entity text NOT NULL, object_pk bigint NOT NULL, change_type text NOT NULL, updated text, deleted_key text)",
+            + "entity text NOT NULL, change_type text NOT NULL, updated text, object_pks text NOT NULL, deleted_keys text)",
         "CREATE INDEX IF NOT EXISTS \(changes)_transaction ON \(changes) (transaction_id)",
     ]
 
@@ -50,18 +50,11 @@ enum PostgresHistory {
                                             [.real(record.timestamp.timeIntervalSince1970), record.author.map(StoreValue.text) ?? .null,
                                              record.contextName.map(StoreValue.text) ?? .null])
         guard case .integer(let token)? = inserted.first?.first else { return }
-        for start in stride(from: 0, to: record.changes.count, by: 1_000) {
-            let chunk = record.changes[start..<min(record.changes.count, start + 1_000)]
-            var values: [String] = []
-            var parameters: [StoreValue] = [.integer(token)]
-            for change in chunk {
-                let n = parameters.count
-                values.append("($1::bigint, $\(n + 1)::text, $\(n + 2)::bigint, $\(n + 3)::text, $\(n + 4)::text, $\(n + 5)::text)")
-                parameters += [.text(change.entity), .integer(change.primaryKey), .text(change.type.rawValue),
-                               HistoryText.updated(change), HistoryText.deletedKey(change)]
-            }
-            try connection.query("INSERT INTO \(changes) (transaction_id, entity, object_pk, change_type, updated, deleted_key) VALUES "
-                                 + values.joined(separator: ", "), parameters)
+        for group in record.groups {
+            try connection.query("INSERT INTO \(changes) (transaction_id, entity, change_type, updated, object_pks, deleted_keys) "
+                                 + "VALUES ($1::bigint, $2::text, $3::text, $4::text, $5::text, $6::text)",
+                                 [.integer(token), .text(group.entity), .text(group.type.rawValue), HistoryText.updated(group),
+                                  HistoryText.keys(group), HistoryText.deletedKeys(group)])
         }
     }
 
@@ -70,12 +63,11 @@ enum PostgresHistory {
         guard try isOn(connection) else { return [] }
         let after = StoreValue.integer(token?.value ?? 0)
         var changesByToken: [Int64: [HistoryChange]] = [:]
-        for row in try connection.query("SELECT transaction_id, entity, object_pk, change_type, updated, deleted_key FROM \(changes) "
+        for row in try connection.query("SELECT transaction_id, entity, change_type, updated, object_pks, deleted_keys FROM \(changes) "
                                          + "WHERE transaction_id > $1::bigint ORDER BY transaction_id, ctid", [after]) {
-            guard case .integer(let id) = row[0], case .text(let entity) = row[1], case .integer(let key) = row[2], case .text(let type) = row[3],
-                  let change = HistoryText.change(entity: entity, primaryKey: key, type: type, updated: row[4], deletedKey: row[5],
-                                                  model: model, storeIdentifier: storeIdentifier) else { continue }
-            changesByToken[id, default: []].append(change)
+            guard case .integer(let id) = row[0], case .text(let entity) = row[1], case .text(let type) = row[2] else { continue }
+            changesByToken[id, default: []] += HistoryText.changes(entity: entity, type: type, updated: row[3], keys: row[4], deletedKeys: row[5],
+                                                                   model: model, storeIdentifier: storeIdentifier)
         }
         return try connection.query("SELECT id, timestamp, author, context_name FROM \(transactions) WHERE id > $1::bigint ORDER BY id", [after])
             .compactMap { row in

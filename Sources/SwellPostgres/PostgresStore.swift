@@ -256,6 +256,12 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
     }
 
     package func startHistory() throws(StoreError) {
+        // Already on (the usual case): a read, so opening never waits on another runner's lock.
+        do {
+            if try read({ try PostgresHistory.isOn(($0 as! PostgresReader).connection) }) { return }  // this store's own reader
+        } catch {
+            throw StoreError(converting: error)
+        }
         try writeTransaction { writer in
             // Several runners may turn it on at once: one at a time.
             try writer.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [.text("swell.history.\(schemaName)")])

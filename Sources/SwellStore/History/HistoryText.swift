@@ -4,25 +4,51 @@ import Foundation
 /// names, a deleted object's key values) and how they read back, shared by the stores.
 package enum HistoryText {
     /// The updated names as a JSON array (`.null` when none).
-    package static func updated(_ change: HistoryRecord.Change) -> StoreValue {
-        change.updated.isEmpty ? .null : .text(json(change.updated))
+    package static func updated(_ group: HistoryRecord.Group) -> StoreValue {
+        group.updated.isEmpty ? .null : .text(json(group.updated))
     }
 
-    /// The deleted key values as a JSON object (`.null` when none).
-    package static func deletedKey(_ change: HistoryRecord.Change) -> StoreValue {
-        change.deletedKey.map { .text(json($0)) } ?? .null
+    /// The primary keys as ascending ranges, `1-5000,5003,5010-5020`.
+    package static func keys(_ group: HistoryRecord.Group) -> StoreValue {
+        var text = ""
+        var index = 0
+        let keys = group.primaryKeys
+        while index < keys.count {
+            var end = index
+            while end + 1 < keys.count, keys[end + 1] == keys[end] &+ 1 { end += 1 }
+            if !text.isEmpty { text += "," }
+            text += end == index ? "\(keys[index])" : "\(keys[index])-\(keys[end])"
+            index = end + 1
+        }
+        return .text(text)
     }
 
-    /// A change read back from its stored columns; nil when they are not a change.
-    package static func change(entity: String, primaryKey: Int64, type: String, updated: StoreValue, deletedKey: StoreValue,
-                               model: ManagedObjectModel, storeIdentifier: String) -> HistoryChange? {
-        guard let changeType = HistoryChange.ChangeType(rawValue: type) else { return nil }
+    /// The deleted objects' key values as a JSON array of objects (`.null` when none).
+    package static func deletedKeys(_ group: HistoryRecord.Group) -> StoreValue {
+        group.deletedKeys.map { .text("[" + $0.map(json).joined(separator: ",") + "]") } ?? .null
+    }
+
+    /// The changes of one stored group, one per object; empty when the columns are not a group.
+    package static func changes(entity: String, type: String, updated: StoreValue, keys: StoreValue, deletedKeys: StoreValue,
+                                model: ManagedObjectModel, storeIdentifier: String) -> [HistoryChange] {
+        guard let changeType = HistoryChange.ChangeType(rawValue: type), case .text(let keyText) = keys else { return [] }
         var names: Set<String> = []
         if case .text(let text) = updated, let decoded = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) { names = Set(decoded) }
-        var key: [String: Any]?
-        if case .text(let text) = deletedKey { key = keyValues(text, entity: model.entitiesByName[entity]) }
-        return HistoryChange(objectID: ObjectID(entityName: entity, primaryKey: primaryKey, storeIdentifier: storeIdentifier),
-                             entityName: entity, changeType: changeType, updatedProperties: names, deletedKey: key)
+        var deleted: [[String: Any]] = []
+        if case .text(let text) = deletedKeys, let objects = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String: Any]] {
+            deleted = objects.map { keyValues($0, entity: model.entitiesByName[entity]) }
+        }
+        var changes: [HistoryChange] = []
+        for range in keyText.split(separator: ",") {
+            let bounds = range.split(separator: "-", maxSplits: 1)
+            guard let low = Int64(bounds[0]), let high = bounds.count == 2 ? Int64(bounds[1]) : low, low <= high else { continue }
+            for key in low...high {
+                let deletedKey: [String: Any]? = changeType == .delete ? (changes.count < deleted.count ? deleted[changes.count] : [:]) : nil
+                changes.append(HistoryChange(objectID: ObjectID(entityName: entity, primaryKey: key, storeIdentifier: storeIdentifier),
+                                             entityName: entity, changeType: changeType, updatedProperties: names, deletedKey: deletedKey))
+            }
+        }
+        return changes
     }
 
     static func json(_ names: [String]) -> String {
@@ -44,8 +70,7 @@ package enum HistoryText {
     }
 
     /// Key values read back as Swift values of their attributes' types.
-    static func keyValues(_ text: String, entity: EntityDescription?) -> [String: Any] {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return [:] }
+    static func keyValues(_ object: [String: Any], entity: EntityDescription?) -> [String: Any] {
         var values: [String: Any] = [:]
         for (name, raw) in object {
             let type = entity?.attributes.first { $0.name == name }?.type ?? .string

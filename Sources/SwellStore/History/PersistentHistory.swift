@@ -87,21 +87,28 @@ public struct HistoryChange: @unchecked Sendable {
     public let deletedKey: [String: Any]?
 }
 
-/// What `CommitDriver` gives a store to record for one transaction.
+/// What `CommitDriver` gives a store to record for one transaction: its changes grouped,
+/// one group per entity, change type and set of updated names, each group's objects a
+/// sorted list of primary keys (a bulk insert is one group whose keys are one range), so
+/// recording costs a few rows however many objects a transaction touched.
 package struct HistoryRecord: Sendable {
-    package struct Change: Sendable {
+    package struct Group: Sendable {
         package var entity: String
-        package var primaryKey: Int64
         package var type: HistoryChange.ChangeType
+        /// For updates: the attributes and relationships changed (sorted).
         package var updated: [String]
-        /// A deleted object's key values by attribute name (text JSON when stored).
-        package var deletedKey: [String: StoreValue]?
+        /// The objects' primary keys, ascending.
+        package var primaryKeys: [Int64]
+        /// For deletes: each object's key values (aligned with `primaryKeys`).
+        package var deletedKeys: [[String: StoreValue]]?
     }
 
     package var timestamp: Date
     package var author: String?
     package var contextName: String?
-    package var changes: [Change]
+    package var groups: [Group]
+
+    package var isEmpty: Bool { groups.isEmpty }
 
     /// The record of a commit's result; `deletedKeys` are the deleted rows' key values, read
     /// before they were deleted.
@@ -109,22 +116,28 @@ package struct HistoryRecord: Sendable {
         timestamp = Date()
         self.author = author
         self.contextName = contextName
-        var changes: [Change] = []
-        for id in result.inserted.sorted(by: Self.order) {
-            changes.append(Change(entity: id.entityName, primaryKey: id.primaryKey, type: .insert, updated: []))
+        var groups: [Group] = []
+        var inserted: [String: [Int64]] = [:]
+        for id in result.inserted { inserted[id.entityName, default: []].append(id.primaryKey) }
+        for (entity, keys) in inserted.sorted(by: { $0.key < $1.key }) {
+            groups.append(Group(entity: entity, type: .insert, updated: [], primaryKeys: keys.sorted()))
         }
-        for (id, properties) in result.updated.sorted(by: { Self.order($0.key, $1.key) }) where !result.inserted.contains(id) {
-            changes.append(Change(entity: id.entityName, primaryKey: id.primaryKey, type: .update, updated: properties.sorted()))
+        struct UpdateKey: Hashable { var entity: String; var names: [String] }
+        var updated: [UpdateKey: [Int64]] = [:]
+        for (id, properties) in result.updated where !result.inserted.contains(id) {
+            updated[UpdateKey(entity: id.entityName, names: properties.sorted()), default: []].append(id.primaryKey)
         }
-        for id in result.deleted.sorted(by: Self.order) {
-            changes.append(Change(entity: id.entityName, primaryKey: id.primaryKey, type: .delete, updated: [],
-                                  deletedKey: deletedKeys[RowReference(entity: id.entityName, primaryKey: id.primaryKey)]))
+        for (key, keys) in updated.sorted(by: { ($0.key.entity, $0.key.names.joined(separator: ",")) < ($1.key.entity, $1.key.names.joined(separator: ",")) }) {
+            groups.append(Group(entity: key.entity, type: .update, updated: key.names, primaryKeys: keys.sorted()))
         }
-        self.changes = changes
-    }
-
-    private static func order(_ a: ObjectID, _ b: ObjectID) -> Bool {
-        (a.entityName, a.primaryKey) < (b.entityName, b.primaryKey)
+        var deleted: [String: [Int64]] = [:]
+        for id in result.deleted { deleted[id.entityName, default: []].append(id.primaryKey) }
+        for (entity, keys) in deleted.sorted(by: { $0.key < $1.key }) {
+            let sorted = keys.sorted()
+            groups.append(Group(entity: entity, type: .delete, updated: [], primaryKeys: sorted,
+                                deletedKeys: sorted.map { deletedKeys[RowReference(entity: entity, primaryKey: $0)] ?? [:] }))
+        }
+        self.groups = groups
     }
 }
 

@@ -78,7 +78,7 @@ package enum CommitDriver {
             if history {
                 let record = HistoryRecord(result: transaction.result, author: changes.author, contextName: changes.contextName,
                                            deletedKeys: deletedKeys)
-                if !record.changes.isEmpty { try transaction.recordHistory(record) }
+                if !record.isEmpty { try transaction.recordHistory(record) }
             }
             try transaction.commit()
             return transaction.result

@@ -132,20 +132,11 @@ extension InMemoryStore {
         var transactions: [HistoryTransaction] = []
         for (number, record) in history where number > after {
             var changes: [HistoryChange] = []
-            for change in record.changes {
-                var key: [String: Any]?
-                if let values = change.deletedKey {
-                    let entity = model.entitiesByName[change.entity]
-                    var converted: [String: Any] = [:]
-                    for (name, value) in values {
-                        let type = entity?.attributes.first { $0.name == name }?.type ?? .string
-                        if let swift = value.swiftValue(for: type) { converted[name] = swift }
-                    }
-                    key = converted
-                }
-                let id = ObjectID(entityName: change.entity, primaryKey: change.primaryKey, storeIdentifier: identifier)
-                changes.append(HistoryChange(objectID: id, entityName: change.entity, changeType: change.type,
-                                             updatedProperties: Set(change.updated), deletedKey: key))
+            for group in record.groups {
+                // The stores' one reading of a group (`HistoryText`), from its stored forms.
+                changes += HistoryText.changes(entity: group.entity, type: group.type.rawValue, updated: HistoryText.updated(group),
+                                               keys: HistoryText.keys(group), deletedKeys: HistoryText.deletedKeys(group),
+                                               model: model, storeIdentifier: identifier)
             }
             transactions.append(HistoryTransaction(token: HistoryToken(value: number), timestamp: record.timestamp, author: record.author,
                                                    contextName: record.contextName, changes: changes))

@@ -10,8 +10,10 @@ enum SQLiteHistory {
 
     static let createSQL = [
         "CREATE TABLE IF NOT EXISTS \(transactions) (id INTEGER PRIMARY KEY AUTOINCREMENT, timestamp REAL NOT NULL, author TEXT, context_name TEXT)",
+        // One row per entity, change type and set of updated names: `object_pks` lists the
+        // objects as ascending ranges (`1-5000,5003`), `deleted_keys` their key values.
         "CREATE TABLE IF NOT EXISTS \(changes) (transaction_id INTEGER NOT NULL REFERENCES \(transactions)(id), entity TEXT NOT NULL, "
-            + "object_pk INTEGER NOT NULL, change_type TEXT NOT NULL, updated TEXT, deleted_key TEXT)",
+            + "change_type TEXT NOT NULL, updated TEXT, object_pks TEXT NOT NULL, deleted_keys TEXT)",
         "CREATE INDEX IF NOT EXISTS \(changes)_transaction ON \(changes) (transaction_id)",
     ]
 
@@ -49,11 +51,11 @@ enum SQLiteHistory {
                            [.real(record.timestamp.timeIntervalSince1970), record.author.map(StoreValue.text) ?? .null,
                             record.contextName.map(StoreValue.text) ?? .null])
         guard case .integer(let token)? = try connection.query("SELECT last_insert_rowid()").first?.first else { return }
-        let statement = try connection.statement("INSERT INTO \(changes) (transaction_id, entity, object_pk, change_type, updated, deleted_key) VALUES (?, ?, ?, ?, ?, ?)")
+        let statement = try connection.statement("INSERT INTO \(changes) (transaction_id, entity, change_type, updated, object_pks, deleted_keys) VALUES (?, ?, ?, ?, ?, ?)")
         defer { statement.reset() }
-        for change in record.changes {
-            try statement.bind([.integer(token), .text(change.entity), .integer(change.primaryKey), .text(change.type.rawValue),
-                                HistoryText.updated(change), HistoryText.deletedKey(change)])
+        for group in record.groups {
+            try statement.bind([.integer(token), .text(group.entity), .text(group.type.rawValue), HistoryText.updated(group),
+                                HistoryText.keys(group), HistoryText.deletedKeys(group)])
             while try statement.step() {}
             statement.reset()
         }
@@ -65,13 +67,12 @@ enum SQLiteHistory {
         guard try isOn(connection) else { return [] }
         let after = token?.value ?? 0
         var changesByToken: [Int64: [HistoryChange]] = [:]
-        let changeRows = try connection.query("SELECT transaction_id, entity, object_pk, change_type, updated, deleted_key FROM \(changes) "
+        let changeRows = try connection.query("SELECT transaction_id, entity, change_type, updated, object_pks, deleted_keys FROM \(changes) "
                                               + "WHERE transaction_id > ? ORDER BY transaction_id, rowid", [.integer(after)])
         for row in changeRows {
-            guard case .integer(let id) = row[0], case .text(let entity) = row[1], case .integer(let key) = row[2], case .text(let type) = row[3],
-                  let change = HistoryText.change(entity: entity, primaryKey: key, type: type, updated: row[4], deletedKey: row[5],
-                                                  model: model, storeIdentifier: storeIdentifier) else { continue }
-            changesByToken[id, default: []].append(change)
+            guard case .integer(let id) = row[0], case .text(let entity) = row[1], case .text(let type) = row[2] else { continue }
+            changesByToken[id, default: []] += HistoryText.changes(entity: entity, type: type, updated: row[3], keys: row[4], deletedKeys: row[5],
+                                                                   model: model, storeIdentifier: storeIdentifier)
         }
         return try connection.query("SELECT id, timestamp, author, context_name FROM \(transactions) WHERE id > ? ORDER BY id", [.integer(after)])
             .compactMap { row in
@@ -108,6 +109,12 @@ extension SQLiteCommitTransaction {
 
 extension SQLiteStore {
     func startHistory() throws(StoreError) {
+        // Already on (the usual case): a read, so opening never waits for a writer (`swell status` beside a run).
+        do {
+            if try read({ try SQLiteHistory.isOn(($0 as! SQLiteStoreReader).connection) }) { return }  // this store's own reader
+        } catch {
+            throw StoreError(converting: error, path: path)
+        }
         try writeTransaction { writer in
             for sql in SQLiteHistory.createSQL { try writer.execute(sql) }
         }
