@@ -1,5 +1,6 @@
 import Foundation
 @testable import SwellPipeline
+import SwellPostgres
 import SwellStore
 import SwellTestSupport
 import Testing
@@ -37,23 +38,35 @@ import Testing
         """
     }
 
-    @Test func eachRunExportsWhatChangedSinceTheLastExport() throws {
+    enum Store: String, CaseIterable, Sendable { case sqlite, postgres }
+
+    /// The `--store` arguments for `store` (a fresh schema of the suite's PostgreSQL server).
+    static func storeArguments(_ store: Store) throws -> [String] {
+        guard store == .postgres else { return [] }
+        let server = try PostgresServer.shared.get()
+        return ["--store", server.url() + "?schema=delta_\(UUID().uuidString.prefix(8).lowercased())"]
+    }
+
+    @Test(arguments: Store.allCases)
+    func eachRunExportsWhatChangedSinceTheLastExport(store: Store) throws {
         let workspace = try Workspace()
+        let storeArguments = try Self.storeArguments(store)
+        func swell(_ arguments: String...) throws -> SwellProcess.Outcome { try workspace.run(arguments + storeArguments) }
         try workspace.write("shop.yml", Self.pipeline())
         try workspace.write("items.json", #"[{"id": 1, "title": "board", "price": 300}, {"id": 2, "title": "fins", "price": 40.5}, {"id": 3, "title": "wax"}]"#)
-        var run = try workspace.run("run", "shop.yml")
+        var run = try swell("run", "shop.yml")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\ninsert,1,board,300\ninsert,2,fins,40.5\ninsert,3,wax,\n")
         // Board renamed, fins gone, leash new, wax as it was.
         try workspace.write("items.json", #"[{"id": 1, "title": "longboard", "price": 300}, {"id": 3, "title": "wax"}, {"id": 4, "title": "leash", "price": 25}]"#)
-        run = try workspace.run("run", "shop.yml")
+        run = try swell("run", "shop.yml")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\nupdate,1,longboard,300\ninsert,4,leash,25\ndelete,2,,\n")
         #expect(try workspace.read("out/all.csv") == "id,title\n1,longboard\n3,wax\n4,leash\n")
         // Nothing new: only the header.
-        run = try workspace.run("run", "shop.yml")
+        run = try swell("run", "shop.yml")
         #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\n")
-        let status = try workspace.run("status", "shop.yml")
+        let status = try swell("status", "shop.yml")
         #expect(status.stdout.contains("history: on") && status.stdout.contains("export changes: changes since history transaction"), "\(status.stdout)")
     }
 
