@@ -45,6 +45,20 @@ import Testing
         #expect(decoded == history[1].token)
     }
 
+    /// Objects are kept as ranges of primary keys; an integer key can be the ID, and negative.
+    @Test func negativeAndScatteredKeysComeBackAsTheyWent() throws {
+        let directory = TemporaryDirectory()
+        let container = try container(directory)
+        let writer = container.writerContext
+        let ids = try writer.performAndWait { () throws -> Set<ObjectID> in
+            let entries = [-7, -3, -2, -1, 0, 1, 5, 6, 100].map { insertEntry(writer, id: $0) }
+            try writer.save()
+            return Set(entries.map(\.objectID))
+        }
+        let history = try writer.performAndWait { try writer.fetchHistory(after: nil) }
+        #expect(history.count == 1 && Set(history[0].changes.map(\.objectID)) == ids && history[0].changes.count == ids.count)
+    }
+
     @Test func batchRequestsRecordTheirChanges() throws {
         let directory = TemporaryDirectory()
         let container = try container(directory)

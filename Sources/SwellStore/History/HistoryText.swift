@@ -8,7 +8,8 @@ package enum HistoryText {
         group.updated.isEmpty ? .null : .text(json(group.updated))
     }
 
-    /// The primary keys as ascending ranges, `1-5000,5003,5010-5020`.
+    /// The primary keys as ascending ranges, `1..5000,5003,5010..5020` (keys may be negative:
+    /// an integer key can be its object's ID).
     package static func keys(_ group: HistoryRecord.Group) -> StoreValue {
         var text = ""
         var index = 0
@@ -17,7 +18,7 @@ package enum HistoryText {
             var end = index
             while end + 1 < keys.count, keys[end + 1] == keys[end] &+ 1 { end += 1 }
             if !text.isEmpty { text += "," }
-            text += end == index ? "\(keys[index])" : "\(keys[index])-\(keys[end])"
+            text += end == index ? "\(keys[index])" : "\(keys[index])..\(keys[end])"
             index = end + 1
         }
         return .text(text)
@@ -40,8 +41,9 @@ package enum HistoryText {
         }
         var changes: [HistoryChange] = []
         for range in keyText.split(separator: ",") {
-            let bounds = range.split(separator: "-", maxSplits: 1)
-            guard let low = Int64(bounds[0]), let high = bounds.count == 2 ? Int64(bounds[1]) : low, low <= high else { continue }
+            let dots = range.range(of: "..")
+            guard let low = Int64(dots.map { range[..<$0.lowerBound] } ?? range),
+                  let high = dots.map({ Int64(range[$0.upperBound...]) }) ?? low, low <= high else { continue }
             for key in low...high {
                 let deletedKey: [String: Any]? = changeType == .delete ? (changes.count < deleted.count ? deleted[changes.count] : [:]) : nil
                 changes.append(HistoryChange(objectID: ObjectID(entityName: entity, primaryKey: key, storeIdentifier: storeIdentifier),

@@ -11,7 +11,7 @@ enum SQLiteHistory {
     static let createSQL = [
         "CREATE TABLE IF NOT EXISTS \(transactions) (id INTEGER PRIMARY KEY AUTOINCREMENT, timestamp REAL NOT NULL, author TEXT, context_name TEXT)",
         // One row per entity, change type and set of updated names: `object_pks` lists the
-        // objects as ascending ranges (`1-5000,5003`), `deleted_keys` their key values.
+        // objects as ascending ranges (`1..5000,5003`), `deleted_keys` their key values.
         "CREATE TABLE IF NOT EXISTS \(changes) (transaction_id INTEGER NOT NULL REFERENCES \(transactions)(id), entity TEXT NOT NULL, "
             + "change_type TEXT NOT NULL, updated TEXT, object_pks TEXT NOT NULL, deleted_keys TEXT)",
         "CREATE INDEX IF NOT EXISTS \(changes)_transaction ON \(changes) (transaction_id)",
