@@ -59,6 +59,17 @@ import Testing
         #expect(history.count == 1 && Set(history[0].changes.map(\.objectID)) == ids && history[0].changes.count == ids.count)
     }
 
+    /// The stored form of a group's keys reads back as the same keys, negative ones included.
+    @Test func aGroupsKeysRoundTripThroughTheirStoredForm() {
+        let keys: [Int64] = [-9_223_372_036_854_775_808, -7, -3, -2, -1, 0, 1, 5, 6, 100, 9_223_372_036_854_775_807]
+        let group = HistoryRecord.Group(entity: "JournalEntry", type: .delete, updated: [], primaryKeys: keys,
+                                        deletedKeys: keys.map { ["id": .integer($0)] })
+        let changes = HistoryText.changes(entity: "JournalEntry", type: "delete", updated: HistoryText.updated(group), keys: HistoryText.keys(group),
+                                          deletedKeys: HistoryText.deletedKeys(group), model: journalModel, storeIdentifier: "s")
+        #expect(changes.map(\.objectID.primaryKey) == keys)
+        #expect(changes.map { ($0.deletedKey?["id"] as? Int).map(Int64.init) } == keys.map(Optional.some))
+    }
+
     @Test func batchRequestsRecordTheirChanges() throws {
         let directory = TemporaryDirectory()
         let container = try container(directory)
