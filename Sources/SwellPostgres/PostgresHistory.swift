@@ -45,6 +45,9 @@ enum PostgresHistory {
     }
 
     static func record(_ record: HistoryRecord, connection: PostgresConnection) throws {
+        // The deferred foreign-key checks run now, before the lock: run at COMMIT, under it, they
+        // could wait for a row another runner holds while that runner waits for the lock.
+        try connection.query("SET CONSTRAINTS ALL IMMEDIATE")
         try connection.query("LOCK TABLE \(transactions) IN SHARE ROW EXCLUSIVE MODE")
         let inserted = try connection.query("INSERT INTO \(transactions) (timestamp, author, context_name) VALUES ($1::double precision, $2::text, $3::text) RETURNING id",
                                             [.real(record.timestamp.timeIntervalSince1970), record.author.map(StoreValue.text) ?? .null,

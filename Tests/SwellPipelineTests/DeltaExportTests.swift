@@ -61,13 +61,36 @@ import Testing
         try workspace.write("items.json", #"[{"id": 1, "title": "longboard", "price": 300}, {"id": 3, "title": "wax"}, {"id": 4, "title": "leash", "price": 25}]"#)
         run = try swell("run", "shop.yml")
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\nupdate,1,longboard,300\ninsert,4,leash,25\ndelete,2,,\n")
+        #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\ndelete,2,,\nupdate,1,longboard,300\ninsert,4,leash,25\n")
         #expect(try workspace.read("out/all.csv") == "id,title\n1,longboard\n3,wax\n4,leash\n")
         // Nothing new: only the header.
         run = try swell("run", "shop.yml")
         #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\n")
         let status = try swell("status", "shop.yml")
         #expect(status.stdout.contains("history: on") && status.stdout.contains("export changes: changes since history transaction"), "\(status.stdout)")
+    }
+
+    /// A key deleted and stored again between two exports: `delete` comes before the row
+    /// again, so a consumer applying the file in order keeps it.
+    @Test func aKeyGoneAndBackIsNeverLostByAConsumerApplyingTheFileInOrder() throws {
+        let workspace = try Workspace()
+        // Keyed by title: a title stored again is another object (another primary key).
+        try workspace.write("shop.yml", Self.pipeline().replacingOccurrences(of: "key: [id]", with: "key: [title]"))
+        try workspace.write("items.json", #"[{"id": 1, "title": "board"}, {"id": 2, "title": "fins"}]"#)
+        #expect(try workspace.run("run", "shop.yml").status == 0)
+        try workspace.write("items.json", #"[{"id": 1, "title": "board"}]"#)
+        #expect(try workspace.run("import", "shop.yml").status == 0)
+        try workspace.write("items.json", #"[{"id": 1, "title": "board"}, {"id": 7, "title": "fins"}]"#)
+        #expect(try workspace.run("import", "shop.yml").status == 0)
+        #expect(try workspace.run("export", "shop.yml").status == 0)
+        let lines = try workspace.read("out/changes.csv").split(separator: "\n").dropFirst()
+        // Applied in order to the consumer's copy (title → id), the file leaves fins with id 7.
+        var copy = ["board": "1", "fins": "2"]
+        for line in lines {
+            let cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            if cells[0] == "delete" { copy[cells[2]] = nil } else { copy[cells[2]] = cells[1] }
+        }
+        #expect(copy == ["board": "1", "fins": "7"], "\(lines)")
     }
 
     @Test func aFailedExportSendsTheSameChangesNextTime() throws {
@@ -109,7 +132,7 @@ import Testing
         #expect(try workspace.run("import", "shop.yml").status == 0)
         #expect(try kept() > 0)
         #expect(try workspace.run("export", "shop.yml").status == 0)
-        #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\ninsert,3,wax,\ndelete,2,,\n")
+        #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\ndelete,2,,\ninsert,3,wax,\n")
         #expect(try kept() == 0)
     }
 
@@ -120,6 +143,8 @@ import Testing
         #expect(outcome.status == 64 && outcome.stderr.contains("changes of export changes needs the store's history: add history: true"), "\(outcome.stderr)")
         try workspace.write("v2.yml", Self.pipeline().replacingOccurrences(of: "version: 3", with: "version: 2").replacingOccurrences(of: "    mode: replace\n", with: ""))
         #expect(try workspace.run("validate", "v2.yml").stderr.contains("history needs version: 3"))
+        try workspace.write("nokey.yml", Self.pipeline().replacingOccurrences(of: "columns: [id, title, price]", with: "columns: [title, price]"))
+        #expect(try workspace.run("validate", "nokey.yml").stderr.contains("needs the key column id among its columns"))
     }
 
     /// store.md 48 across processes: an app's view context, with a fetched results

@@ -24,7 +24,8 @@ extension ExportRun {
                 for change in transaction.changes where change.entityName == entity {
                     let key = change.objectID.primaryKey
                     switch (byKey[key], change.changeType) {
-                    case (nil, .insert), (.delete?, .insert): byKey[key] = .insert
+                    case (.delete?, .insert): byKey[key] = .update   // gone and back (an integer key as the ID): the consumer has it
+                    case (nil, .insert): byKey[key] = .insert
                     case (.insert?, .update): break
                     case (_, .update): byKey[key] = .update
                     case (.insert?, .delete): byKey[key] = nil
@@ -55,6 +56,20 @@ extension ExportRun {
         }
         let transactions = try context.fetchHistory(after: previous)
         let changes = NetChanges(transactions, entity: entity.name)
+        // Deletions first: a key deleted and then stored again (as another object) reads
+        // `delete` then `insert`, which a consumer applying the file in order gets right.
+        let width = try context.entityDescription(named: entity.name).attributes.count + keyPaths.count
+        for key in changes.deletions {
+            guard case .delete(let deletedKey)? = changes.byKey[key] else { continue }
+            var values = [StoreValue](repeating: .null, count: width)
+            for (index, attribute) in entity.attributes.enumerated() where entity.key.contains(attribute.name) {
+                values[index] = StoreValue(swiftValue: deletedKey?[attribute.name], for: attribute.type) ?? .null
+            }
+            let row = StoreRowCursor(primaryKey: key, values: values)
+            try writer.writeValueField("delete")
+            for column in columns { try Self.write(row, column, dates: dates, to: writer) }
+            try writer.endRow()
+        }
         if !changes.byKey.isEmpty {
             try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
                 let change: String
@@ -67,18 +82,6 @@ extension ExportRun {
                 for column in columns { try Self.write(row, column, dates: dates, to: writer) }
                 try writer.endRow()
             }
-        }
-        let width = try context.entityDescription(named: entity.name).attributes.count + keyPaths.count
-        for key in changes.deletions {
-            guard case .delete(let deletedKey)? = changes.byKey[key] else { continue }
-            var values = [StoreValue](repeating: .null, count: width)
-            for (index, attribute) in entity.attributes.enumerated() where entity.key.contains(attribute.name) {
-                values[index] = StoreValue(swiftValue: deletedKey?[attribute.name], for: attribute.type) ?? .null
-            }
-            let row = StoreRowCursor(primaryKey: key, values: values)
-            try writer.writeValueField("delete")
-            for column in columns { try Self.write(row, column, dates: dates, to: writer) }
-            try writer.endRow()
         }
         return transactions.last?.token ?? previous
     }

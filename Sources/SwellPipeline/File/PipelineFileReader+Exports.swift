@@ -111,6 +111,10 @@ extension PipelineFileReader {
                 throw error(node, "changes of export \(name) needs the store's history: add history: true at the top of the file")
             }
             guard !entity.key.isEmpty else { throw error(node, "changes of export \(name) needs \(entity.name) to have a key") }
+            // A deleted row is written by its key: without the key columns it would be blank.
+            for key in entity.key where !columns.contains(where: { $0.attribute == key }) {
+                throw error(node, "changes of export \(name) needs the key column \(key) among its columns (a deleted row is written by its key)")
+            }
             export.changesSinceLast = true
         }
         return export

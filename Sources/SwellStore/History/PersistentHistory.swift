@@ -81,7 +81,7 @@ public struct HistoryChange: @unchecked Sendable {
     /// For an update: the attributes and relationships it changed.
     public let updatedProperties: Set<String>
     /// For a delete: the values of the object's key (its uniqueness constraint), gone from
-    /// the table; nil for other changes and for entities without a key. Values are
+    /// the table (empty for an entity without a key); nil for other changes. Values are
     /// `String`, `Int`, `Double`, `Bool` or `Date`; a nil value leaves its name out.
     /// (`@unchecked Sendable`: the values are those immutable types.)
     public let deletedKey: [String: Any]?
