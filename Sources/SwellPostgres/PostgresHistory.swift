@@ -74,12 +74,8 @@ enum PostgresHistory {
         }
         return try connection.query("SELECT id, timestamp, author, context_name FROM \(transactions) WHERE id > $1::bigint ORDER BY id", [after])
             .compactMap { row in
-                guard case .integer(let id) = row[0] else { return nil }
-                let seconds: Double = switch row[1] { case .real(let value): value; case .integer(let value): Double(value); default: 0 }
-                let author: String? = if case .text(let text) = row[2] { text } else { nil }
-                let name: String? = if case .text(let text) = row[3] { text } else { nil }
-                return HistoryTransaction(token: HistoryToken(value: id), timestamp: Date(timeIntervalSince1970: seconds), author: author,
-                                          contextName: name, changes: changesByToken[id] ?? [])
+                guard case .integer(let id)? = row.first else { return nil }
+                return HistoryText.transaction(row, changes: changesByToken[id] ?? [])
             }
     }
 }

@@ -67,6 +67,7 @@ struct InitCommand: AsyncParsableCommand {
             throw ValidationError("--graphql needs the API's http:// or https:// URL (the query is POSTed to it)")
         }
         if let variables {
+            // Not JSON and JSON that is not an object get the same message: what is wanted.
             guard case .object? = try? JSONValue.parse(variables.utf8) else {
                 throw ValidationError("--variables \(variables): must be a JSON object like '{\"owner\": \"apple\"}'")
             }

@@ -29,11 +29,24 @@ package enum HistoryText {
         group.deletedKeys.map { .text("[" + $0.map(json).joined(separator: ",") + "]") } ?? .null
     }
 
+    /// A transaction read back from its stored row (`id, timestamp, author, context_name`)
+    /// with its changes; nil when the row is not one.
+    package static func transaction(_ row: [StoreValue], changes: [HistoryChange]) -> HistoryTransaction? {
+        guard row.count >= 4, case .integer(let id) = row[0] else { return nil }
+        let seconds: Double = switch row[1] { case .real(let value): value; case .integer(let value): Double(value); default: 0 }
+        let author: String? = if case .text(let text) = row[2] { text } else { nil }
+        let name: String? = if case .text(let text) = row[3] { text } else { nil }
+        return HistoryTransaction(token: HistoryToken(value: id), timestamp: Date(timeIntervalSince1970: seconds), author: author,
+                                  contextName: name, changes: changes)
+    }
+
     /// The changes of one stored group, one per object; empty when the columns are not a group.
     package static func changes(entity: String, type: String, updated: StoreValue, keys: StoreValue, deletedKeys: StoreValue,
                                 model: ManagedObjectModel, storeIdentifier: String) -> [HistoryChange] {
         guard let changeType = HistoryChange.ChangeType(rawValue: type), case .text(let keyText) = keys else { return [] }
         var names: Set<String> = []
+        // The stores write these texts themselves (`updated`, `deletedKeys`); one another hand
+        // mangled reads as no names or no key values rather than losing the whole history.
         if case .text(let text) = updated, let decoded = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) { names = Set(decoded) }
         var deleted: [[String: Any]] = []
         if case .text(let text) = deletedKeys, let objects = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String: Any]] {

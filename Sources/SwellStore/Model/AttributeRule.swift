@@ -93,7 +93,7 @@ package struct AttributeRuleChecker: Sendable {
     private static func wholeMatch(_ pattern: String) -> NSRegularExpression? {
         // NSRegularExpression's error adds nothing to "not a regular expression".
         guard (try? NSRegularExpression(pattern: pattern)) != nil else { return nil }
-        return try? NSRegularExpression(pattern: "\\A(?:\(pattern))\\z")
+        return try? NSRegularExpression(pattern: "\\A(?:\(pattern))\\z")  // fails only when it cannot be anchored: `patternProblem` says so
     }
 
     /// The first rule `value` breaks, or nil. Nil values break no rule.
