@@ -6,8 +6,11 @@ import SwellStore
 struct PostgresCommitTransaction: StoreCommitTransaction {
     let connection: PostgresConnection
     var committer: PostgresCommitter
+    /// The advisory lock `startHistory` takes to turn history on (`PostgresHistory.lockKey`).
+    let historyLock: String
 
     var result: StoreCommitResult { committer.result }
+    var model: ManagedObjectModel { committer.model }
 
     mutating func begin() throws {
         try connection.query("BEGIN")

@@ -45,6 +45,38 @@ import Testing
         #expect(decoded == history[1].token)
     }
 
+    /// A reader that keeps rows by key must learn which key an object left: an update that
+    /// changes the key records the key before it (`previousKey`); one that gives an object
+    /// another row's key merges the two, and the object that goes is a delete carrying the
+    /// key it had, not the one it was given. Setting a key to what it was records none.
+    @Test func keyChangesRecordTheKeyBefore() throws {
+        let directory = TemporaryDirectory()
+        let container = try container(directory)
+        let writer = container.writerContext
+        let ids = try writer.performAndWait { () throws -> [ObjectID] in
+            writer.mergePolicy = .mergeByPropertyObjectTrump
+            let entries = (1...3).map { insertEntry(writer, id: $0, location: "Pacifica") }
+            try writer.save()
+            let ids = entries.map(\.objectID)  // as saved: the merged object takes the survivor's after
+            entries[0]["id"] = 10         // a new key
+            entries[1]["id"] = 3          // entry 3's key: the two become one
+            entries[2]["id"] = 3          // as it was
+            entries[2]["location"] = "Mavericks"
+            try writer.save()
+            return ids
+        }
+        let history = try writer.performAndWait { try writer.fetchHistory(after: nil) }
+        #expect(history.count == 2)
+        let changes = history.last?.changes ?? []
+        let first = changes.first { $0.objectID == ids[0] }
+        #expect(first?.changeType == .update && first?.previousKey?["id"] as? Int == 1, "\(changes)")
+        let merged = changes.first { $0.objectID == ids[1] }
+        #expect(merged?.changeType == .delete && merged?.deletedKey?["id"] as? Int == 2, "\(changes)")
+        let kept = changes.first { $0.objectID == ids[2] }
+        #expect(kept?.changeType == .update && kept?.previousKey == nil, "\(changes)")
+        #expect(history[0].changes.allSatisfy { $0.previousKey == nil && $0.deletedKey == nil })
+    }
+
     /// Objects are kept as ranges of primary keys; an integer key can be the ID, and negative.
     @Test func negativeAndScatteredKeysComeBackAsTheyWent() throws {
         let directory = TemporaryDirectory()
@@ -63,7 +95,7 @@ import Testing
     @Test func aGroupsKeysRoundTripThroughTheirStoredForm() {
         let keys: [Int64] = [-9_223_372_036_854_775_808, -7, -3, -2, -1, 0, 1, 5, 6, 100, 9_223_372_036_854_775_807]
         let group = HistoryRecord.Group(entity: "JournalEntry", type: .delete, updated: [], primaryKeys: keys,
-                                        deletedKeys: keys.map { ["id": .integer($0)] })
+                                        keysBefore: keys.map { ["id": .integer($0)] })
         let changes = HistoryText.changes(entity: "JournalEntry", type: "delete", updated: HistoryText.updated(group), keys: HistoryText.keys(group),
                                           deletedKeys: HistoryText.deletedKeys(group), model: journalModel, storeIdentifier: "s")
         #expect(changes.map(\.objectID.primaryKey) == keys)

@@ -26,7 +26,7 @@ package enum HistoryText {
 
     /// The deleted objects' key values as a JSON array of objects (`.null` when none).
     package static func deletedKeys(_ group: HistoryRecord.Group) -> StoreValue {
-        group.deletedKeys.map { .text("[" + $0.map(json).joined(separator: ",") + "]") } ?? .null
+        group.keysBefore.map { .text("[" + $0.map(json).joined(separator: ",") + "]") } ?? .null
     }
 
     /// A transaction read back from its stored row (`id, timestamp, author, context_name`)
@@ -58,9 +58,12 @@ package enum HistoryText {
             guard let low = Int64(dots.map { range[..<$0.lowerBound] } ?? range),
                   let high = dots.map({ Int64(range[$0.upperBound...]) }) ?? low, low <= high else { continue }
             for key in low...high {
-                let deletedKey: [String: Any]? = changeType == .delete ? (changes.count < deleted.count ? deleted[changes.count] : [:]) : nil
+                let before: [String: Any]? = changes.count < deleted.count ? deleted[changes.count] : nil
+                let deletedKey: [String: Any]? = changeType == .delete ? before ?? [:] : nil
+                let previousKey: [String: Any]? = changeType == .update && before?.isEmpty == false ? before : nil
                 changes.append(HistoryChange(objectID: ObjectID(entityName: entity, primaryKey: key, storeIdentifier: storeIdentifier),
-                                             entityName: entity, changeType: changeType, updatedProperties: names, deletedKey: deletedKey))
+                                             entityName: entity, changeType: changeType, updatedProperties: names,
+                                             deletedKey: deletedKey, previousKey: previousKey))
             }
         }
         return changes

@@ -85,6 +85,10 @@ public struct HistoryChange: @unchecked Sendable {
     /// `String`, `Int`, `Double`, `Bool` or `Date`; a nil value leaves its name out.
     /// (`@unchecked Sendable`: the values are those immutable types.)
     public let deletedKey: [String: Any]?
+    /// For an update that changed the object's key: the key's values before it, in the
+    /// same form as `deletedKey` (a reader that keeps rows by key holds the row under
+    /// them); nil for other changes.
+    public let previousKey: [String: Any]?
 }
 
 /// What `CommitDriver` gives a store to record for one transaction: its changes grouped,
@@ -99,8 +103,9 @@ package struct HistoryRecord: Sendable {
         package var updated: [String]
         /// The objects' primary keys, ascending.
         package var primaryKeys: [Int64]
-        /// For deletes: each object's key values (aligned with `primaryKeys`).
-        package var deletedKeys: [[String: StoreValue]]?
+        /// For deletes: each object's key values; for updates of which some changed a key:
+        /// those objects' keys before, the others' empty (aligned with `primaryKeys`).
+        package var keysBefore: [[String: StoreValue]]?
     }
 
     package var timestamp: Date
@@ -110,9 +115,9 @@ package struct HistoryRecord: Sendable {
 
     package var isEmpty: Bool { groups.isEmpty }
 
-    /// The record of a commit's result; `deletedKeys` are the deleted rows' key values, read
-    /// before they were deleted.
-    init(result: StoreCommitResult, author: String?, contextName: String?, deletedKeys: [RowReference: [String: StoreValue]]) {
+    /// The record of a commit's result; `keysBefore` are the deleted rows' key values and the
+    /// old keys of rows whose key changed, read before the commit wrote.
+    init(result: StoreCommitResult, author: String?, contextName: String?, keysBefore: [RowReference: [String: StoreValue]]) {
         timestamp = Date()
         self.author = author
         self.contextName = contextName
@@ -128,14 +133,17 @@ package struct HistoryRecord: Sendable {
             updated[UpdateKey(entity: id.entityName, names: properties.sorted()), default: []].append(id.primaryKey)
         }
         for (key, keys) in updated.sorted(by: { ($0.key.entity, $0.key.names.joined(separator: ",")) < ($1.key.entity, $1.key.names.joined(separator: ",")) }) {
-            groups.append(Group(entity: key.entity, type: .update, updated: key.names, primaryKeys: keys.sorted()))
+            let sorted = keys.sorted()
+            let before = sorted.map { keysBefore[RowReference(entity: key.entity, primaryKey: $0)] }
+            groups.append(Group(entity: key.entity, type: .update, updated: key.names, primaryKeys: sorted,
+                                keysBefore: before.contains { $0 != nil } ? before.map { $0 ?? [:] } : nil))
         }
         var deleted: [String: [Int64]] = [:]
         for id in result.deleted { deleted[id.entityName, default: []].append(id.primaryKey) }
         for (entity, keys) in deleted.sorted(by: { $0.key < $1.key }) {
             let sorted = keys.sorted()
             groups.append(Group(entity: entity, type: .delete, updated: [], primaryKeys: sorted,
-                                deletedKeys: sorted.map { deletedKeys[RowReference(entity: entity, primaryKey: $0)] ?? [:] }))
+                                keysBefore: sorted.map { keysBefore[RowReference(entity: entity, primaryKey: $0)] ?? [:] }))
         }
         self.groups = groups
     }

@@ -23,6 +23,8 @@ package protocol StoreCommitTransaction {
     mutating func recordsHistory() throws -> Bool
     /// The key values (uniqueness constraint) of these stored rows, read before they go.
     mutating func keyValues(of rows: [RowReference]) throws -> [RowReference: [String: StoreValue]]
+    /// The model the change sets are written in (the coordinator's copy).
+    var model: ManagedObjectModel { get }
     /// Records the transaction's history, in the transaction.
     mutating func recordHistory(_ record: HistoryRecord) throws
     /// Makes everything written since `begin` durable and visible, at once.
@@ -62,11 +64,7 @@ package enum CommitDriver {
         try transaction.begin()
         do {
             let history = try transaction.recordsHistory()
-            var deletedKeys: [RowReference: [String: StoreValue]] = [:]
-            if history {
-                let deletes = changes.operations.filter { $0.row.kind == .deleted }.map { RowReference(entity: $0.entity, primaryKey: $0.primaryKey) }
-                if !deletes.isEmpty { deletedKeys = try transaction.keyValues(of: deletes) }
-            }
+            let keysBefore = history ? try keysBefore(changes, through: &transaction) : [:]
             for insert in changes.columnInserts { try transaction.insertColumns(insert) }
             try transaction.apply(changes.operations)
             for update in changes.columnUpdates { try transaction.updateColumns(update) }
@@ -77,7 +75,7 @@ package enum CommitDriver {
             }
             if history {
                 let record = HistoryRecord(result: transaction.result, author: changes.author, contextName: changes.contextName,
-                                           deletedKeys: deletedKeys)
+                                           keysBefore: keysBefore)
                 if !record.isEmpty { try transaction.recordHistory(record) }
             }
             try transaction.commit()
@@ -86,5 +84,38 @@ package enum CommitDriver {
             transaction.rollback()
             throw error
         }
+    }
+
+    /// The keys rows had before this commit, for its history (store.md 46): every deleted
+    /// row's (gone from the table after), and the old key of every update that changes a
+    /// key attribute's value (a row merged into another by its new key is one of them), so
+    /// a reader that keeps rows by key knows which one to drop.
+    private static func keysBefore<Transaction: StoreCommitTransaction>(_ changes: StoreChangeSet,
+                                                                       through transaction: inout Transaction) throws -> [RowReference: [String: StoreValue]] {
+        var rows: [RowReference] = []
+        var keyUpdates: [(RowReference, StoreChangeSet.Operation, EntityDescription)] = []
+        for operation in changes.operations {
+            let row = RowReference(entity: operation.entity, primaryKey: operation.primaryKey)
+            switch operation.row.kind {
+            case .deleted: rows.append(row)
+            case .updated:
+                guard let entity = transaction.model.entitiesByName[operation.entity],
+                      entity.keyIndices.contains(where: operation.row.mask.contains) else { continue }
+                rows.append(row)
+                keyUpdates.append((row, operation, entity))
+            case .inserted: continue
+            }
+        }
+        guard !rows.isEmpty else { return [:] }
+        var keys = try transaction.keyValues(of: rows)
+        for (row, operation, entity) in keyUpdates {
+            guard let before = keys[row] else { continue }
+            // The key after: the update's values where it sets them, the old ones elsewhere.
+            let unchanged = entity.keyIndices.allSatisfy { index in
+                !operation.row.mask.contains(index) || before[entity.attributes[index].name] == operation.row.values[index]
+            }
+            if unchanged { keys[row] = nil }
+        }
+        return keys
     }
 }

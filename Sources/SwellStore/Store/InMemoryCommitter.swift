@@ -201,6 +201,7 @@ struct InMemoryCommitTransaction: StoreCommitTransaction {
     }
 
     var result: StoreCommitResult { committer.result }
+    var model: ManagedObjectModel { committer.model }
 
     mutating func begin() {}
 

@@ -16,6 +16,7 @@ struct SQLiteCommitTransaction: StoreCommitTransaction {
     }
 
     var result: StoreCommitResult { committer.result }
+    var model: ManagedObjectModel { committer.model }
 
     mutating func begin() throws {
         try connection.execute("BEGIN IMMEDIATE")
