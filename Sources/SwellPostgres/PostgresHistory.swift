@@ -18,6 +18,11 @@ enum PostgresHistory {
         "CREATE INDEX IF NOT EXISTS \(changes)_transaction ON \(changes) (transaction_id)",
     ]
 
+    /// The advisory lock between turning history on (held exclusively) and commits (held
+    /// shared from when they ask whether it is on until they end): a commit either sees the
+    /// history tables or finishes before they exist and before the first position is read.
+    static func lockKey(schema: String) -> String { "swell.history.\(schema)" }
+
     static func isOn(_ connection: PostgresConnection) throws -> Bool {
         guard case .text? = try connection.query("SELECT to_regclass($1::text)::text", [.text(transactions)]).first?.first else { return false }
         return true
@@ -82,7 +87,8 @@ enum PostgresHistory {
 
 extension PostgresCommitTransaction {
     mutating func recordsHistory() throws -> Bool {
-        try PostgresHistory.isOn(connection)
+        try connection.query("SELECT pg_advisory_xact_lock_shared(hashtext($1::text))", [.text(historyLock)])
+        return try PostgresHistory.isOn(connection)
     }
 
     mutating func keyValues(of rows: [RowReference]) throws -> [RowReference: [String: StoreValue]] {

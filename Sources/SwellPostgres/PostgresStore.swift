@@ -263,8 +263,10 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
             throw StoreError(converting: error)
         }
         try writeTransaction { writer in
-            // Several runners may turn it on at once: one at a time.
-            try writer.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [.text("swell.history.\(schemaName)")])
+            // Several runners may turn it on at once: one at a time. Held exclusively, the lock
+            // also waits for commits that began before (each holds it shared from the moment it
+            // asks whether history is on), so none of them goes unrecorded.
+            try writer.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [.text(PostgresHistory.lockKey(schema: schemaName))])
             for sql in PostgresHistory.createSQL { try writer.query(sql) }
         }
     }
@@ -307,7 +309,8 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
         defer { writerLock.unlock() }
         guard let writer else { throw .noPersistentStore }
         let committer = PostgresCommitter(connection: writer, model: model, storeIdentifier: identifier, policy: changes.mergePolicy)
-        var transaction = PostgresCommitTransaction(connection: writer, committer: committer)
+        var transaction = PostgresCommitTransaction(connection: writer, committer: committer,
+                                                    historyLock: PostgresHistory.lockKey(schema: schemaName))
         do {
             return try CommitDriver.commit(changes, through: &transaction)
         } catch {

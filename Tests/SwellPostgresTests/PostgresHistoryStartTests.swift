@@ -1,0 +1,85 @@
+import Foundation
+import SwellLocks
+import SwellPostgres
+import SwellStore
+import SwellTestSupport
+import Testing
+
+/// Turning history on while another runner commits (store.md 46: every transaction after it
+/// is on is recorded). A runner that turns it on reads its first position right after; a
+/// commit that began before, asked whether history was on and was told no, must be visible
+/// by then, or its change is neither recorded nor before that position. So turning it on
+/// waits for commits in flight: here one held up on a row lock another session holds.
+@Suite struct PostgresHistoryStartTests {
+    private static let model = ManagedObjectModel(entities: [
+        EntityDescription(name: "Entry", attributes: [
+            AttributeDescription(name: "id", type: .integer),
+            AttributeDescription(name: "title", type: .string, isOptional: true),
+        ], uniquenessConstraint: ["id"]),
+    ])
+
+    @Test func turningHistoryOnWaitsForCommitsInFlight() throws {
+        PostgresStore.register()
+        let server = try PostgresServer.shared.get()
+        let url = URL(string: server.url() + "?schema=hist_\(UUID().uuidString.prefix(8).lowercased())")!
+        let runner = PersistentContainer(name: "runner", managedObjectModel: Self.model, storeURL: url)
+        try runner.loadPersistentStores()
+        defer { try? runner.persistentStoreCoordinator.close() }
+        let writer = runner.writerContext
+        try writer.performAndWait {
+            let entry = writer.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 1
+            entry["title"] = "old"
+            try writer.save()
+            entry["title"] = "new"
+        }
+
+        // Another session locks the row: the runner's commit waits on the server.
+        let blocker = try PostgresConnection(server.url())
+        defer { blocker.close() }
+        try blocker.query("BEGIN")
+        try blocker.query("SELECT 1 FROM \"\(url.query!.dropFirst("schema=".count))\".\"Entry\" WHERE id = 1 FOR UPDATE")
+        let blockerPID = try #require(blocker.query("SELECT pg_backend_pid()").first?.first)
+        let committed = DispatchSemaphore(value: 0)
+        let commitError = LockedValue<(any Error)?>(nil)
+        writer.perform {
+            do { try writer.save() } catch { commitError.withLock { $0 = error } }
+            committed.signal()
+        }
+        let watcher = try PostgresConnection(server.url())
+        defer { watcher.close() }
+        func waitingOn(_ pid: StoreValue) throws -> Bool {
+            try eventually(within: 10) {
+                try watcher.query("SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [pid]).first?.first != .integer(0)
+            }
+        }
+        #expect(try waitingOn(blockerPID), "the commit never reached the row lock")
+
+        // An app turns history on meanwhile: it waits for the commit in flight.
+        let app = PersistentContainer(name: "app", managedObjectModel: Self.model, storeURL: url, options: PersistentStoreOptions(history: true))
+        let opened = DispatchSemaphore(value: 0)
+        let openError = LockedValue<(any Error)?>(nil)
+        DispatchQueue.global().async {
+            do { try app.loadPersistentStores() } catch { openError.withLock { $0 = error } }
+            opened.signal()
+        }
+        defer { try? app.persistentStoreCoordinator.close() }
+        let runnerPID = try #require(watcher.query("SELECT pid FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [blockerPID]).first?.first)
+        #expect(try waitingOn(runnerPID), "turning history on did not wait for the commit in flight")
+        try blocker.query("ROLLBACK")
+        #expect(committed.wait(timeout: .now() + 60) == .success && commitError.withLock { $0 } == nil)
+        #expect(opened.wait(timeout: .now() + 60) == .success && openError.withLock { $0 } == nil)
+
+        // Once on, the app's first position comes after the runner's change, which it reads.
+        let view = app.newBackgroundContext()
+        let title = try view.performAndWait { try view.fetch(FetchRequest(entityName: "Entry")).first?["title"] as? String }
+        #expect(title == "new")
+        // And the runner's next commit is recorded.
+        try writer.performAndWait {
+            try writer.fetch(FetchRequest(entityName: "Entry")).first?["title"] = "newer"
+            try writer.save()
+        }
+        let history = try view.performAndWait { try view.fetchHistory(after: nil) }
+        #expect(history.count == 1 && history.first?.changes.first?.updatedProperties == ["title"])
+    }
+}
