@@ -1121,6 +1121,36 @@ struct KeyPathPredicateTests {
         }
     }
 
+    @Test("sorting by a to-one key path sees the destinations' unsaved values, with and without a limit",
+          .enabled(if: TestStore.current != .memory, "the in-memory store reads no key paths in its queries"))
+    func sortByKeyPathSeesUnsavedDestinations() async throws {
+        let directory = TemporaryDirectory()
+        let stored = try makeContainer(directory, name: "paths", model: Self.model)
+        let writer = stored.newBackgroundContext()
+        try writer.performAndWait {
+            Self.build(writer)
+            try writer.save()
+        }
+        try await stored.saveToDisk()
+        let context = stored.newBackgroundContext()
+        func order(limit: Int) throws -> [String] {
+            var request = FetchRequest(entityName: "Entry")
+            request.predicate = FetchPredicate(format: "spot != nil")
+            request.sortDescriptors = [FetchSortDescriptor(key: "spot.name", ascending: true), FetchSortDescriptor(key: "id", ascending: true)]
+            request.fetchLimit = limit
+            return try context.fetch(request).map { "\(($0.value(forKey: "spot") as? ManagedObject)?["name"] ?? "-")/\($0["id"]!)" }
+        }
+        try context.performAndWait {
+            // Only a spot changes, unsaved: no Entry does.
+            var request = FetchRequest(entityName: "Spot")
+            request.predicate = FetchPredicate(format: "name == 'Trestles' OR name == 'Rincon'")
+            for spot in try context.fetch(request) where spot["name"] as? String == "Rincon" { spot["name"] = "Aaa Rincon" }
+            let all = try order(limit: 0)
+            #expect(all.first?.hasPrefix("Aaa Rincon/") == true, "\(all.prefix(3))")
+            #expect(try order(limit: 2) == Array(all.prefix(2)))
+        }
+    }
+
     @Test("an unknown relationship in a key path, or ANY without a to-many, is a predicate error with its column")
     func errors() throws {
         let directory = TemporaryDirectory()

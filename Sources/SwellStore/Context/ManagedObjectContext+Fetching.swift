@@ -114,11 +114,23 @@ extension ManagedObjectContext {
         return objects
     }
 
-    /// Whether the plan's predicate follows key paths into an entity that has unsaved changes
-    /// at this level or above (store.md 33: key paths see unsaved values, also of the related
-    /// objects of rows that are themselves unchanged).
+    /// Whether the plan's predicate or sort follows key paths into an entity that has unsaved
+    /// changes at this level or above (store.md 33: key paths see unsaved values, also of the
+    /// related objects of rows that are themselves unchanged; the store's SQL would read them
+    /// as saved).
     func keyPathsReadUnsavedChanges(_ plan: FetchPlan) -> Bool {
-        guard let entities = plan.predicate?.pathEntities, !entities.isEmpty else { return false }
+        var entities = plan.predicate?.pathEntities ?? []
+        if let coordinator {
+            for path in plan.sortPaths {
+                var current = plan.entity
+                for name in path.dropLast() {
+                    guard let relationship = current.relationship(named: name),
+                          let next = coordinator.entitiesByName[relationship.destination] else { break }
+                    entities.insert(next.name)
+                    current = next
+                }
+            }
+        }
         return entities.contains { !layerChain(entity: $0, includeSelf: true).isEmpty }
     }
 
