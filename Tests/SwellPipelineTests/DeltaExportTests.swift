@@ -136,6 +136,26 @@ import Testing
         #expect(try kept() == 0)
     }
 
+    /// An export whose position is older than what was purged (here another file, without
+    /// it, purged the store's history) cannot list its changes: it fails, saying so, rather
+    /// than leave out what it can no longer read.
+    @Test func aPositionOlderThanThePurgedHistoryIsRefused() throws {
+        let workspace = try Workspace()
+        let other = "  - name: other\n    entity: Item\n    path: out/other.csv\n    columns: [id, title]\n    changes: since_last\n"
+        let both = Self.pipeline().replacingOccurrences(of: "  - name: all\n", with: other + "  - name: all\n")
+        try workspace.write("both.yml", both)
+        try workspace.write("one.yml", Self.pipeline(history: "history: { keep_days: 0 }"))
+        try workspace.write("items.json", #"[{"id": 1, "title": "board"}]"#)
+        #expect(try workspace.run("run", "both.yml").status == 0)
+        try workspace.write("items.json", #"[{"id": 1, "title": "board"}, {"id": 2, "title": "fins"}]"#)
+        #expect(try workspace.run("run", "one.yml").status == 0)
+        let refused = try workspace.run("export", "both.yml")
+        #expect(refused.status == 73 && refused.stderr.contains("export other: its position (history token")
+                && refused.stderr.contains("Give the export a new name"), "\(refused.stderr)")
+        // The export that kept up is not held back by it.
+        #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\n")
+    }
+
     @Test func changesNeedTheStoresHistory() throws {
         let workspace = try Workspace()
         try workspace.write("shop.yml", Self.pipeline(history: ""))

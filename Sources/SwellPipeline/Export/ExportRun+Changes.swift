@@ -7,34 +7,62 @@ import SwellStore
 /// after a first column `_change`; a deleted row carries its key columns only. The first
 /// run exports every row as an insert. The position (a history token) is kept in the
 /// store only once the file is in place, so a failed export sends the same changes again.
+///
+/// The file is for a consumer that keeps rows by key and applies it in order: `insert` and
+/// `update` store the row under its key, `delete` drops the key if held. So:
+/// - a key a consumer may hold and that no longer names a matching row is deleted: the
+///   object was deleted, its key changed, or it stopped matching the export's `where`;
+/// - deletions come first, so a key dropped and then stored again (by another object) ends
+///   up held;
+/// - a row whose key-path columns read objects that changed is an update too.
 extension ExportRun {
     /// Where the export's position is kept (`swell_state`).
     static func positionKey(_ export: String) -> String { "export.\(export).history_token" }
 
+    /// Where the pipeline notes how far it purged the history: a position before it cannot
+    /// be followed (`purgeHistory`).
+    static let purgedBeforeKey = "history.purged_before"
+
     /// Net changes of the export's entity since `after`: what one object went through,
     /// folded (an insert then an update is an insert; an insert then a delete, nothing).
     struct NetChanges {
-        enum Change { case insert, update, delete([String: Any]?) }
+        enum Change { case insert, update, delete }
         var byKey: [Int64: Change] = [:]
-        /// The deleted objects, in the order they went.
-        var deletions: [Int64] = []
+        var ids: [Int64: ObjectID] = [:]
+        /// The key a consumer holds an object under where it may no longer be the object's
+        /// key: its key before its first key change or deletion in the window (objects
+        /// inserted in the window are held under no older key).
+        var heldKeys: [Int64: [String: Any]] = [:]
+        /// The objects of other entities that changed, by entity (for key-path columns).
+        var related: [String: Set<Int64>] = [:]
 
         init(_ transactions: [HistoryTransaction], entity: String) {
             for transaction in transactions {
-                for change in transaction.changes where change.entityName == entity {
+                for change in transaction.changes {
                     let key = change.objectID.primaryKey
-                    switch (byKey[key], change.changeType) {
-                    case (.delete?, .insert): byKey[key] = .update   // gone and back (an integer key as the ID): the consumer has it
-                    case (nil, .insert): byKey[key] = .insert
-                    case (.insert?, .update): break
-                    case (_, .update): byKey[key] = .update
-                    case (.insert?, .delete): byKey[key] = nil
-                    case (_, .delete): byKey[key] = .delete(change.deletedKey)
-                    case (_, .insert): byKey[key] = .insert
+                    guard change.entityName == entity else {
+                        related[change.entityName, default: []].insert(key)
+                        continue
+                    }
+                    ids[key] = change.objectID
+                    switch change.changeType {
+                    case .insert:
+                        // Gone and back (an integer key as the ID): the consumer may hold it.
+                        byKey[key] = byKey[key] == .delete ? .update : .insert
+                    case .update:
+                        guard byKey[key] != .insert else { continue }
+                        byKey[key] = .update
+                        if heldKeys[key] == nil, let previous = change.previousKey { heldKeys[key] = previous }
+                    case .delete:
+                        if byKey[key] == .insert {
+                            byKey[key] = nil
+                        } else {
+                            byKey[key] = .delete
+                            if heldKeys[key] == nil { heldKeys[key] = change.deletedKey ?? [:] }
+                        }
                     }
                 }
             }
-            deletions = byKey.compactMap { key, change in if case .delete = change { key } else { nil } }.sorted()
         }
     }
 
@@ -54,35 +82,117 @@ extension ExportRun {
             }
             return position ?? HistoryToken(value: 0)
         }
+        if let purged = try context.storeMetadata(forKey: Self.purgedBeforeKey).flatMap(Int64.init), previous.value + 1 < purged {
+            throw PipelineError(.cannotCreate, "export \(export.name): its position (history token \(previous.value)) is older than the "
+                                + "store's history, purged before token \(purged): the changes since cannot be listed. Give the "
+                                + "export a new name to start again from every row as insert")
+        }
         let transactions = try context.fetchHistory(after: previous)
         let changes = NetChanges(transactions, entity: entity.name)
-        // Deletions first: a key deleted and then stored again (as another object) reads
-        // `delete` then `insert`, which a consumer applying the file in order gets right.
-        let width = try context.entityDescription(named: entity.name).attributes.count + keyPaths.count
-        for key in changes.deletions {
-            guard case .delete(let deletedKey)? = changes.byKey[key] else { continue }
+        let stored = try context.entityDescription(named: entity.name)
+        let width = stored.attributes.count + keyPaths.count
+
+        func writeDelete(primaryKey: Int64, key: [String: StoreValue]) throws {
             var values = [StoreValue](repeating: .null, count: width)
-            for (index, attribute) in entity.attributes.enumerated() where entity.key.contains(attribute.name) {
-                values[index] = StoreValue(swiftValue: deletedKey?[attribute.name], for: attribute.type) ?? .null
-            }
-            let row = StoreRowCursor(primaryKey: key, values: values)
+            for (index, attribute) in entity.attributes.enumerated() { values[index] = key[attribute.name] ?? .null }
             try writer.writeValueField("delete")
+            for column in columns { try Self.write(StoreRowCursor(primaryKey: primaryKey, values: values), column, dates: dates, to: writer) }
+            try writer.endRow()
+        }
+
+        // Keys a consumer holds that no longer name the object: deleted, or changed since.
+        for key in changes.heldKeys.keys.sorted() {
+            guard let held = changes.heldKeys[key] else { continue }
+            let heldValues = keyValues(held)
+            if changes.byKey[key] != .delete, let id = changes.ids[key], let current = try? context.existingObject(with: id),
+               keyValues(entity.key.reduce(into: [String: Any]()) { $0[$1] = current.value(forKey: $1) }) == heldValues {
+                continue   // back under the same key, or a key set to what it was
+            }
+            try writeDelete(primaryKey: key, key: heldValues)
+        }
+
+        let related = try relatedRows(changes, stored: stored, keyPaths: keyPaths, in: context)
+        guard !changes.byKey.isEmpty || related != .none else { return transactions.last?.token ?? previous }
+        var listed: Set<Int64> = []
+        try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
+            let change: String
+            switch changes.byKey[row.primaryKey] {
+            case .insert?: change = "insert"
+            case .update?: change = "update"
+            case .delete?: return
+            case nil:
+                guard related.contains(row) else { return }
+                change = "update"
+            }
+            listed.insert(row.primaryKey)
+            try writer.writeValueField(change)
             for column in columns { try Self.write(row, column, dates: dates, to: writer) }
             try writer.endRow()
         }
-        if !changes.byKey.isEmpty {
-            try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
-                let change: String
-                switch changes.byKey[row.primaryKey] {
-                case .insert?: change = "insert"
-                case .update?: change = "update"
-                default: return
-                }
-                try writer.writeValueField(change)
-                for column in columns { try Self.write(row, column, dates: dates, to: writer) }
-                try writer.endRow()
+        // Updated rows that no longer match `where`: a consumer may hold them.
+        let unlisted = changes.byKey.filter { $0.value == .update && !listed.contains($0.key) }
+        if !unlisted.isEmpty {
+            var all = FetchRequest(entityName: entity.name)
+            all.sortDescriptors = request.sortDescriptors
+            let keyIndices = stored.keyIndices
+            try context.enumerateRowCursors(all) { row in
+                guard unlisted[row.primaryKey] != nil else { return }
+                var key: [String: StoreValue] = [:]
+                for index in keyIndices { key[stored.attributes[index].name] = row.value(index) }
+                try writeDelete(primaryKey: row.primaryKey, key: key)
             }
         }
         return transactions.last?.token ?? previous
+    }
+
+    /// Key values (`HistoryChange.deletedKey`'s form, or an object's) as stored values, to compare and write.
+    private func keyValues(_ values: [String: Any]) -> [String: StoreValue] {
+        var result: [String: StoreValue] = [:]
+        for attribute in entity.attributes where entity.key.contains(attribute.name) {
+            result[attribute.name] = StoreValue(swiftValue: values[attribute.name], for: attribute.type) ?? .null
+        }
+        return result
+    }
+
+    /// Rows listed because objects their key-path columns read changed.
+    enum RelatedRows: Equatable {
+        case none
+        /// Every row: a path goes through more than one relationship or a to-many, and an
+        /// entity on it changed (which rows reach the change is not followed).
+        case all
+        /// Rows whose to-one column (by index) holds one of these IDs.
+        case referencing([Int: Set<Int64>])
+
+        func contains(_ row: StoreRowCursor) -> Bool {
+            switch self {
+            case .none: return false
+            case .all: return true
+            case .referencing(let byColumn):
+                return byColumn.contains { index, ids in
+                    row.withField(index) { field in if case .integer(let id) = field { ids.contains(id) } else { false } }
+                }
+            }
+        }
+    }
+
+    private func relatedRows(_ changes: NetChanges, stored: EntityDescription, keyPaths: [KeyPathColumn],
+                             in context: ManagedObjectContext) throws -> RelatedRows {
+        guard !changes.related.isEmpty else { return .none }
+        var byColumn: [Int: Set<Int64>] = [:]
+        for keyPath in keyPaths {
+            var entity = stored
+            var passed: [String] = []
+            for name in keyPath.path.dropLast() {
+                guard let relationship = entity.relationship(named: name) else { break }
+                entity = try context.entityDescription(named: relationship.destination)
+                passed.append(entity.name)
+            }
+            guard passed.contains(where: { changes.related[$0] != nil }) else { continue }
+            guard keyPath.path.count == 2, let relationship = stored.relationship(named: keyPath.path[0]), !relationship.isToMany,
+                  let column = stored.attributes.firstIndex(where: { $0.name == relationship.name && $0.destination != nil }),
+                  column < stored.columnCount else { return .all }
+            byColumn[column, default: []].formUnion(changes.related[relationship.destination] ?? [])
+        }
+        return byColumn.isEmpty ? .none : .referencing(byColumn)
     }
 }

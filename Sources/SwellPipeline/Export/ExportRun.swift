@@ -50,6 +50,9 @@ struct ExportRun {
                 }
             }
             try writer.finish()
+        } catch let error as PipelineError {
+            output.abort()
+            throw error
         } catch let error as CSVError {
             output.abort()
             throw PipelineError(.cannotCreate, "export \(export.name): \(error)", underlying: error)

@@ -243,7 +243,6 @@ public struct PipelineRunner: Sendable {
         }
     }
 
-    /// Opens the store; an export-only run needs one to exist.
     /// Purges the history every delta export of the file has read and that is older than
     /// `history.keep_days` (README, "Delta exports"): it never grows without bound.
     private func purgeHistory(in container: PersistentContainer) throws(PipelineError) {
@@ -258,6 +257,13 @@ public struct PipelineRunner: Sendable {
                     if let position = try writer.storeMetadata(forKey: ExportRun.positionKey(export.name)).flatMap(Int64.init) {
                         bound = min(bound, position + 1)
                     }
+                }
+                // Noted first: a position before it is refused, never followed past a gap (a
+                // crash between the two refuses more than needed, never less).
+                let purged = try writer.storeMetadata(forKey: ExportRun.purgedBeforeKey).flatMap(Int64.init) ?? 0
+                if bound > purged {
+                    writer.setStoreMetadata(String(bound), forKey: ExportRun.purgedBeforeKey)
+                    try writer.save()
                 }
                 try writer.deleteHistory(before: HistoryToken(value: bound))
             }
@@ -279,6 +285,7 @@ public struct PipelineRunner: Sendable {
         }
     }
 
+    /// Opens the store; an export-only run needs one to exist.
     func openStore(creating: Bool) throws(PipelineError) -> PersistentContainer {
         try store.validate()
         let url: URL
