@@ -90,8 +90,11 @@ import Testing
         #expect(try workspace.run("import", "earlier.yml").status == 0)
         try workspace.write("items.yml", EndToEndTests.pipeline(
             url: "\(server.baseURL)/p1", sourceExtra: "    paginate: { next: next }\n    mode: replace\n" + fault.sourceExtra))
-        let outcome = try workspace.run("import", "items.yml", "--report", "out/report.json")
+        let outcome = try workspace.run("import", "items.yml", "--report", "out/report.json", "--progress", "always")
         #expect(outcome.status == 69, "\(outcome.stderr)")
+        // The progress line and the report say what happened: failed, after its retries.
+        #expect(outcome.stderr.contains("items: ") && outcome.stderr.contains("failed after") && !outcome.stderr.contains("done in"),
+                "\(outcome.stderr)")
         #expect(outcome.stderr.contains("\(server.baseURL)/p2"), "\(outcome.stderr)")
         if let words = fault.words { #expect(outcome.stderr.contains(words), "\(outcome.stderr)") }
         let report = try workspace.report()
@@ -99,6 +102,8 @@ import Testing
         #expect((report["error"] as? String)?.contains("/p2") == true)
         let attempts = server.requests.filter { $0.path == "/p2" }.count
         #expect(fault == .redirectLoop || attempts == (fault.isRetryable ? 3 : 1))
+        let source = (report["sources"] as? [[String: Any]])?.first ?? [:]
+        #expect(fault == .redirectLoop || source["retries"] as? Int == attempts - 1, "\(source)")
         // Page 1's rows were saved and nothing was deleted.
         #expect(try workspace.run("export", "items.yml").status == 0)
         let ids = try workspace.read("out/items.csv").split(separator: "\n").dropFirst().map { $0.prefix { $0 != "," } }

@@ -46,6 +46,8 @@ final class PageFetcher {
     private let progress: SourceProgress
     private let isFile: Bool
     private var authorizer: SourceAuthorizer
+    /// The retries the last page took, also when it failed after them (for the report).
+    private(set) var retriesOfLastPage = 0
 
     init(source: SourceSpec, container: PersistentContainer, logger: Logger, redactor: Redactor,
          progress: SourceProgress, tokens: RunTokens) throws(PipelineError) {
@@ -117,6 +119,7 @@ final class PageFetcher {
     ///   failure, or what `parser` threw for a bad record.
     func fetch<Parser: PageParser>(_ page: PageRequest, into parser: inout Parser, failure: () -> PipelineError?) throws -> FetchedPage {
         var renewedToken = false
+        retriesOfLastPage = 0
         while true {
             do {
                 return try fetchOnce(page, into: &parser, failure: failure)
@@ -186,6 +189,7 @@ final class PageFetcher {
             (response, retries) = try client.fetch(
                 request, policy: RetryPolicy(retries: source.retries),
                 onAttempt: { attempt in
+                    retriesOfLastPage = attempt - 1
                     if attempt > 1 { logger.info("retrying", metadata: ["source": "\(source.name)", "url": "\(redactor(url))", "attempt": "\(attempt)"]) }
                     body.removeAll(keepingCapacity: true)
                     parser.begin(url: url)

@@ -21,7 +21,8 @@ public final class ProgressCounter: Sendable {
     }
 
     /// One line per source that has started: `journal: 12345 records (4100/s), 3 pages, 2.4 MB`,
-    /// with `, 42 %, ETA 0:12` when the size is known and `, done in 3.2 s` once it finished.
+    /// with `, 42 %, ETA 0:12` when the size is known and `, done in 3.2 s` once it finished
+    /// (`, failed after 3.2 s` when it failed).
     public func lines(now: Date = Date()) -> [String] {
         sources.withLock { $0 }.map { $0.line(now: now) }
     }
@@ -38,6 +39,8 @@ final class SourceProgress: Sendable {
     private let started: Date
     /// Seconds from `started` to the end, as bits of a Double; 0 while running.
     private let finishedAfter = Atomic<UInt64>(0)
+    /// Whether the source ended in a failure.
+    private let failed = Atomic<Bool>(false)
 
     init(name: String, started: Date = Date()) {
         self.name = name
@@ -49,7 +52,10 @@ final class SourceProgress: Sendable {
     func addBytes(_ count: Int) { bytes.add(count, ordering: .relaxed) }
     /// The size of what the source reads in all, when known (a local file).
     func expect(bytes count: Int) { expectedBytes.store(count, ordering: .relaxed) }
-    func finish() { finishedAfter.store(max(0.001, Date().timeIntervalSince(started)).bitPattern, ordering: .relaxed) }
+    func finish(failed: Bool = false) {
+        self.failed.store(failed, ordering: .relaxed)
+        finishedAfter.store(max(0.001, Date().timeIntervalSince(started)).bitPattern, ordering: .relaxed)
+    }
 
     func line(now: Date) -> String {
         let finished = Double(bitPattern: finishedAfter.load(ordering: .relaxed))
@@ -60,7 +66,7 @@ final class SourceProgress: Sendable {
             + String(format: "%.1f MB", Double(read) / 1_000_000)
         let expected = expectedBytes.load(ordering: .relaxed)
         if finished > 0 {
-            line += String(format: ", done in %.1f s", finished)
+            line += String(format: failed.load(ordering: .relaxed) ? ", failed after %.1f s" : ", done in %.1f s", finished)
         } else if expected > 0 {
             let fraction = min(1, Double(read) / Double(expected))
             line += ", \(Int(fraction * 100)) %"

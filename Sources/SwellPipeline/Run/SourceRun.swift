@@ -59,7 +59,8 @@ struct SourceRun {
     func run() -> (RunReport.Source, PipelineError?) {
         let started = Date()
         let counts = progress.source(source.name)
-        defer { counts.finish() }
+        var failed = true
+        defer { counts.finish(failed: failed) }
         container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
         let batchSize = options.batchSize(nested: !source.nested.isEmpty)
         let backlog = SaveBacklog<SaveScheduler.BatchCounts>()
@@ -115,6 +116,7 @@ struct SourceRun {
         finish(validators: state.failure == nil ? validators : nil, state: state, scheduler: scheduler, sweeper: sweeper, cursor: cursor)
         var report = state.report
         report.durationS = Self.rounded(Date().timeIntervalSince(started))
+        failed = state.failure != nil
         return (report, state.failure)
     }
 
@@ -177,7 +179,14 @@ struct SourceRun {
                 let body = current.body.map { " with body \($0.jsonText)" } ?? ""
                 throw PipelineError(.data, redactor("source \(source.name): pagination returned to \(current.url)\(body), a page already fetched"))
             }
-            let page = try fetcher.fetch(current, into: &pages) { state.failure }
+            let page: FetchedPage
+            do {
+                page = try fetcher.fetch(current, into: &pages) { state.failure }
+            } catch {
+                // The retries of a page that failed in the end count too.
+                state.count(retries: fetcher.retriesOfLastPage)
+                throw error
+            }
             state.count(page)
             if let pageValidators = page.validators {
                 // A URL may carry a key the server echoed into its next links: never kept in clear.

@@ -63,6 +63,11 @@ final class SourceRunState: Sendable {
         }
     }
 
+    /// Retries of a page that failed after them.
+    func count(retries: Int) {
+        shared.withLock { $0.report.retries += retries }
+    }
+
     /// A worker took a chunk of `records`, of which it rejected `rejected`; `cursor` is the chunk's largest cursor value.
     func count(records: Int, rejected: Int, cursor: StoreValue?) {
         shared.withLock { shared in
