@@ -8,7 +8,8 @@ enum CommandSupport {
     /// Logs go to stderr at `level`; called once per process.
     static func bootstrapLogging(level: Logger.Level) -> Logger {
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            // Through `StandardErrorLines`: a progress block redrawn on a terminal never covers a log line.
+            var handler = StreamLogHandler(label: label, stream: StandardErrorLogStream(lines: .shared))
             handler.logLevel = level
             return handler
         }
@@ -43,44 +44,28 @@ enum CommandSupport {
 
 /// Shows a run's progress on stderr about once a second: one line per source (records,
 /// records/s, pages, bytes; a percentage and ETA when the size is known). On a terminal
-/// the lines update in place (the cursor goes back up over them); elsewhere
+/// the lines update in place below the log (`StandardErrorLines`); elsewhere
 /// (`--progress always` into a file or pipe) each tick appends them, without escapes.
-///
-/// `@unchecked Sendable`: the timer fires on its own serial queue, which alone touches
-/// `drawn`; `stop` cancels the timer and draws the last time on that queue.
-final class ProgressTicker: @unchecked Sendable {
+final class ProgressTicker {
     private let counter: ProgressCounter
-    private let queue = DispatchQueue(label: "swell.progress")
     private let timer: DispatchSourceTimer
     private let terminal: Bool
-    /// Lines drawn last time (on a terminal: how far to go back up).
-    private var drawn = 0
+    private let output: StandardErrorLines
 
-    init(counter: ProgressCounter, terminal: Bool) {
+    init(counter: ProgressCounter, terminal: Bool, output: StandardErrorLines = .shared) {
         self.counter = counter
         self.terminal = terminal
-        timer = DispatchSource.makeTimerSource(queue: queue)
+        self.output = output
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "swell.progress"))
         timer.schedule(deadline: .now() + 1, repeating: 1)
-        timer.setEventHandler { [unowned self] in draw() }
+        timer.setEventHandler { [counter, output] in output.draw(counter.lines(), terminal: terminal) }
         timer.resume()
     }
 
-    private func draw() {
-        let lines = counter.lines()
-        guard !lines.isEmpty else { return }
-        var text = ""
-        if terminal {
-            if drawn > 0 { text += "\u{1B}[\(drawn)A" }        // back up over the last drawing
-            for line in lines { text += "\r\u{1B}[2K" + line + "\n" }   // clear each line, write it
-        } else {
-            text = lines.map { $0 + "\n" }.joined()
-        }
-        drawn = lines.count
-        FileHandle.standardError.write(Data(text.utf8))
-    }
-
+    /// Draws the last time; what is written later goes below it.
     func stop() {
         timer.cancel()
-        queue.sync { draw() }
+        output.draw(counter.lines(), terminal: terminal)
+        output.endDrawing()
     }
 }

@@ -1,0 +1,68 @@
+import Foundation
+import Synchronization
+
+/// Everything `swell` writes to stderr while it runs — log lines and the progress block —
+/// goes through here, one write at a time, so the two never overwrite each other.
+///
+/// On a terminal the progress block sits below the log and is redrawn in place: to print a
+/// log line, the block is taken away (the cursor goes back up over it and clears to the end
+/// of the screen), the line is written where the block was, and the block is drawn again
+/// beneath it. Elsewhere, progress lines are appended like log lines.
+final class StandardErrorLines: Sendable {
+    static let shared = StandardErrorLines { FileHandle.standardError.write(Data($0.utf8)) }
+
+    private struct State {
+        /// The progress lines on screen below the log (terminal only).
+        var block: [String] = []
+    }
+
+    private let state = Mutex(State())
+    private let output: @Sendable (String) -> Void
+
+    /// `output` receives each write whole (tests give their own).
+    init(output: @escaping @Sendable (String) -> Void) {
+        self.output = output
+    }
+
+    /// Writes log text (whole lines), above the progress block if one is on screen.
+    func log(_ text: String) {
+        state.withLock { state in
+            guard !state.block.isEmpty else { return output(text) }
+            output(Self.takeAway(state.block) + text + Self.lines(state.block))
+        }
+    }
+
+    /// Draws the progress `lines`: in place on a terminal, appended elsewhere.
+    func draw(_ lines: [String], terminal: Bool) {
+        guard !lines.isEmpty else { return }
+        state.withLock { state in
+            guard terminal else { return output(Self.lines(lines)) }
+            output(Self.takeAway(state.block) + Self.lines(lines))
+            state.block = lines
+        }
+    }
+
+    /// The progress is over: its last drawing stays, and later writes go below it.
+    func endDrawing() {
+        state.withLock { $0.block = [] }
+    }
+
+    /// Back up over `block` and clear from there to the end of the screen.
+    private static func takeAway(_ block: [String]) -> String {
+        block.isEmpty ? "" : "\u{1B}[\(block.count)A\r\u{1B}[J"
+    }
+
+    private static func lines(_ lines: [String]) -> String {
+        lines.map { $0 + "\n" }.joined()
+    }
+}
+
+/// A `TextOutputStream` for swift-log's `StreamLogHandler` that writes through
+/// `StandardErrorLines`, so log lines keep their place above the progress block.
+struct StandardErrorLogStream: TextOutputStream, Sendable {
+    let lines: StandardErrorLines
+
+    mutating func write(_ string: String) {
+        lines.log(string)
+    }
+}
