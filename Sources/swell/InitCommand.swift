@@ -62,6 +62,7 @@ struct InitCommand: AsyncParsableCommand {
         for header in headers where Self.header(header) == nil {
             throw ValidationError("--header \"\(header)\": must be \"Name: value\"")
         }
+        if let url { try Self.checkURL(url) }
         if variables != nil && graphql == nil { throw ValidationError("--variables goes with --graphql") }
         if graphql != nil, !(url ?? "").hasPrefix("http://") && !(url ?? "").hasPrefix("https://") {
             throw ValidationError("--graphql needs the API's http:// or https:// URL (the query is POSTed to it)")
@@ -74,6 +75,21 @@ struct InitCommand: AsyncParsableCommand {
         }
         if let records, Self.dotPath(records) == nil {
             throw ValidationError("--records \(records): must be a dot path like 'data' or 'data.items'")
+        }
+    }
+
+    /// A URL that cannot be fetched as typed is a usage error (64), found before any request:
+    /// a scheme other than http, https or file; blanks; an http(s) URL without a host.
+    static func checkURL(_ url: String) throws {
+        guard let separator = url.range(of: "://") else { return }   // a path
+        let scheme = url[..<separator.lowerBound].lowercased()
+        guard ["http", "https", "file"].contains(scheme) else {
+            throw ValidationError("\(url): unsupported scheme \(scheme) (http, https, file or a path)")
+        }
+        guard !url.contains(where: \.isWhitespace) else { throw ValidationError("\(url): a URL has no blanks (write a space as %20)") }
+        // `${VAR}` values are put in later: such a URL is checked when it is fetched.
+        if scheme != "file", !url.contains("${"), (URLComponents(string: url)?.host ?? "").isEmpty {
+            throw ValidationError("\(url): not a URL with a host")
         }
     }
 

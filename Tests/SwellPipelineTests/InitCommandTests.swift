@@ -167,6 +167,11 @@ import Testing
         #expect(try workspace.run("init", "http://127.0.0.1:1/x", "--from", "fixtures/sync/users_a.json").status == 64)
         #expect(try workspace.run("init", "--from", "fixtures/sync/users_a.json", "--header", "no colon").status == 64)
         #expect(try workspace.run("init", "--from", "fixtures/sync/users_a.json", "--name", "Bad Name").status == 64)
+        // A URL that cannot be fetched as typed is the user's to mend (64), not an unreachable source (69).
+        for (bad, words) in [("htp://bad url", "unsupported scheme htp"), ("http://bad url", "no blanks"), ("http:///items", "host")] {
+            let outcome = try workspace.run("init", bad)
+            #expect(outcome.status == 64 && outcome.stderr.contains(words), "\(bad): \(outcome.stderr)")
+        }
         let unset = try workspace.run("init", "http://127.0.0.1:1/${SWELL_INIT_UNSET_VARIABLE}")
         #expect(unset.status == 64)
         #expect(unset.stderr.contains("SWELL_INIT_UNSET_VARIABLE"))
