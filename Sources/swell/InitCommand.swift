@@ -108,8 +108,13 @@ struct InitCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let outcome = await CommandSupport.offMainQueue { () -> Result<InitPipeline, PipelineError> in
             Result { () throws(PipelineError) -> InitPipeline in
-                let sample = try InitSample.fetch(url: options.url, headers: options.headers, graphQL: options.graphQL, environment: environment)
                 var options = options
+                var sample = try InitSample.fetch(url: options.url, headers: options.headers, graphQL: options.graphQL, environment: environment)
+                if options.graphQL == nil, options.records == nil, let objects = PipelineInference.objectsURL(for: sample.body, url: options.url) {
+                    // Datasette's default shape (rows as arrays): the same page as objects, which the file then reads.
+                    sample = try InitSample.fetch(url: objects, headers: options.headers, environment: environment)
+                    options.url = objects
+                }
                 options.pageURL = sample.pageURL
                 options.linkHeader = sample.linkHeader
                 options.csv = sample.csv

@@ -82,6 +82,26 @@ import Testing
         #expect(csv.split(separator: "\n").count == 26 && csv.contains("\n25,octo/repo-025,"), "\(csv)")
     }
 
+    /// Datasette's default JSON (`rows` as arrays named by `columns`, beside a
+    /// `suggested_facets` array of objects) is fetched again as objects, and the file reads
+    /// those; the same page from a file, which cannot be fetched again, is refused saying why.
+    @Test func datasettesDefaultShapeIsReadAsObjects() throws {
+        let workspace = try Workspace()
+        let server = try ScriptServer(script: "graphql_server.py", arguments: [workspace.url.path, "--repos", "25"], interpreter: .testEnvironment)
+        let written = try workspace.run("init", server.baseURL + "/github/repos.json", "--name", "repos", "--output", "pipelines/repos.yml")
+        #expect(written.status == 0, "\(written.stderr)")
+        let text = try workspace.read("pipelines/repos.yml")
+        #expect(text.contains("/github/repos.json?_shape=objects") && text.contains("    records: rows") && text.contains("full_name"), "\(text)")
+        let sync = try workspace.run("run", "pipelines/repos.yml", "--report", "out/report.json")
+        #expect(sync.status == 0, "\(sync.stderr)")
+        let source = (try workspace.report()["sources"] as? [[String: Any]])?.first ?? [:]
+        #expect(source["inserted"] as? Int == 25, "\(source)")
+        try workspace.write("default.json", #"{"database": "github", "table": "repos", "columns": ["id", "full_name"], "rows": [[1, "octo/a"]], "#
+                            + #""suggested_facets": [{"name": "archived", "toggle_url": "x"}]}"#)
+        let refused = try workspace.run("init", "--from", "default.json")
+        #expect(refused.status == 65 && refused.stderr.contains("_shape=objects"), "\(refused.stderr)")
+    }
+
     @Test func aGraphQLAnswerInAFileFindsTheNodesAndSaysWhatPagingNeeds() throws {
         let workspace = try Workspace()
         try workspace.write("answer.json", """

@@ -134,6 +134,10 @@ public enum PipelineInference {
                 return (connection.nodes, try objects(nodes, at: where_, url: url),
                         "records: \(where_), the nodes of a GraphQL connection, \(nodes.count) records")
             }
+            if isDatasetteRows(body) {
+                throw PipelineError(.data, "the records at rows in \(url) are arrays named by columns (Datasette's default shape), which a "
+                                    + "pipeline does not read: fetch the page as objects, with _shape=objects in its URL")
+            }
             var arrays: [(path: [String], objects: [JSONObject])] = []
             collectArrays(body, path: [], into: &arrays)
             guard let best = arrays.max(by: { $0.objects.count < $1.objects.count || ($0.objects.count == $1.objects.count && $0.path.count > $1.path.count) }) else {
@@ -149,6 +153,27 @@ public enum PipelineInference {
         default:
             throw PipelineError(.data, "no array of records in \(url): the page is \(body.kindDescription)")
         }
+    }
+
+    /// Datasette's default JSON shape: `rows`, arrays of values, named by `columns`.
+    static func isDatasetteRows(_ body: JSONValue) -> Bool {
+        guard case .array(let columns)? = body.value(at: ["columns"]), case .array(let rows)? = body.value(at: ["rows"]),
+              columns.allSatisfy({ if case .string = $0 { true } else { false } }) else { return false }
+        return rows.contains { if case .array = $0 { true } else { false } }
+    }
+
+    /// For a page in Datasette's default shape fetched over HTTP: the same URL asking for
+    /// objects (`_shape=objects`: `rows` as objects, `next_url` as before), which `swell init`
+    /// fetches instead and writes into the file; nil for any other page.
+    public static func objectsURL(for body: JSONValue, url: String) -> String? {
+        guard isDatasetteRows(body), url.hasPrefix("http://") || url.hasPrefix("https://"), !url.contains("_shape=") else { return nil }
+        var base = url
+        var fragment = ""
+        if let hash = url.firstIndex(of: "#") {
+            fragment = String(url[hash...])
+            base = String(url[..<hash])
+        }
+        return base + (base.contains("?") ? "&" : "?") + "_shape=objects" + fragment
     }
 
     /// The records as objects, refusing other elements and an empty array.
