@@ -6,7 +6,9 @@
 # The Swift runtime and Foundation are linked statically (--static-swift-stdlib), so the
 # binary needs only the system's shared libraries (libc, libstdc++, libsqlite3, libcurl,
 # zlib, libdeflate, libpq and what they pull in: `ldd` lists them). The tarball holds the binary,
-# README.md, LICENSE, install.sh, completions for bash, zsh and fish, and the man page.
+# README.md, LICENSE, install.sh, completions for bash, zsh and fish, the man page, and what
+# README's "Install on a server" copies from it: pipelines/ (with the surf journal's fixture
+# the bundled pipeline reads) and examples/systemd/.
 # Environment: DIST (default dist), SWELL_STATIC_BUILD (the build folder, default .build-static).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +39,13 @@ cp scripts/install.sh "$root/install.sh"
 "$root/swell" --generate-completion-script bash > "$root/completions/swell.bash"
 "$root/swell" --generate-completion-script zsh > "$root/completions/_swell"
 "$root/swell" --generate-completion-script fish > "$root/completions/swell.fish"
-cp "$manual" "$root/man/man1/swell.1"
+# The generator leaves a subcommand's blank discussion lines as empty input lines, which
+# man warns about ("Empty input line"): each becomes the paragraph break it stands for.
+sed 's/^$/.Pp/' "$manual" > "$root/man/man1/swell.1"
+mkdir -p "$root/examples" "$root/fixtures"
+cp -r pipelines "$root/pipelines"
+cp -r examples/systemd "$root/examples/systemd"
+cp -r fixtures/surf-journal "$root/fixtures/surf-journal"
 
 mkdir -p "$dist"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$stage" -cf - "$name" | gzip -n -9 > "$dist/$name.tar.gz"

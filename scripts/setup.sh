@@ -2,12 +2,13 @@
 # Installs what Swell needs on a Debian machine that has only the Swift toolchain:
 # the development packages of SQLite, libcurl (OpenSSL flavour), zlib, libdeflate and libpq,
 # PostgreSQL 15 (the tests start their own throwaway server from it), and Python 3 with
-# oauthlib (the tests start an OAuth 2.0 token endpoint made with it); and, from PyPI into
+# oauthlib (the tests start an OAuth 2.0 token endpoint made with it), groff (the release test
+# reads the man page with it); and, from PyPI into
 # .build/test-python, Datasette with datasette-graphql (the tests' GraphQL API).
 # Does nothing when they are already there. Safe to run again.
 set -euo pipefail
 
-packages=(libsqlite3-dev libcurl4-openssl-dev zlib1g-dev libdeflate-dev libpq-dev postgresql python3 python3-oauthlib python3-venv)
+packages=(libsqlite3-dev libcurl4-openssl-dev zlib1g-dev libdeflate-dev libpq-dev postgresql python3 python3-oauthlib python3-venv groff-base)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -3,7 +3,8 @@
 # Swift toolchain. Each check runs inside a private mount namespace where a tmpfs hides
 # the toolchain's folder, with LD_LIBRARY_PATH empty and PATH without it:
 #   - the tarball matches its .sha256 and holds binary, README, LICENSE, install.sh,
-#     completions and man page;
+#     completions, the man page (which groff reads without a warning), pipelines/ and
+#     examples/systemd/;
 #   - the binary needs no Swift library (ldd) and prints its version;
 #   - it runs the bundled pipeline (pipelines/surf-journal.yml on fixtures/surf-journal/);
 #   - install.sh from the unpacked tarball installs binary, completions and man page
@@ -47,12 +48,17 @@ root=$(echo "$work"/swell-*)
 check "the tarball holds binary, README, LICENSE, install.sh, completions and man page" \
     test -x "$root/swell" -a -f "$root/README.md" -a -f "$root/LICENSE" -a -x "$root/install.sh" -a -s "$root/completions/swell.bash" \
     -a -s "$root/completions/_swell" -a -s "$root/completions/swell.fish" -a -s "$root/man/man1/swell.1"
+check "the tarball holds what Install on a server copies: pipelines/ and examples/systemd/" \
+    test -s "$root/pipelines/surf-journal.yml" -a -s "$root/examples/systemd/swell-sync.service" -a -s "$root/examples/systemd/swell-sync.timer" \
+    -a -s "$root/examples/systemd/crontab" -a -d "$root/fixtures/surf-journal"
+check "the man page reads without warnings" bash -c "[ -z \"\$(groff -man -ww -z '$root/man/man1/swell.1' 2>&1)\" ]"
 check "the binary needs no Swift library" bash -c "! ldd '$root/swell' | grep -Ei 'swift|$toolchain|not found'"
 version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/SwellPipeline/SwellVersion.swift)
 check "with the toolchain hidden, it prints its version" hidden "[ \"\$('$root/swell' --version)\" = '$version' ]"
+# The bundled pipeline as the tarball has it.
 mkdir -p "$work/job/fixtures"
-cp -r pipelines "$work/job/"
-cp -r fixtures/surf-journal "$work/job/fixtures/"
+cp -r "$root/pipelines" "$work/job/"
+cp -r "$root/fixtures/surf-journal" "$work/job/fixtures/"
 check "with the toolchain hidden, it runs the bundled pipeline" hidden "cd job && '$root/swell' run pipelines/surf-journal.yml --report out/report.json --progress never \
     && [ \"\$(gzip -dc out/surf-journal.csv.gz | wc -l)\" = 21 ] && grep -q '\"status\" : \"succeeded\"' out/report.json \
     && grep -q '\"swell_version\" : \"$version\"' out/report.json"

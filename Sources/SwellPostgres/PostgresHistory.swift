@@ -23,9 +23,13 @@ enum PostgresHistory {
     /// history tables or finishes before they exist and before the first position is read.
     static func lockKey(schema: String) -> String { "swell.history.\(schema)" }
 
+    /// Whether the history tables exist in the store's schema. Read from `pg_class` with the
+    /// statement's own snapshot: `to_regclass` goes through the session's catalog cache, which
+    /// a commit that waited for `startHistory` may not have refreshed yet.
     static func isOn(_ connection: PostgresConnection) throws -> Bool {
-        guard case .text? = try connection.query("SELECT to_regclass($1::text)::text", [.text(transactions)]).first?.first else { return false }
-        return true
+        let exists = try connection.query("SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+                                          + "WHERE c.relname = $1::text AND n.nspname = current_schema()", [.text(transactions)])
+        return exists.first?.first != .integer(0)
     }
 
     static func keyValues(of rows: [RowReference], model: ManagedObjectModel, connection: PostgresConnection) throws -> [RowReference: [String: StoreValue]] {

@@ -301,6 +301,11 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
         try writeTransaction { writer in
             guard try PostgresHistory.isOn(writer) else { return }
             try writer.query("DELETE FROM \(PostgresHistory.transactions) WHERE id < $1::bigint", [.integer(token.value)])
+            // How far it was ever purged, never moved back (ManagedObjectContext.historyPurgedBefore);
+            // two runners purging at once take turns on the row.
+            try writer.query("INSERT INTO swell_state (key, value) VALUES ($1::text, $2::text) ON CONFLICT (key) DO UPDATE SET "
+                             + "value = GREATEST(swell_state.value::bigint, excluded.value::bigint)::text",
+                             [.text(ManagedObjectContext.historyPurgedBeforeKey), .text(String(token.value))])
         }
     }
 

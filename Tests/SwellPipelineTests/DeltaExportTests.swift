@@ -152,8 +152,16 @@ import Testing
         let refused = try workspace.run("export", "both.yml")
         #expect(refused.status == 73 && refused.stderr.contains("export other: its position (history token")
                 && refused.stderr.contains("Give the export a new name"), "\(refused.stderr)")
-        // The export that kept up is not held back by it.
+        // `changes` (before it in the file) kept up and was written.
         #expect(try workspace.read("out/changes.csv") == "_change,id,title,price\n")
+        // Renamed, the export starts again from every row, and goes on from there, although
+        // the history it would have read first is purged.
+        try workspace.write("renamed.yml", both.replacingOccurrences(of: "name: other", with: "name: other-again"))
+        #expect(try workspace.run("export", "renamed.yml").status == 0)
+        #expect(try workspace.read("out/other.csv") == "_change,id,title\ninsert,1,board\ninsert,2,fins\n")
+        let next = try workspace.run("export", "renamed.yml")
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(try workspace.read("out/other.csv") == "_change,id,title\n")
     }
 
     @Test func changesNeedTheStoresHistory() throws {

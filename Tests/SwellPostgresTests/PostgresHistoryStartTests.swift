@@ -82,4 +82,61 @@ import Testing
         let history = try view.performAndWait { try view.fetchHistory(after: nil) }
         #expect(history.count == 1 && history.first?.changes.first?.updatedProperties == ["title"])
     }
+
+    /// A commit that asks whether history is on while turning it on waits (queued behind it)
+    /// is told "on" once it gets its turn, and is recorded: after its session already
+    /// committed with history off, so what it knew of the tables is out of date.
+    @Test func aCommitQueuedBehindTurningHistoryOnIsRecorded() throws {
+        PostgresStore.register()
+        let server = try PostgresServer.shared.get()
+        let schema = "hist_\(UUID().uuidString.prefix(8).lowercased())"
+        let url = URL(string: server.url() + "?schema=" + schema)!
+        let runner = PersistentContainer(name: "runner", managedObjectModel: Self.model, storeURL: url)
+        try runner.loadPersistentStores()
+        defer { try? runner.persistentStoreCoordinator.close() }
+        let writer = runner.writerContext
+        try writer.performAndWait {
+            let entry = writer.insertNewObject(forEntityName: "Entry")
+            entry["id"] = 1
+            entry["title"] = "old"
+            try writer.save()   // with history off
+            entry["title"] = "new"
+        }
+        // Another session holds the lock shared, as a commit in flight does: turning history on waits.
+        let blocker = try PostgresConnection(server.url())
+        defer { blocker.close() }
+        try blocker.query("SELECT pg_advisory_lock_shared(hashtext($1::text))", [.text("swell.history.\(schema)")])
+        let blockerPID = try #require(blocker.query("SELECT pg_backend_pid()").first?.first)
+        let app = PersistentContainer(name: "app", managedObjectModel: Self.model, storeURL: url, options: PersistentStoreOptions(history: true))
+        let opened = DispatchSemaphore(value: 0)
+        let openError = LockedValue<(any Error)?>(nil)
+        DispatchQueue.global().async {
+            do { try app.loadPersistentStores() } catch { openError.withLock { $0 = error } }
+            opened.signal()
+        }
+        defer { try? app.persistentStoreCoordinator.close() }
+        let watcher = try PostgresConnection(server.url())
+        defer { watcher.close() }
+        /// The sessions waiting on `pid` (holding a lock they need, or ahead of them in its queue).
+        func waiting(on pid: StoreValue) throws -> [StoreValue] {
+            try watcher.query("SELECT pid FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [pid]).compactMap(\.first)
+        }
+        #expect(try eventually(within: 10) { try !waiting(on: blockerPID).isEmpty }, "turning history on did not wait")
+        let appPID = try #require(try waiting(on: blockerPID).first)
+        // The runner commits now: it queues behind the waiting exclusive lock.
+        let committed = DispatchSemaphore(value: 0)
+        let commitError = LockedValue<(any Error)?>(nil)
+        writer.perform {
+            do { try writer.save() } catch { commitError.withLock { $0 = error } }
+            committed.signal()
+        }
+        #expect(try eventually(within: 10) { try !waiting(on: appPID).isEmpty }, "the commit did not queue behind turning history on")
+        try blocker.query("SELECT pg_advisory_unlock_shared(hashtext($1::text))", [.text("swell.history.\(schema)")])
+        #expect(opened.wait(timeout: .now() + 60) == .success && openError.withLock { $0 } == nil)
+        #expect(committed.wait(timeout: .now() + 60) == .success && commitError.withLock { $0 } == nil)
+        let view = app.newBackgroundContext()
+        let history = try view.performAndWait { try view.fetchHistory(after: nil) }
+        let titles = try view.performAndWait { try view.fetch(FetchRequest(entityName: "Entry")).map { $0["title"] as? String ?? "" } }
+        #expect(history.count == 1 && history.first?.changes.first?.updatedProperties == ["title"], "\(history) \(titles)")
+    }
 }

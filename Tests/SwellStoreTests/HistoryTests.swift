@@ -185,8 +185,13 @@ import Testing
                 try writer.save()
             }
             let tokens = try writer.fetchHistory(after: nil).map(\.token)
+            #expect(try writer.historyPurgedBefore() == nil)
             try writer.deleteHistory(before: tokens[2])
             #expect(try writer.fetchHistory(after: nil).map(\.token) == [tokens[2]])
+            // The store notes how far it was purged, and never moves that back.
+            #expect(try writer.historyPurgedBefore() == tokens[2])
+            try writer.deleteHistory(before: tokens[0])
+            #expect(try writer.historyPurgedBefore() == tokens[2])
         }
     }
 

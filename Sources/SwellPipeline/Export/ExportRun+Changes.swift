@@ -19,10 +19,6 @@ extension ExportRun {
     /// Where the export's position is kept (`swell_state`).
     static func positionKey(_ export: String) -> String { "export.\(export).history_token" }
 
-    /// Where the pipeline notes how far it purged the history: a position before it cannot
-    /// be followed (`purgeHistory`).
-    static let purgedBeforeKey = "history.purged_before"
-
     /// Net changes of the export's entity since `after`: what one object went through,
     /// folded (an insert then an update is an insert; an insert then a delete, nothing).
     struct NetChanges {
@@ -33,17 +29,16 @@ extension ExportRun {
         /// key: its key before its first key change or deletion in the window (objects
         /// inserted in the window are held under no older key).
         var heldKeys: [Int64: [String: Any]] = [:]
-        /// The objects of other entities that changed, by entity (for key-path columns).
+        /// The objects that changed, by entity, the export's own included (for key paths,
+        /// which may lead back to it: `parent.title`).
         var related: [String: Set<Int64>] = [:]
 
         init(_ transactions: [HistoryTransaction], entity: String) {
             for transaction in transactions {
                 for change in transaction.changes {
                     let key = change.objectID.primaryKey
-                    guard change.entityName == entity else {
-                        related[change.entityName, default: []].insert(key)
-                        continue
-                    }
+                    related[change.entityName, default: []].insert(key)
+                    guard change.entityName == entity else { continue }
                     ids[key] = change.objectID
                     switch change.changeType {
                     case .insert:
@@ -73,21 +68,24 @@ extension ExportRun {
         let dates = DateWriter(formats: export.columns.map(\.format))
         let previous = try context.storeMetadata(forKey: Self.positionKey(export.name)).flatMap(Int64.init).map(HistoryToken.init(value:))
         guard let previous else {
-            // The first run: every row, as of a position read before the rows (a change after it comes next time).
-            let position = try context.lastHistoryToken()
+            // The first run: every row, as of a position read before the rows (a change after it
+            // comes next time). With the history purged to nothing, the purge's bound is the position.
+            let purged = try context.historyPurgedBefore().map { $0.value - 1 } ?? 0
+            let position = try context.lastHistoryToken().map { HistoryToken(value: max($0.value, purged)) } ?? HistoryToken(value: purged)
             try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
                 try writer.writeValueField("insert")
                 for column in columns { try Self.write(row, column, dates: dates, to: writer) }
                 try writer.endRow()
             }
-            return position ?? HistoryToken(value: 0)
-        }
-        if let purged = try context.storeMetadata(forKey: Self.purgedBeforeKey).flatMap(Int64.init), previous.value + 1 < purged {
-            throw PipelineError(.cannotCreate, "export \(export.name): its position (history token \(previous.value)) is older than the "
-                                + "store's history, purged before token \(purged): the changes since cannot be listed. Give the "
-                                + "export a new name to start again from every row as insert")
+            return position
         }
         let transactions = try context.fetchHistory(after: previous)
+        // Read after the history: a purge in between is seen.
+        if let purged = try context.historyPurgedBefore(), previous.value + 1 < purged.value {
+            throw PipelineError(.cannotCreate, "export \(export.name): its position (history token \(previous.value)) is older than the "
+                                + "store's history, purged before token \(purged.value): the changes since cannot be listed. Give the "
+                                + "export a new name to start again from every row as insert")
+        }
         let changes = NetChanges(transactions, entity: entity.name)
         let stored = try context.entityDescription(named: entity.name)
         let width = stored.attributes.count + keyPaths.count
@@ -111,7 +109,11 @@ extension ExportRun {
             try writeDelete(primaryKey: key, key: heldValues)
         }
 
-        let related = try relatedRows(changes, stored: stored, keyPaths: keyPaths, in: context)
+        // A `where` that reads through a relationship (`maker.name == 'Acme'`) moves rows in and
+        // out when the objects it reads change: then every matching row is listed and every
+        // other row deleted (which rows moved is not followed).
+        let whereMoves = try !context.predicatePathEntities(request).isDisjoint(with: changes.related.keys)
+        let related = whereMoves ? .all : try relatedRows(changes, stored: stored, keyPaths: keyPaths, in: context)
         guard !changes.byKey.isEmpty || related != .none else { return transactions.last?.token ?? previous }
         var listed: Set<Int64> = []
         try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
@@ -131,12 +133,13 @@ extension ExportRun {
         }
         // Updated rows that no longer match `where`: a consumer may hold them.
         let unlisted = changes.byKey.filter { $0.value == .update && !listed.contains($0.key) }
-        if !unlisted.isEmpty {
+        if !unlisted.isEmpty || (whereMoves && export.predicate != nil) {
             var all = FetchRequest(entityName: entity.name)
             all.sortDescriptors = request.sortDescriptors
             let keyIndices = stored.keyIndices
             try context.enumerateRowCursors(all) { row in
-                guard unlisted[row.primaryKey] != nil else { return }
+                guard whereMoves ? !listed.contains(row.primaryKey) && changes.byKey[row.primaryKey] != .insert
+                                 : unlisted[row.primaryKey] != nil else { return }
                 var key: [String: StoreValue] = [:]
                 for index in keyIndices { key[stored.attributes[index].name] = row.value(index) }
                 try writeDelete(primaryKey: row.primaryKey, key: key)

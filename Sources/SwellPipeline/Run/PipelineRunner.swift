@@ -258,13 +258,8 @@ public struct PipelineRunner: Sendable {
                         bound = min(bound, position + 1)
                     }
                 }
-                // Noted first: a position before it is refused, never followed past a gap (a
-                // crash between the two refuses more than needed, never less).
-                let purged = try writer.storeMetadata(forKey: ExportRun.purgedBeforeKey).flatMap(Int64.init) ?? 0
-                if bound > purged {
-                    writer.setStoreMetadata(String(bound), forKey: ExportRun.purgedBeforeKey)
-                    try writer.save()
-                }
+                // The store notes how far it purged (historyPurgedBefore): a delta export whose
+                // position is older is refused, never followed past the gap.
                 try writer.deleteHistory(before: HistoryToken(value: bound))
             }
         } catch {

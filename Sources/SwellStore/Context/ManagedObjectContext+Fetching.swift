@@ -118,9 +118,9 @@ extension ManagedObjectContext {
     /// changes at this level or above (store.md 33: key paths see unsaved values, also of the
     /// related objects of rows that are themselves unchanged; the store's SQL would read them
     /// as saved).
-    func keyPathsReadUnsavedChanges(_ plan: FetchPlan) -> Bool {
+    func keyPathsReadUnsavedChanges(_ plan: FetchPlan, includingSort: Bool = true) -> Bool {
         var entities = plan.predicate?.pathEntities ?? []
-        if let coordinator {
+        if includingSort, let coordinator {
             for path in plan.sortPaths {
                 var current = plan.entity
                 for name in path.dropLast() {
@@ -138,7 +138,7 @@ extension ManagedObjectContext {
     public func count(for request: FetchRequest) throws -> Int {
         assertOnQueue("count \(request.entityName)")
         let plan = try makePlan(request)
-        if keyPathsReadUnsavedChanges(plan) { return try resolveRows(plan).count }
+        if keyPathsReadUnsavedChanges(plan, includingSort: false) { return try resolveRows(plan).count }
         let layers = layerChain(entity: plan.entity.name, includeSelf: true)
         let store = try storeOrThrow()
         let overlay = ComposedRow.overlay(layers, attributeCount: plan.entity.attributes.count)
@@ -258,8 +258,9 @@ extension ManagedObjectContext {
     func resolveRows(_ plan: FetchPlan) throws -> [StoreRow] {
         let layers = layerChain(entity: plan.entity.name, includeSelf: true)
         let store = try storeOrThrow()
-        let pathsSeeUnsaved = keyPathsReadUnsavedChanges(plan)
-        if layers.isEmpty && !pathsSeeUnsaved {
+        let pathsSeeUnsaved = keyPathsReadUnsavedChanges(plan, includingSort: false)
+        let sortSeesUnsaved = !pathsSeeUnsaved && keyPathsReadUnsavedChanges(plan)
+        if layers.isEmpty && !pathsSeeUnsaved && !sortSeesUnsaved {
             return try store.read { try $0.rows(plan.storeQuery) }
         }
         let overlay = ComposedRow.overlay(layers, attributeCount: plan.entity.attributes.count)
@@ -267,6 +268,9 @@ extension ManagedObjectContext {
         if pathsSeeUnsaved {
             // The store's SQL would read the related rows as saved: every row is tested here.
             query.predicate = nil
+            query.limit = nil
+        } else if sortSeesUnsaved {
+            // The store filters; the order (and so the limit) is this context's.
             query.limit = nil
         } else if let limit = plan.limit {
             query.limit = plan.offset + limit + overlay.count

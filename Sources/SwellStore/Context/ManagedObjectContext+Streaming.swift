@@ -23,6 +23,12 @@ extension ManagedObjectContext {
         return try storeOrThrow().read { try $0.metadata(forKey: key) }
     }
 
+    /// The entities a request's predicate reads through key paths (every destination along
+    /// them; empty without key paths).
+    package func predicatePathEntities(_ request: FetchRequest) throws -> Set<String> {
+        try makePlan(request).predicate?.pathEntities ?? []
+    }
+
     // MARK: Streaming
 
     /// Calls `body` with the primary key and values (by attribute index) of each

@@ -15,6 +15,9 @@ extension ManagedObjectContext {
     }
 
     /// Removes the history transactions before `token` (purging what every reader has merged).
+    /// The store notes how far it was ever purged, in the same transaction
+    /// (`historyPurgedBefore()`), so a reader whose position is older learns that changes
+    /// are gone rather than missing them.
     ///
     /// - Throws: as `fetchHistory`.
     public func deleteHistory(before token: HistoryToken) throws {
@@ -27,5 +30,17 @@ extension ManagedObjectContext {
     public func lastHistoryToken(before date: Date? = nil) throws -> HistoryToken? {
         assertOnQueue("lastHistoryToken")
         return try storeOrThrow().lastHistoryToken(before: date)
+    }
+
+    /// The store metadata key under which a store notes how far its history was purged.
+    package static let historyPurgedBeforeKey = "swell.history.purged_before"
+
+    /// The largest token any `deleteHistory(before:)` was given (nil: never purged): the
+    /// transactions before it are gone. A reader whose last merged token is below
+    /// `purgedBefore - 1` cannot know everything that changed since; read it after
+    /// `fetchHistory`, so a purge in between is seen.
+    public func historyPurgedBefore() throws -> HistoryToken? {
+        assertOnQueue("historyPurgedBefore")
+        return try storeOrThrow().read { try $0.metadata(forKey: Self.historyPurgedBeforeKey) }.flatMap(Int64.init).map(HistoryToken.init(value:))
     }
 }

@@ -146,7 +146,12 @@ extension InMemoryStore {
 
     func deleteHistory(before token: HistoryToken) throws(StoreError) {
         lock.lock()
-        state.history?.removeAll { $0.token < token.value }
+        if state.history != nil {
+            state.history?.removeAll { $0.token < token.value }
+            // How far it was ever purged, never moved back (ManagedObjectContext.historyPurgedBefore).
+            let key = ManagedObjectContext.historyPurgedBeforeKey
+            state.metadata[key] = String(max(token.value, state.metadata[key].flatMap(Int64.init) ?? 0))
+        }
         lock.unlock()
     }
 }

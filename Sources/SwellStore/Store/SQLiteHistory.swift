@@ -86,6 +86,11 @@ enum SQLiteHistory {
         guard try isOn(connection) else { return }
         try connection.run("DELETE FROM \(changes) WHERE transaction_id < ?", [.integer(token.value)])
         try connection.run("DELETE FROM \(transactions) WHERE id < ?", [.integer(token.value)])
+        // How far it was ever purged, never moved back (ManagedObjectContext.historyPurgedBefore).
+        try connection.execute("CREATE TABLE IF NOT EXISTS swell_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        try connection.run("INSERT INTO swell_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
+                           + "value = CAST(max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER)) AS TEXT)",
+                           [.text(ManagedObjectContext.historyPurgedBeforeKey), .text(String(token.value))])
     }
 }
 
