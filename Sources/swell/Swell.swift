@@ -49,13 +49,14 @@ enum ProgressMode: String, ExpressibleByArgument, CaseIterable {
 
 /// Options shared by `run`, `import` and `export`.
 struct RunFlags: ParsableArguments {
-    @Argument(help: "The pipeline file (YAML).")
+    @Argument(help: "The pipeline file (YAML).", completion: .file(extensions: ["yml", "yaml"]))
     var pipeline: String
 
     @Option(help: "The store to use, over the file's `store`.")
     var store: String?
 
-    @Option(name: .customLong("only"), help: "Only this source or export (repeatable).")
+    @Option(name: .customLong("only"), help: "Only this source or export (repeatable).",
+            completion: .custom { words, _, _ in PipelineFileLoader.completionNames(words: words) })
     var only: [String] = []
 
     @Option(help: "Write the run report (JSON) here, also when the run fails.")
@@ -70,7 +71,8 @@ struct RunFlags: ParsableArguments {
     @Option(help: "Progress on stderr: auto (when stderr is a terminal), always, never.")
     var progress: ProgressMode = .auto
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning or error.")
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning or error.",
+            completion: .list(["trace", "debug", "info", "notice", "warning", "error"]))
     var logLevel: String = "notice"
 
     @Flag(help: "When another run holds the store, wait for it instead of exiting 75.")
@@ -167,7 +169,7 @@ struct ValidateCommand: AsyncParsableCommand {
         commandName: "validate",
         abstract: "Check the pipeline file and its predicates without touching the store or the network.",
         discussion: "Example: swell validate pipelines/surf-journal.yml")
-    @Argument(help: "The pipeline file (YAML).") var pipeline: String
+    @Argument(help: "The pipeline file (YAML).", completion: .file(extensions: ["yml", "yaml"])) var pipeline: String
     func run() async throws {
         let file = try CommandSupport.loadPipeline(pipeline)
         print("\(pipeline): ok (\(file.entities.count) entities, \(file.sources.count) sources, \(file.exports.count) exports)")
@@ -179,7 +181,7 @@ struct StatusCommand: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show the store's entities with row counts, incremental state and the last runs.",
         discussion: "Example: swell status pipelines/surf-journal.yml")
-    @Argument(help: "The pipeline file (YAML).") var pipeline: String
+    @Argument(help: "The pipeline file (YAML).", completion: .file(extensions: ["yml", "yaml"])) var pipeline: String
     @Option(help: "The store to use, over the file's `store`.") var store: String?
     func run() async throws {
         let file = try CommandSupport.loadPipeline(pipeline)
@@ -201,7 +203,7 @@ struct SeedCommand: AsyncParsableCommand {
         commandName: "seed",
         abstract: "Install a seed store (with its -wal and -shm files) when no store is there, or with --force.",
         discussion: "Example: swell seed pipelines/surf-journal.yml --from seeds/journal.sqlite")
-    @Argument(help: "The pipeline file (YAML).") var pipeline: String
+    @Argument(help: "The pipeline file (YAML).", completion: .file(extensions: ["yml", "yaml"])) var pipeline: String
     @Option(help: "The seed store file.") var from: String
     @Option(help: "The store to use, over the file's `store`.") var store: String?
     @Flag(help: "Replace an existing store.") var force = false
