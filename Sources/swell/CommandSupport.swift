@@ -18,12 +18,13 @@ enum CommandSupport {
         return logger
     }
 
-    /// Loads and validates a pipeline file, or exits 64 naming file, line and column.
+    /// Loads and validates a pipeline file, or exits 64 naming file, line and column of
+    /// every problem in it, one per line.
     static func loadPipeline(_ path: String) throws -> PipelineFile {
         do {
             return try PipelineFileLoader().load(path: path)
         } catch {
-            printError(error.description)
+            for problem in error.all { printError(problem.description) }
             throw ExitCode(ExitStatus.usage)
         }
     }

@@ -132,6 +132,42 @@ import SwellStore
         #expect(entity.attributes.first { $0.name == "good" }?.type == .boolean)
     }
 
+    /// `swell validate` reports every problem of a file in one run, in file order, each at
+    /// its line; what names an entity that failed is not read (its errors would repeat).
+    @Test func everyProblemOfAFileIsReportedAtOnce() throws {
+        let text = """
+            version: 3
+            name: shop
+            entities:
+              Item:
+                key: [id]
+                attributes: { id: integer, title: strng }
+              Order:
+                key: [id]
+                attributes: { id: integer, total: double }
+            sources:
+              - { name: items, entity: Item, url: items.json }
+              - name: orders
+                entity: Order
+                url: orders.json
+                paginate: { nxt: next }
+            exports:
+              - { name: orders, entity: Order, path: out/orders.csv, columns: [id, totl] }
+              - { name: items, entity: Item, path: out/items.csv, columns: [id] }
+              - { name: orders, entity: Order, path: out/again.csv, columns: [id] }
+            """
+        do {
+            _ = try load(text)
+            Issue.record("the file loaded")
+        } catch {
+            #expect(error.all.map(\.line) == [6, 15, 17, 19], "\(error)")
+            #expect(error.all.map(\.message).joined(separator: "\n").contains("strng"))
+            let messages = error.all.map(\.message) + ["", "", "", ""]
+            #expect(messages[1].contains("nxt") && messages[2].contains("totl") && messages[3].contains("two exports are named 'orders'"), "\(error)")
+            #expect(error.description.split(separator: "\n").count == 4)
+        }
+    }
+
     @Test func defaultsFollowTheContract() throws {
         let pipeline = try load(minimal + "\nsources:\n  - { name: items, entity: Item, url: items.json }\n")
         #expect(pipeline.store == ".swell/demo.sqlite")

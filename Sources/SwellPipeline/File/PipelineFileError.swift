@@ -9,6 +9,9 @@ public struct PipelineFileError: Error, Sendable, Equatable, CustomStringConvert
     public var column: Int
     /// What is wrong.
     public var message: String
+    /// The file's further problems, in file order (a file is read to its end: every problem
+    /// is reported at once, except after one that leaves nothing to read on).
+    public var more: [PipelineFileError] = []
 
     /// An error at `path`:`line`:`column` saying `message`.
     public init(path: String, line: Int, column: Int, message: String) {
@@ -18,6 +21,13 @@ public struct PipelineFileError: Error, Sendable, Equatable, CustomStringConvert
         self.message = message
     }
 
-    /// `path:line:column: message`, as `swell` prints it.
-    public var description: String { "\(path):\(line):\(column): \(message)" }
+    /// This problem and the further ones, in file order.
+    public var all: [PipelineFileError] {
+        var first = self
+        first.more = []
+        return [first] + more
+    }
+
+    /// `path:line:column: message`, one line per problem, as `swell` prints them.
+    public var description: String { all.map { "\($0.path):\($0.line):\($0.column): \($0.message)" }.joined(separator: "\n") }
 }

@@ -151,23 +151,72 @@ struct PipelineFileReader {
         let store = try top["store"].map { node throws(PipelineFileError) in try interpolate(node, "store") } ?? ".swell/\(name).sqlite"
         guard !store.isEmpty else { throw error(top["store"], "store must not be empty") }
 
-        let entities = try readEntities(top["entities"]!)
+        // Past the file's version, name and store, every problem is collected and the file
+        // read on: an entity, a source or an export that fails is left out, and what names a
+        // left-out entity is not read (its errors would only repeat the first).
+        var problems: [PipelineFileError] = []
+        var failedEntities: Set<String> = []
+        let entities = try readEntities(top["entities"]!, problems: &problems, failed: &failedEntities)
+        func namesFailedEntity(_ item: Node) -> Bool {
+            guard case .scalar(let scalar)? = item.mapping?["entity"] else { return false }
+            return failedEntities.contains(scalar.string)
+        }
         var sources: [SourceSpec] = []
         if let node = top["sources"] {
             guard case .sequence(let sequence) = node else { throw error(node, "sources must be a list, not \(written(node))") }
-            for item in sequence {
-                for source in try readSources(item, pipeline: name, entities: entities) {
-                    if sources.contains(where: { $0.name == source.name }) {
-                        throw error(item, "two sources are named '\(source.name)'")
+            for item in sequence where !namesFailedEntity(item) {
+                do throws(PipelineFileError) {
+                    for source in try readSources(item, pipeline: name, entities: entities) {
+                        if sources.contains(where: { $0.name == source.name }) {
+                            throw error(item, "two sources are named '\(source.name)'")
+                        }
+                        sources.append(source)
                     }
-                    sources.append(source)
+                } catch {
+                    problems.append(error)
                 }
             }
-            try checkReplaceOwnsItsEntity(sources, nodes: sequenceNodes(top["sources"]))
+            do { try checkReplaceOwnsItsEntity(sources, nodes: sequenceNodes(top["sources"])) } catch { problems.append(error) }
         }
         var history = false
         var historyKeepDays = 7.0
-        if let node = top["history"] {
+        do {
+            (history, historyKeepDays) = try readHistory(top["history"])
+        } catch {
+            problems.append(error)
+        }
+        var exports: [ExportSpec] = []
+        if let node = top["exports"] {
+            guard case .sequence(let sequence) = node else { throw error(node, "exports must be a list, not \(written(node))") }
+            var names: Set<String> = []   // of the exports read so far, those that failed too
+            for item in sequence where !namesFailedEntity(item) {
+                if case .scalar(let scalar)? = item.mapping?["name"], !names.insert(scalar.string).inserted {
+                    problems.append(error(item, "two exports are named '\(scalar.string)'"))
+                    continue
+                }
+                do {
+                    exports.append(try readExport(item, entities: entities, history: history))
+                } catch {
+                    problems.append(error)
+                }
+            }
+        }
+        if var first = problems.first {
+            first.more = Array(problems.dropFirst())
+            throw first
+        }
+        var file = PipelineFile(path: path, version: version, name: name, store: store, entities: entities, sources: sources, exports: exports,
+                                secrets: secrets)
+        file.history = history
+        file.historyKeepDays = historyKeepDays
+        return file
+    }
+
+    /// The top-level `history` (version 3): on or off, and the days kept.
+    private func readHistory(_ node: Node?) throws(PipelineFileError) -> (Bool, Double) {
+        var history = false
+        var historyKeepDays = 7.0
+        if let node {
             try requireVersion3(node, "history")
             if case .mapping = node {
                 let keys = try keyedMapping(node, "history", allowed: ["keep_days"])
@@ -182,75 +231,77 @@ struct PipelineFileReader {
                 history = try boolean(node, "history")
             }
         }
-        var exports: [ExportSpec] = []
-        if let node = top["exports"] {
-            guard case .sequence(let sequence) = node else { throw error(node, "exports must be a list, not \(written(node))") }
-            for item in sequence {
-                let export = try readExport(item, entities: entities, history: history)
-                if exports.contains(where: { $0.name == export.name }) {
-                    throw error(item, "two exports are named '\(export.name)'")
-                }
-                exports.append(export)
-            }
-        }
-        var file = PipelineFile(path: path, version: version, name: name, store: store, entities: entities, sources: sources, exports: exports,
-                                secrets: secrets)
-        file.history = history
-        file.historyKeepDays = historyKeepDays
-        return file
+        return (history, historyKeepDays)
     }
 
-    private func readEntities(_ node: Node) throws(PipelineFileError) -> [PipelineEntity] {
+    /// The entities that read; each one that does not adds its problem to `problems` and its
+    /// name to `failed`.
+    private func readEntities(_ node: Node, problems: inout [PipelineFileError], failed: inout Set<String>) throws(PipelineFileError) -> [PipelineEntity] {
         guard case .mapping(let mapping) = node, !mapping.isEmpty else { throw error(node, "entities must be a mapping of at least one entity, not \(written(node))") }
         var entities: [PipelineEntity] = []
         var relationshipNodes: [(entity: Int, node: Node)] = []
         for (keyNode, value) in mapping {
-            let name = try string(keyNode, "an entity name")
-            guard ManagedObjectModel.isValidName(name) else {
-                throw error(keyNode, "entity name '\(name)' \(ManagedObjectModel.nameRule)")
+            do {
+                let (entity, relationships) = try readEntity(keyNode, value, defined: entities)
+                if let relationships { relationshipNodes.append((entities.count, relationships)) }
+                entities.append(entity)
+            } catch {
+                problems.append(error)
+                if case .scalar(let scalar) = keyNode { failed.insert(scalar.string) }
             }
-            guard !entities.contains(where: { $0.name.lowercased() == name.lowercased() }) else { throw error(keyNode, "entity '\(name)' is defined twice") }
-            let fields = try keyedMapping(value, "entity \(name)", allowed: ["key", "attributes", "relationships"], required: ["key", "attributes"])
-            if let node = fields["relationships"] {
-                try requireVersion2(node, "the relationships key of \(name)")
-                relationshipNodes.append((entities.count, node))
-            }
-            guard case .mapping(let attributeNodes) = fields["attributes"]!, !attributeNodes.isEmpty else {
-                throw error(fields["attributes"], "attributes of \(name) must be a mapping of attribute: type, not \(written(fields["attributes"]))")
-            }
-            var attributes: [AttributeDescription] = []
-            for (attributeKey, typeNode) in attributeNodes {
-                let attribute = try string(attributeKey, "an attribute name")
-                guard ManagedObjectModel.isValidName(attribute) else {
-                    throw error(attributeKey, "attribute name '\(attribute)' \(ManagedObjectModel.nameRule)")
-                }
-                guard !attributes.contains(where: { $0.name.lowercased() == attribute.lowercased() }) else {
-                    throw error(attributeKey, "attribute '\(name).\(attribute)' is defined twice")
-                }
-                attributes.append(try readAttribute(attribute, of: name, typeNode))
-            }
-            let keyNode = fields["key"]!
-            var key: [String] = []
-            switch keyNode {
-            case .sequence(let sequence):
-                for item in sequence { key.append(try string(item, "a key attribute")) }
-            case .scalar(let scalar):
-                key = [scalar.string]
-            default:
-                throw error(keyNode, "key of \(name) must be a list of attribute names, not \(written(keyNode))")
-            }
-            guard !key.isEmpty else { throw error(keyNode, "key of \(name) must name at least one attribute") }
-            for attribute in key where !attributes.contains(where: { $0.name == attribute }) {
-                throw error(keyNode, "key of \(name) names '\(attribute)', which is not one of its attributes")
-            }
-            guard Set(key).count == key.count else { throw error(keyNode, "key of \(name) names an attribute twice") }
-            entities.append(PipelineEntity(name: name, key: key, attributes: attributes))
         }
         for (index, node) in relationshipNodes {
-            entities[index].relationships = try readRelationships(node, of: entities[index], entities: entities)
+            do {
+                entities[index].relationships = try readRelationships(node, of: entities[index], entities: entities)
+            } catch {
+                problems.append(error)
+            }
         }
-        try checkInverses(entities, nodes: relationshipNodes)
+        do { try checkInverses(entities, nodes: relationshipNodes) } catch { problems.append(error) }
         return entities
+    }
+
+    /// One entity, and its `relationships` node (read once every entity is known).
+    private func readEntity(_ keyNode: Node, _ value: Node, defined entities: [PipelineEntity]) throws(PipelineFileError) -> (PipelineEntity, Node?) {
+        let name = try string(keyNode, "an entity name")
+        guard ManagedObjectModel.isValidName(name) else {
+            throw error(keyNode, "entity name '\(name)' \(ManagedObjectModel.nameRule)")
+        }
+        guard !entities.contains(where: { $0.name.lowercased() == name.lowercased() }) else { throw error(keyNode, "entity '\(name)' is defined twice") }
+        let fields = try keyedMapping(value, "entity \(name)", allowed: ["key", "attributes", "relationships"], required: ["key", "attributes"])
+        if let node = fields["relationships"] {
+            try requireVersion2(node, "the relationships key of \(name)")
+        }
+        guard case .mapping(let attributeNodes) = fields["attributes"]!, !attributeNodes.isEmpty else {
+            throw error(fields["attributes"], "attributes of \(name) must be a mapping of attribute: type, not \(written(fields["attributes"]))")
+        }
+        var attributes: [AttributeDescription] = []
+        for (attributeKey, typeNode) in attributeNodes {
+            let attribute = try string(attributeKey, "an attribute name")
+            guard ManagedObjectModel.isValidName(attribute) else {
+                throw error(attributeKey, "attribute name '\(attribute)' \(ManagedObjectModel.nameRule)")
+            }
+            guard !attributes.contains(where: { $0.name.lowercased() == attribute.lowercased() }) else {
+                throw error(attributeKey, "attribute '\(name).\(attribute)' is defined twice")
+            }
+            attributes.append(try readAttribute(attribute, of: name, typeNode))
+        }
+        let keyNode = fields["key"]!
+        var key: [String] = []
+        switch keyNode {
+        case .sequence(let sequence):
+            for item in sequence { key.append(try string(item, "a key attribute")) }
+        case .scalar(let scalar):
+            key = [scalar.string]
+        default:
+            throw error(keyNode, "key of \(name) must be a list of attribute names, not \(written(keyNode))")
+        }
+        guard !key.isEmpty else { throw error(keyNode, "key of \(name) must name at least one attribute") }
+        for attribute in key where !attributes.contains(where: { $0.name == attribute }) {
+            throw error(keyNode, "key of \(name) names '\(attribute)', which is not one of its attributes")
+        }
+        guard Set(key).count == key.count else { throw error(keyNode, "key of \(name) names an attribute twice") }
+        return (PipelineEntity(name: name, key: key, attributes: attributes), fields["relationships"])
     }
 
     /// A date format: iso8601, unix, unix_ms, or an LDML pattern.
