@@ -14,7 +14,8 @@ enum ExitStatus {
     static let cannotCreate: Int32 = 73
     /// The store could not be opened, read or written.
     static let io: Int32 = 74
-    /// Another run holds the store or a source.
+    /// Another run holds the store or a source; or the run was interrupted (SIGINT, SIGTERM)
+    /// after saving what it had fetched: either way, run again.
     static let locked: Int32 = 75
 
     /// The code for a failure of `kind`.
@@ -25,7 +26,7 @@ enum ExitStatus {
         case .unavailable: unavailable
         case .cannotCreate: cannotCreate
         case .io: io
-        case .locked: locked
+        case .locked, .interrupted: locked
         case .other: 1
         }
     }

@@ -112,7 +112,9 @@ extension RunFlags {
         let showProgress = progress == .always || (progress == .auto && terminal)
         let ticker = showProgress ? ProgressTicker(counter: counter, terminal: terminal) : nil
         let probe = measureMainQueue ? MainQueueProbe() : nil
+        let interrupts = InterruptHandler(cancelling: runner.cancellation, logger: logger)
         let (runReport, failure) = await CommandSupport.offMainQueue { runner.run(sources: sources, exports: exports) }
+        interrupts.stop()
         ticker?.stop()
         if let probe { FileHandle.standardError.write(Data((probe.finish().summary + "\n").utf8)) }
         var exitFailure = failure

@@ -72,11 +72,14 @@ extension ExportRun {
             // comes next time). With the history purged to nothing, the purge's bound is the position.
             let purged = try context.historyPurgedBefore().map { $0.value - 1 } ?? 0
             let position = try context.lastHistoryToken().map { HistoryToken(value: max($0.value, purged)) } ?? HistoryToken(value: purged)
+            var rows = 0
             try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
+                try checkCancelled(&rows)
                 try writer.writeValueField("insert")
                 for column in columns { try Self.write(row, column, dates: dates, to: writer) }
                 try writer.endRow()
             }
+            if let interrupted = cancellation.error { throw interrupted }
             return position
         }
         let transactions = try context.fetchHistory(after: previous)
@@ -116,7 +119,9 @@ extension ExportRun {
         let related = whereMoves ? .all : try relatedRows(changes, stored: stored, keyPaths: keyPaths, in: context)
         guard !changes.byKey.isEmpty || related != .none else { return transactions.last?.token ?? previous }
         var listed: Set<Int64> = []
+        var rows = 0
         try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
+            try checkCancelled(&rows)
             let change: String
             switch changes.byKey[row.primaryKey] {
             case .insert?: change = "insert"
@@ -145,6 +150,7 @@ extension ExportRun {
                 try writeDelete(primaryKey: row.primaryKey, key: key)
             }
         }
+        if let interrupted = cancellation.error { throw interrupted }
         return transactions.last?.token ?? previous
     }
 

@@ -10,6 +10,15 @@ import SwellCalendar
 struct ExportRun {
     let export: ExportSpec
     let entity: PipelineEntity
+    /// The run's cancellation: looked at every few thousand rows; once cancelled, the export
+    /// stops and its file is never put in place.
+    var cancellation = RunCancellation()
+
+    /// Throws the run's cancellation, looked at once every 4096 calls.
+    func checkCancelled(_ rows: inout Int) throws {
+        rows &+= 1
+        if rows & 4095 == 0, let interrupted = cancellation.error { throw interrupted }
+    }
 
     /// The fetch request: `where`, `sort`, then the key as the last tie-breaker.
     var request: FetchRequest {
@@ -44,10 +53,13 @@ struct ExportRun {
                 let (columns, keyPaths) = try self.columns(in: context)
                 if export.header { try writer.writeHeader(export.columns.map(\.name)) }
                 let dates = DateWriter(formats: export.columns.map(\.format))
+                var rows = 0
                 try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
+                    try checkCancelled(&rows)
                     for column in columns { try Self.write(row, column, dates: dates, to: writer) }
                     try writer.endRow()
                 }
+                if let interrupted = cancellation.error { throw interrupted }
             }
             try writer.finish()
         } catch let error as PipelineError {

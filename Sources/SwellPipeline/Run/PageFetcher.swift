@@ -196,6 +196,7 @@ final class PageFetcher {
                     if gzipped { inflater = GzipInflater() }
                     transcoder = source.csv.map { CSVRecordTranscoder(delimiter: $0.delimiter, header: $0.header) }
                 },
+                shouldRetry: { failure() == nil },
                 onBody: { bytes in
                     // A failed run stops reading (a big file need not be read to its end).
                     if let failure = failure() { throw failure }

@@ -15,6 +15,9 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
         case io
         /// Another writing run holds the store, or a source (75).
         case locked
+        /// The run was stopped from outside (SIGINT, SIGTERM) after saving what it had
+        /// fetched (75: run it again).
+        case interrupted
         /// Anything else (1).
         case other
     }

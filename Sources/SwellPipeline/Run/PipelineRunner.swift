@@ -39,6 +39,9 @@ public struct PipelineRunner: Sendable {
         redactor = Redactor(secrets: pipeline.secrets)
     }
 
+    /// Stops the run from another thread (`swell` cancels it on SIGINT and SIGTERM).
+    public let cancellation = RunCancellation()
+
     /// Hides the pipeline's secrets, and the tokens its sources are given while it runs
     /// (one redactor a runner: what one source learns, the others and the report hide too).
     public let redactor: Redactor
@@ -116,21 +119,25 @@ public struct PipelineRunner: Sendable {
                         var run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities, container: container, options: options,
                                             logger: logger, redactor: redactor, progress: progress)
                         run.tokens = tokens
+                        run.cancellation = cancellation
+                        if let interrupted = cancellation.error { throw interrupted }
                         let (entry, error) = run.run()
                         report.sources.append(entry)
                         if let error { throw error }
                     }
                 }
             }
+            if let interrupted = cancellation.error { throw interrupted }
             if runExports {
                 for export in pipeline.exports where only.isEmpty || only.contains(export.name) {
+                    if let interrupted = cancellation.error { throw interrupted }
                     guard let entity = pipeline.entity(named: export.entity) else { continue }
                     logger.debug("export started", metadata: ["export": "\(export.name)"])
                     let context = container.newBackgroundContext()
                     context.name = "export.\(export.name)"
                     var position: HistoryToken?
                     let entry = try context.performAndWait { () throws(PipelineError) -> RunReport.Export in
-                        try ExportRun(export: export, entity: entity).run(in: context, position: &position)
+                        try ExportRun(export: export, entity: entity, cancellation: cancellation).run(in: context, position: &position)
                     }
                     // A delta export's position moves only now that its file is in place.
                     if let position { try keepPosition(position, of: export.name, in: container) }

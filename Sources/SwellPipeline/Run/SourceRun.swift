@@ -54,6 +54,8 @@ struct SourceRun {
     let progress: ProgressCounter
     /// The run's OAuth 2.0 tokens (shared by its sources).
     var tokens = RunTokens()
+    /// The run's cancellation (`PipelineRunner.cancellation`).
+    var cancellation = RunCancellation()
 
     /// Runs the source; returns its report entry and the failure, if any.
     func run() -> (RunReport.Source, PipelineError?) {
@@ -64,7 +66,7 @@ struct SourceRun {
         container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
         let batchSize = options.batchSize(nested: !source.nested.isEmpty)
         let backlog = SaveBacklog<SaveScheduler.BatchCounts>()
-        let state = SourceRunState(source: source, backlog: backlog)
+        let state = SourceRunState(source: source, backlog: backlog, cancellation: cancellation)
         let scheduler = SaveScheduler(container: container, state: state, backlog: backlog, sourceName: source.name,
                                       logger: logger, redactor: redactor)
         let sweeper = source.mode == .replace ? ReplaceSweeper(entity: entity.description) : nil

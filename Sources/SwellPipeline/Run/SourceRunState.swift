@@ -17,7 +17,11 @@ final class SourceRunState: Sendable {
     /// Workers waiting for saved batches to reach disk, let go when the run fails.
     private let backlog: SaveBacklog<SaveScheduler.BatchCounts>
 
-    init(source: SourceSpec, backlog: SaveBacklog<SaveScheduler.BatchCounts>) {
+    /// The run's cancellation: once cancelled, its reason is this source's failure.
+    let cancellation: RunCancellation
+
+    init(source: SourceSpec, backlog: SaveBacklog<SaveScheduler.BatchCounts>, cancellation: RunCancellation = RunCancellation()) {
+        self.cancellation = cancellation
         var report = RunReport.Source(name: source.name, entity: source.entity)
         if !source.nested.isEmpty {
             // Every entity nested records go into is listed, at zero until a batch counts.
@@ -36,7 +40,7 @@ final class SourceRunState: Sendable {
     }
 
     /// The run's first failure, if any.
-    var failure: PipelineError? { shared.withLock { $0.failure } }
+    var failure: PipelineError? { cancellation.error ?? shared.withLock { $0.failure } }
 
     /// The report entry as counted so far.
     var report: RunReport.Source { shared.withLock { $0.report } }
