@@ -70,7 +70,7 @@ let package = Package(
         ),
         .target(
             name: "SwellCSV",
-            dependencies: ["CZlib", "CLibDeflate", "SwellLocks"]
+            dependencies: ["CZlib", "CLibDeflate"]
         ),
         .target(
             name: "SwellPipeline",
