@@ -92,7 +92,7 @@ struct MappedNode: Sendable {
 /// that path in the element (`.` for the element itself), converted by type; an
 /// attribute `fields` does not name, by its own name when the element has that
 /// member. What an element does not map is left as it is on a stored object
-/// (issue 20: a nested `{id, name}` of an author keeps the author's country).
+/// (a nested `{id, name}` of an author keeps the author's country).
 struct ElementMapper: Sendable {
     let entity: EntityDescription
     let paths: [[String]]

@@ -6,7 +6,7 @@ import Synchronization
 
 /// A scratchpad of managed objects on one queue: insert, fetch, change and
 /// delete objects, then save the changes one level up — into the parent
-/// context, or, for a root context, into the store as one SQLite transaction.
+/// context, or, for a root context, into the store as one store transaction.
 ///
 /// A context is private-queue (it owns a serial queue) or main-queue (it uses
 /// the main queue). Use it and its objects only on its queue: inside
