@@ -10,8 +10,10 @@ swift test
 # the Swift toolchain hidden, as a server without Swift would run it.
 tarball=$(bash scripts/build-release.sh | tail -1)
 bash scripts/test-release.sh "$tarball"
-# SwellStore's documentation (DocC catalog: getting started, concurrency, the stack, relationships).
+# The documentation: SwellStore's (guides and the store guarantees) and SwellPipeline's (the
+# pipeline file and command line references).
 swift package generate-documentation --target SwellStore >/dev/null
+swift package generate-documentation --target SwellPipeline >/dev/null
 # The store tests again against each other store: the same suite, another conformer of
 # the store protocol (tests of the SQLite file itself do not apply there). The PostgreSQL
 # pass starts its own throwaway server (Tests/SwellTestSupport/PostgresServer.swift).

@@ -1,7 +1,7 @@
 /// Reads CSV as it arrives and writes each row as one line of NDJSON — `{"name": "value", …}`,
 /// the header row's names (or the columns' numbers, `"1"`, `"2"`, … without one), every
 /// value a JSON string and an empty field `null` — so that a CSV source's rows go through
-/// the same reader, mapping and checks as JSON records (pipeline-file.md version 3,
+/// the same reader, mapping and checks as JSON records (Pipeline file reference version 3,
 /// `format: csv`).
 ///
 /// RFC 4180 as Swell writes it and as spreadsheets export it: a field in double quotes may

@@ -218,7 +218,7 @@ struct PostgresCommitter {
         if result.inserted.remove(id) == nil { result.deleted.insert(id) }
     }
 
-    // MARK: Links (join tables, store.md 35)
+    // MARK: Links (join tables, Store guarantees 35)
 
     func writeLinks(_ row: PendingRow, _ entity: EntityDescription, owner: Int64, replace: Bool) throws {
         for (index, attribute) in entity.attributes.enumerated() {
@@ -262,7 +262,7 @@ struct PostgresCommitter {
     }
 
     /// After the operations: rows that name a new object that became an existing one, in a
-    /// to-one column or a join table, name the survivor instead (store.md 32).
+    /// to-one column or a join table, name the survivor instead (Store guarantees 32).
     func redirectReferences() throws {
         for redirect in result.referenceRedirects(in: model) {
             let attribute = redirect.attribute

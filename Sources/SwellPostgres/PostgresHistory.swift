@@ -1,7 +1,7 @@
 import Foundation
 import SwellStore
 
-/// Persistent history in the PostgreSQL store (store.md 46–48), as in SQLite: two tables in
+/// Persistent history in the PostgreSQL store (Store guarantees 46–48), as in SQLite: two tables in
 /// the store's schema, `swell_history_transactions` (its `id` is the token) and
 /// `swell_history_changes`, written by the committing transaction. Several runners commit
 /// at once here, so a transaction takes the history table's lock before it numbers itself

@@ -1,7 +1,7 @@
 import SwellStore
 
 /// How the PostgreSQL store writes SQL for an entity: quoted names, each
-/// attribute's column type (postgres-store.md 5), and the expressions that turn
+/// attribute's column type (PostgreSQL store guarantees 5), and the expressions that turn
 /// its columns into the store's values (`StoreValue`) and back.
 ///
 /// The store's values are SQLite's: booleans 0/1, dates Unix seconds as a double,

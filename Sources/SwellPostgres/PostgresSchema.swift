@@ -1,11 +1,11 @@
 import Foundation
 import SwellStore
 
-/// Creates and migrates the PostgreSQL store's tables (postgres-store.md 5, 6):
+/// Creates and migrates the PostgreSQL store's tables (PostgreSQL store guarantees 5, 6):
 /// a table per entity named after it, a column per attribute (quoted: case
 /// kept) typed as the attribute, `_pk` the object ID, the key a unique
 /// constraint, to-ones `bigint` columns referencing the destination's `_pk`,
-/// join tables as in store.md 35; Swell's own tables start with `swell_`.
+/// join tables as in Store guarantees 35; Swell's own tables start with `swell_`.
 ///
 /// A migration runs in one transaction under a transaction-level advisory
 /// lock, so two runners opening the store at once neither corrupt nor
@@ -67,7 +67,7 @@ struct PostgresSchema {
             }
             try connection.query("CREATE TABLE \(table) (\(columns.joined(separator: ", ")))")
         } else {
-            // Lightweight migration (store.md 24): new attributes are added as nullable columns.
+            // Lightweight migration (Store guarantees 24): new attributes are added as nullable columns.
             for attribute in stored where existing[attribute.name] == nil {
                 try connection.query("ALTER TABLE \(table) ADD COLUMN \(PostgresSQL.quote(attribute.name)) \(PostgresSQL.columnType(attribute))")
             }

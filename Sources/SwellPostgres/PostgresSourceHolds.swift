@@ -1,7 +1,7 @@
 import Foundation
 import SwellStore
 
-/// Per-source holds for runners sharing one database (postgres-store.md 7): a
+/// Per-source holds for runners sharing one database (PostgreSQL store guarantees 7): a
 /// session advisory lock on its own connection, keyed by the schema and the
 /// source. The server frees it when the session ends: at once when the holder
 /// exits or is killed; when its host vanishes (no FIN ever comes), within

@@ -4,7 +4,7 @@ import SwellStore
 
 /// The PostgreSQL store: the same contexts, stack and guarantees as the SQLite
 /// store, over one PostgreSQL database that many runners on many hosts write
-/// at once (postgres-store.md).
+/// at once (PostgreSQL store guarantees).
 ///
 /// Register it once (`PostgresStore.register()`), then add a store by URL:
 /// `addPersistentStore(at: URL(string: "postgres://user@host/db")!)`. libpq's own

@@ -1,7 +1,7 @@
 import ArgumentParser
 import SwellPipeline
 
-/// `swell`'s exit codes (sysexits, cli.md): the one table from a failure's kind to the code
+/// `swell`'s exit codes (sysexits, Command line reference): the one table from a failure's kind to the code
 /// the process exits with. The library says what kind of failure it was; the command decides.
 enum ExitStatus {
     /// Bad arguments or a pipeline file that does not validate.
@@ -14,8 +14,7 @@ enum ExitStatus {
     static let cannotCreate: Int32 = 73
     /// The store could not be opened, read or written.
     static let io: Int32 = 74
-    /// Another run holds the store or a source; or the run was interrupted (SIGINT, SIGTERM)
-    /// after saving what it had fetched: either way, run again.
+    /// Another run holds the store or a source.
     static let locked: Int32 = 75
 
     /// The code for a failure of `kind`.
@@ -26,8 +25,8 @@ enum ExitStatus {
         case .unavailable: unavailable
         case .cannotCreate: cannotCreate
         case .io: io
-        case .locked, .interrupted: locked
-        case .other: 1
+        case .locked: locked
+        case .interrupted, .other: 1   // the contract's "anything else": 75 means only a held store
         }
     }
 }

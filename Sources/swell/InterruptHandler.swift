@@ -4,7 +4,7 @@ import Logging
 import SwellPipeline
 
 /// SIGINT and SIGTERM during a run: the first one cancels the run (`RunCancellation`), which
-/// stops fetching, saves what was fetched, writes no export and exits 75; a second one ends
+/// stops fetching, saves what was fetched, writes no export and exits 1; a second one ends
 /// the process at once, as the signal does by default (what a commit had not finished is
 /// rolled back by the store).
 final class InterruptHandler {

@@ -138,6 +138,7 @@ import SwellStore
         let text = """
             version: 3
             name: shop
+            history: maybe
             entities:
               Item:
                 key: [id]
@@ -160,11 +161,13 @@ import SwellStore
             _ = try load(text)
             Issue.record("the file loaded")
         } catch {
-            #expect(error.all.map(\.line) == [6, 15, 17, 19], "\(error)")
+            // In file order, though `history` is checked after the sources.
+            #expect(error.all.map(\.line) == [3, 7, 16, 18, 20], "\(error)")
             #expect(error.all.map(\.message).joined(separator: "\n").contains("strng"))
-            let messages = error.all.map(\.message) + ["", "", "", ""]
-            #expect(messages[1].contains("nxt") && messages[2].contains("totl") && messages[3].contains("two exports are named 'orders'"), "\(error)")
-            #expect(error.description.split(separator: "\n").count == 4)
+            let messages = error.all.map(\.message) + ["", "", "", "", ""]
+            #expect(messages[0].contains("history") && messages[2].contains("nxt") && messages[3].contains("totl")
+                    && messages[4].contains("two exports are named 'orders'"), "\(error)")
+            #expect(error.description.split(separator: "\n").count == 5)
         }
     }
 

@@ -1,7 +1,7 @@
 import SwellStore
 import Yams
 
-/// Version 2 of the pipeline file (pipeline-file.md, "Nested records and
+/// Version 2 of the pipeline file (Pipeline file reference, "Nested records and
 /// relationships"): entities' relationships, nested mappings under a source's
 /// fields, and key-path export columns. Each rule's error names its place.
 extension PipelineFileReader {

@@ -2,7 +2,7 @@ import Foundation
 import SwellJSON
 import Yams
 
-/// Version 3 of the pipeline file (pipeline-file.md, "Reaching real APIs"): `auth`,
+/// Version 3 of the pipeline file (Pipeline file reference, "Reaching real APIs"): `auth`,
 /// `method` and `body`, offset paging and where the paging parameter goes, `on_status`,
 /// and the incremental cursor's `initial` and `lag`. Each rule's error names its place.
 extension PipelineFileReader {

@@ -201,6 +201,7 @@ struct PipelineFileReader {
                 }
             }
         }
+        problems.sort { ($0.line, $0.column) < ($1.line, $1.column) }   // in file order, whatever was checked first
         if var first = problems.first {
             first.more = Array(problems.dropFirst())
             throw first

@@ -1,6 +1,6 @@
 import SwellJSON
 
-/// How a source proves who it is (pipeline-file.md version 3, `auth`). Every value is a
+/// How a source proves who it is (Pipeline file reference version 3, `auth`). Every value is a
 /// secret: the redactor hides it wherever it would be printed.
 public enum SourceAuth: Sendable, Equatable {
     /// `Authorization: Bearer <token>`.

@@ -132,7 +132,7 @@ public struct InitSample: Sendable {
         return plain
     }
 
-    /// A source's default timeout (seconds) and retries (pipeline-file.md `timeout`, `retries`).
+    /// A source's default timeout (seconds) and retries (Pipeline file reference `timeout`, `retries`).
     static let timeout: Double = 30
     static let retries = 3
 }

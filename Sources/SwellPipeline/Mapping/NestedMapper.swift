@@ -3,7 +3,7 @@ import SwellJSON
 import SwellStore
 
 /// Where a relationship's link is written when a nested record is upserted
-/// (the store keeps each kind differently, see store.md 35).
+/// (the store keeps each kind differently, see Store guarantees 35).
 enum NestedLinkKind: Sendable {
     /// A to-one: the parent's column `column` holds the child's ID.
     case toOne(column: Int)

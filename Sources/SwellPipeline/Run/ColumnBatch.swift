@@ -3,7 +3,7 @@ import SwellStore
 
 /// The records a flat source's worker has mapped and not yet written, as columns: one
 /// typed buffer per attribute of the entity (`BatchColumns`), which becomes one batch
-/// insert (store.md 37).
+/// insert (Store guarantees 37).
 struct ColumnBatch {
     private let entity: EntityDescription
     /// Rows a batch is expected to hold (its buffers are reserved for them).

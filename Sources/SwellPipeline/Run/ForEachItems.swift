@@ -3,7 +3,7 @@ import SwellCSV
 import SwellCalendar
 import SwellStore
 
-/// The items of a `for_each` from an entity (pipeline-file.md version 3): the values of one
+/// The items of a `for_each` from an entity (Pipeline file reference version 3): the values of one
 /// attribute of the rows a predicate picks, as the store holds them when the run reaches the
 /// source (the sources before it saved), each once, in ascending order; nulls skipped.
 extension ForEachEntity {

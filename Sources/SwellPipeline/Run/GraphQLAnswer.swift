@@ -1,6 +1,6 @@
 import SwellJSON
 
-/// What a GraphQL API says besides its data (pipeline-file.md version 3, `graphql`): the
+/// What a GraphQL API says besides its data (Pipeline file reference version 3, `graphql`): the
 /// messages of the answer's `errors` array. An answer with errors and no data fails the
 /// source quoting the first message (some APIs answer so with 200, others — Datasette's
 /// plugin — with 500); errors beside data are logged as warnings.

@@ -3,7 +3,7 @@ import SwellCalendar
 import SwellHTTP
 import SwellStore
 
-/// Incremental sync (pipeline-file.md, `incremental`): the largest value of the
+/// Incremental sync (Pipeline file reference, `incremental`): the largest value of the
 /// cursor attribute a complete run saw is kept in the store's metadata under
 /// `incremental.<source>`, as the text the next run sends in its query parameter. While
 /// none is kept, the `initial` value is sent (if given); a kept value is sent `lag`

@@ -1,7 +1,7 @@
 import SwellStore
 
 /// Unlinking what a record no longer lists, and deleting at the end of the run what
-/// `cascade` relationships let go of (pipeline-file.md: "elements no longer listed are
+/// `cascade` relationships let go of (Pipeline file reference: "elements no longer listed are
 /// unlinked, and deleted only when the relationship's delete rule is `cascade`").
 extension NestedUpsert {
     /// Members of `plan`'s relationship that a record took out: remembered by key when

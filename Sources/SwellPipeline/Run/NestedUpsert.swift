@@ -1,6 +1,6 @@
 import SwellStore
 
-/// Writes a chunk of records with nested objects (pipeline-file.md, version 2)
+/// Writes a chunk of records with nested objects (Pipeline file reference, version 2)
 /// into a worker's context, without creating managed objects: each nested
 /// object is upserted into its entity by its key and linked, and every mapped
 /// relationship holds exactly what the record lists ("the set is what the record

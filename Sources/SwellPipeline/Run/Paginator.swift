@@ -11,7 +11,7 @@ struct PageRequest: Sendable, Equatable {
     var identity: String { body.map { "\(url) \($0.jsonText)" } ?? url }
 }
 
-/// Where a source's next page is (pipeline-file.md, `paginate`), from what the
+/// Where a source's next page is (Pipeline file reference, `paginate`), from what the
 /// last page said: no pagination, a `next` URL in the body, a `Link` header, a
 /// page-number parameter, a cursor parameter, or an offset (version 3).
 ///

@@ -16,7 +16,7 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
         /// Another writing run holds the store, or a source (75).
         case locked
         /// The run was stopped from outside (SIGINT, SIGTERM) after saving what it had
-        /// fetched (75: run it again).
+        /// fetched (`swell`: 1, the contract's "anything else"; run it again).
         case interrupted
         /// Anything else (1).
         case other

@@ -1,6 +1,6 @@
 import SwellJSON
 
-/// What happens to a bad record (pipeline-file.md, `on_error`): with `skip` it goes to
+/// What happens to a bad record (Pipeline file reference, `on_error`): with `skip` it goes to
 /// the rejects file; with `fail` it becomes the run's error, naming the page, the
 /// record's index, the attribute and why. One place for both ways a record is read.
 struct RecordRejecter: Sendable {

@@ -2,7 +2,7 @@ import Foundation
 import SwellStore
 import SwellLocks
 
-/// Replace mode's deletions (pipeline-file.md, `mode: replace`): collects the
+/// Replace mode's deletions (Pipeline file reference, `mode: replace`): collects the
 /// keys the pages brought, and once every page arrived deletes the entity's
 /// rows whose key none of them brought.
 ///

@@ -3,7 +3,7 @@ import Synchronization
 /// The one way a run is stopped from outside (SIGINT or SIGTERM in `swell`): once cancelled,
 /// every source's fetch loop ends after the page in hand, its workers save what was fetched,
 /// no export is started and one in progress is dropped (its file is never put in place), and
-/// the run fails with the reason — `.interrupted`, exit 75 in `swell`: run again.
+/// the run fails with the reason — `.interrupted`, exit 1 in `swell`: run again.
 ///
 /// Shared by reference between the thread that cancels and the run's threads, which read it
 /// where they already look for a source's failure.

@@ -4,7 +4,7 @@ import SwellHTTP
 import SwellJSON
 import SwellLocks
 
-/// Puts a source's credentials on its page requests (pipeline-file.md version 3, `auth`):
+/// Puts a source's credentials on its page requests (Pipeline file reference version 3, `auth`):
 /// a bearer token, HTTP Basic, an API key in a header or the query, or an OAuth 2.0
 /// client-credentials token (RFC 6749 §4.4).
 ///

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Rows for a `BatchInsertRequest` as columns: one typed buffer per attribute, which a
-/// caller appends values to, row after row (store.md 37, Swell's columnar form).
+/// caller appends values to, row after row (Store guarantees 37, Swell's columnar form).
 ///
 /// Integers, doubles, dates and booleans are kept in contiguous arrays with a null bitmap;
 /// strings and JSON text as UTF-8 bytes in one arena with end offsets. A column is added

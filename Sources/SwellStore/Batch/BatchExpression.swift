@@ -1,7 +1,7 @@
 import Foundation
 
 /// An arithmetic expression over a row's own attributes, for a `BatchUpdateRequest`'s
-/// `propertiesToUpdate` (store.md 42): `rating + 1`, `price * 1.2`, `(a + b) / 2`, `-score`,
+/// `propertiesToUpdate` (Store guarantees 42): `rating + 1`, `price * 1.2`, `(a + b) / 2`, `-score`,
 /// or another attribute's name alone.
 ///
 /// Operands are attribute names (integer, double, boolean — as 0/1 — or date attributes,

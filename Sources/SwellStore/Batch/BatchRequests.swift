@@ -1,6 +1,6 @@
 import Foundation
 
-/// What a batch request reports when it is done (store.md 40).
+/// What a batch request reports when it is done (Store guarantees 40).
 public enum BatchResultType: Sendable, Hashable {
     /// Only whether it succeeded: `count` and `objectIDs` are nil.
     case statusOnly
@@ -26,7 +26,7 @@ public protocol BatchRequest: AnyObject, Sendable {
 }
 
 /// Inserts (or, with a uniqueness constraint, upserts) many rows in one transaction,
-/// without registering any object in any context (store.md 37–39).
+/// without registering any object in any context (Store guarantees 37–39).
 ///
 /// The rows come in one of three forms: an array of dictionaries (attribute name → value,
 /// as `ManagedObject.setValue(_:forKey:)` takes them), a handler called until it says it
@@ -72,7 +72,7 @@ public final class BatchInsertRequest: BatchRequest, @unchecked Sendable {
 }
 
 /// Changes the attributes of every stored row a predicate matches, without loading
-/// objects (store.md 42). `propertiesToUpdate` maps attribute names to a new value (as
+/// objects (Store guarantees 42). `propertiesToUpdate` maps attribute names to a new value (as
 /// `setValue(_:forKey:)` takes it; `NSNull()` or nil for nil) or to a `BatchExpression`
 /// over the row's own attributes (`rating + 1`).
 public final class BatchUpdateRequest: BatchRequest, @unchecked Sendable {
@@ -91,7 +91,7 @@ public final class BatchUpdateRequest: BatchRequest, @unchecked Sendable {
 
 /// Deletes the stored rows a fetch request matches, or the objects with the given IDs,
 /// without loading them into the caller's contexts, applying every relationship's delete
-/// rule (cascade, nullify, deny: a deny refuses the whole request) (store.md 42).
+/// rule (cascade, nullify, deny: a deny refuses the whole request) (Store guarantees 42).
 public final class BatchDeleteRequest: BatchRequest, @unchecked Sendable {
     public let entityName: String
     public var resultType: BatchResultType = .statusOnly
@@ -116,7 +116,7 @@ public final class BatchDeleteRequest: BatchRequest, @unchecked Sendable {
     }
 }
 
-/// What a batch request did (store.md 40–41).
+/// What a batch request did (Store guarantees 40–41).
 public struct BatchResult: Sendable {
     /// The result type the request asked for.
     public let resultType: BatchResultType

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Turns a batch request into one store commit (store.md 37–43): reads the stored rows it
+/// Turns a batch request into one store commit (Store guarantees 37–43): reads the stored rows it
 /// meets from one snapshot, decides each row by the merge policy's rules (`MergePolicy`,
 /// the one place they live), and commits only what changes, as one transaction, through
 /// the store seam every store implements (`PersistentStore.commit`). Runs on the root
@@ -68,7 +68,7 @@ struct BatchWriter {
         var rowForKey: [[StoreValue]: Int] = [:]
         let keyIndices = entity.keyIndices
         func add(_ row: IncomingRow) {
-            // Within one request the later row for a key wins (store.md 39).
+            // Within one request the later row for a key wins (Store guarantees 39).
             if !keyIndices.isEmpty {
                 let key = keyIndices.map { row.values[$0] }
                 if !key.contains(where: \.isNull) {

@@ -2,7 +2,7 @@ import Foundation
 import SwellLocks
 
 extension ManagedObjectContext {
-    // MARK: Batch requests (store.md 37–43)
+    // MARK: Batch requests (Store guarantees 37–43)
 
     /// Runs a batch request on this context's stack and returns what it did.
     ///
@@ -28,7 +28,7 @@ extension ManagedObjectContext {
         let policy = mergePolicy
         let (result, mergeHere): (BatchResult, Bool)
         if Thread.isMainThread && !root.queue.isCurrent {
-            // Not on the main thread even while the main queue waits (store.md 38): a
+            // Not on the main thread even while the main queue waits (Store guarantees 38): a
             // synchronous dispatch would run the block on the calling thread.
             let done = DispatchSemaphore(value: 0)
             let outcome = LockedValue<Result<(BatchResult, Bool), any Error>?>(nil)

@@ -44,7 +44,7 @@ extension ManagedObjectContext {
     /// from them (to-one IDs and member lists, `BatchColumns.references`, `memberLists`);
     /// then all of it is committed at once on the root's queue, so a failure writes nothing.
     /// A new nested row whose key another writer stores meanwhile becomes that row, and the
-    /// records' links follow it (store.md 32). Counts by entity; a record whose only change
+    /// records' links follow it (Store guarantees 32). Counts by entity; a record whose only change
     /// is a link counts as updated, a nested row only when its own attributes changed.
     ///
     /// `children` (given each record row's ID) makes the rows that point at the records

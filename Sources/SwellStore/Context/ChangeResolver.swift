@@ -231,7 +231,7 @@ struct ChangeResolver {
         var values = existingValues
         for index in 0..<count {
             if let join = entity.attributes[index].join {
-                // A to-many kept in a join table: the survivor keeps the union (store.md 32).
+                // A to-many kept in a join table: the survivor keeps the union (Store guarantees 32).
                 guard row.kind == .inserted || row.mask.contains(index) else { continue }
                 let union = JoinTable.union(values[index], incomingValues[index], ordered: join.isOrdered)
                 if union != values[index] {

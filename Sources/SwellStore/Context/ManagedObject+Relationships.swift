@@ -1,6 +1,6 @@
 import Foundation
 
-/// Relationships (store.md 28–30): a to-one is a column of the object's row
+/// Relationships (Store guarantees 28–30): a to-one is a column of the object's row
 /// holding the destination's primary key, so it moves up the levels, merges and
 /// rolls back exactly like an attribute; a to-many is read through its inverse
 /// to-one (the destinations whose inverse column names this object), so both

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Delete rules and required to-many relationships (store.md 31), applied by
+/// Delete rules and required to-many relationships (Store guarantees 31), applied by
 /// every context's `save()` before its changes move, so they hold at every
 /// level: a parent applies them again to deletes that children saved into it
 /// (objects related only at the parent are then reached too).
@@ -88,7 +88,7 @@ extension ManagedObjectContext {
 
     /// Lists, among a save's updated objects, the destinations whose to-many changed
     /// because a saved to-one (its inverse) changed: the new destination, and the old one
-    /// where this context had it loaded (store.md 36).
+    /// where this context had it loaded (Store guarantees 36).
     func noteInverseToManyChanges(of layer: ChangeLayer, in changes: inout ContextDidSaveChanges,
                                   coordinator: PersistentStoreCoordinator) {
         for (name, entityChanges) in layer.entities {
@@ -147,7 +147,7 @@ extension ManagedObjectContext {
 
 extension ChangeLayer {
     /// Rows that name, in a to-one column, a new object that merged into an existing
-    /// one with the same key, name the survivor instead (store.md 32).
+    /// one with the same key, name the survivor instead (Store guarantees 32).
     mutating func redirectReferences(merged: [ObjectID: ObjectID], entities: [String: EntityDescription]) {
         var moved: [String: [Int64: Int64]] = [:]
         for (incoming, survivor) in merged where incoming != survivor {

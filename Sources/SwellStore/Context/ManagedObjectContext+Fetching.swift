@@ -9,7 +9,7 @@ struct FetchPlan {
     let sort: [(attribute: Int, ascending: Bool)]
     let limit: Int?
     let offset: Int
-    /// To-one key paths sorted by (store.md 33), with their SQL.
+    /// To-one key paths sorted by (Store guarantees 33), with their SQL.
     var sortPaths: [[String]] = []
 
     var storeQuery: StoreQuery {
@@ -115,7 +115,7 @@ extension ManagedObjectContext {
     }
 
     /// Whether the plan's predicate or sort follows key paths into an entity that has unsaved
-    /// changes at this level or above (store.md 33: key paths see unsaved values, also of the
+    /// changes at this level or above (Store guarantees 33: key paths see unsaved values, also of the
     /// related objects of rows that are themselves unchanged; the store's SQL would read them
     /// as saved).
     func keyPathsReadUnsavedChanges(_ plan: FetchPlan, includingSort: Bool = true) -> Bool {

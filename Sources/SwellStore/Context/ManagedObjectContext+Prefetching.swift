@@ -1,4 +1,4 @@
-/// `relationshipKeyPathsForPrefetching` (store.md 34): the destinations of a whole
+/// `relationshipKeyPathsForPrefetching` (Store guarantees 34): the destinations of a whole
 /// fetch loaded with one query per key path (and level of a dotted one), so that
 /// reading the relationship of every fetched object issues no further query.
 extension ManagedObjectContext {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Fetch result types other than objects (store.md 44–45): object IDs and dictionaries,
+/// Fetch result types other than objects (Store guarantees 44–45): object IDs and dictionaries,
 /// with aggregates, grouping, a having predicate and distinct rows. Every result is
 /// computed from the same rows an object fetch reads, through this context's and its
 /// ancestors' unsaved changes, so the two always agree.

@@ -105,7 +105,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// Who wrote what this context saves to the store (Core Data's `transactionAuthor`): kept
-    /// with each history transaction its saves and batch requests record (store.md 46).
+    /// with each history transaction its saves and batch requests record (Store guarantees 46).
     public var transactionAuthor: String? {
         get { settings.withLock { $0.transactionAuthor } }
         set { settings.withLock { $0.transactionAuthor = newValue } }
@@ -237,7 +237,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Checks that the caller is on this context's queue (a thread compare: cheap enough
     /// for every access). Off it: with `SWELL_CONCURRENCY_DEBUG=1` the program stops naming
-    /// the context (store.md 3); in a debug build without the variable a warning naming the
+    /// the context (Store guarantees 3); in a debug build without the variable a warning naming the
     /// context is written to stderr once per context and the program goes on.
     func assertOnQueue(_ action: @autoclosure () -> String) {
         guard confinement != .off, !queue.isCurrent else { return }

@@ -1,6 +1,6 @@
 /// The store's rows a child's save needs to resolve its changes, read before
 /// the parent's lock is taken, so that nothing waiting for that lock (a
-/// main-queue fetch on the view context) ever waits for the disk (store.md 11, 14).
+/// main-queue fetch on the view context) ever waits for the disk (Store guarantees 11, 14).
 ///
 /// What it holds: for each keyed entity, the stored rows whose keys are among
 /// the keys of the save's inserts and the new keys of its key changes (absent

@@ -1,4 +1,4 @@
-/// Key-path predicates (store.md 33): `spot.name == 'x'` (to-ones, any depth),
+/// Key-path predicates (Store guarantees 33): `spot.name == 'x'` (to-ones, any depth),
 /// `ANY tags.name == 'x'`, `ALL …`, `NONE …`, `tags.@count > 2`. In SQL a hop is
 /// a correlated subquery on the destination's table; in memory it reads the
 /// related objects through a `PredicateResolver` (the context: its own and its

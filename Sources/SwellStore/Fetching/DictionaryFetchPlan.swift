@@ -1,6 +1,6 @@
 import Foundation
 
-/// A dictionary fetch checked against the model (store.md 44; SwellStore documentation,
+/// A dictionary fetch checked against the model (Store guarantees 44; SwellStore documentation,
 /// "Dictionary and aggregate fetches"): each fetched property's source and type, the
 /// grouping, and the having predicate bound to the result's properties.
 ///

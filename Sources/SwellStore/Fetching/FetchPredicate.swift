@@ -3,7 +3,7 @@ import Foundation
 /// NSPredicate-style filter for fetch requests and exports.
 ///
 /// The format is the subset of NSPredicate's syntax described in
-/// `pipeline-file.md`: comparisons (`== = != <> < <= > >=`), `BEGINSWITH`,
+/// Pipeline file reference: comparisons (`== = != <> < <= > >=`), `BEGINSWITH`,
 /// `ENDSWITH`, `CONTAINS`, `LIKE` (with `*` and `?`), each optionally with
 /// `[c]`, `[d]` or `[cd]`, `IN {a, b}`, `BETWEEN {low, high}`, `AND` `OR` `NOT`
 /// (`&&` `||` `!`), parentheses, and literals: numbers, quoted strings,
@@ -82,7 +82,7 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Checks the predicate against the entity named `entity` of `model`, key paths
-    /// through its relationships included (store.md 33).
+    /// through its relationships included (Store guarantees 33).
     public func validate(against entity: String, in model: ManagedObjectModel) throws(FetchPredicateError) {
         let entities = model.storageModel.entitiesByName
         guard let stored = entities[entity] else {

@@ -14,7 +14,7 @@ public struct FetchRequest: Sendable {
     /// at a time, as they are used: about one batch is in memory at once.
     public var fetchBatchSize: Int = 0
     /// Relationships (to-one key paths) whose destinations are loaded with the fetch,
-    /// one query per key path, instead of one per object on first access (store.md 34).
+    /// one query per key path, instead of one per object on first access (Store guarantees 34).
     public var relationshipKeyPathsForPrefetching: [String] = []
     /// What the fetch gives: objects (the default), their IDs, dictionaries, or a count.
     /// `fetch` gives objects, `fetchObjectIDs` IDs, `fetchDictionaries` dictionaries and

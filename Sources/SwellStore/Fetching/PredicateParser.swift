@@ -1,4 +1,4 @@
-/// Parses NSPredicate's format syntax (the subset of `pipeline-file.md`) into a
+/// Parses NSPredicate's format syntax (the subset of Pipeline file reference) into a
 /// `PredicateExpression`, substituting `%@` and `%K` arguments in order.
 ///
 /// ```

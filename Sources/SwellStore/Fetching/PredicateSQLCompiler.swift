@@ -156,7 +156,7 @@ struct PredicateSQLCompiler<Dialect: PredicateSQLDialect> {
     }
 
     /// The condition: row `alias` of the link's destination is a destination of row `outer`
-    /// (store.md 35: to-ones as columns, to-manys through the inverse column or a join table).
+    /// (Store guarantees 35: to-ones as columns, to-manys through the inverse column or a join table).
     private func linkCondition(_ link: PathLink, alias: String, outer: String) -> String {
         let pk = dialect.primaryKeyColumn
         switch link.kind {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Persistent history (store.md 46–48): what every writer of the store — this process or
+/// Persistent history (Store guarantees 46–48): what every writer of the store — this process or
 /// another, contexts, batch requests, `swell` runs — committed, in order, to be merged as
 /// change notices (SwellStore documentation, "Persistent history").
 extension ManagedObjectContext {

@@ -39,7 +39,7 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     }
 }
 
-/// A to-many relationship kept in a join table `<Entity>_<relationship>` (store.md 35):
+/// A to-many relationship kept in a join table `<Entity>_<relationship>` (Store guarantees 35):
 /// one row per member, a column for each side (named after the owning entity and after
 /// the relationship), plus `_order` when the relationship is ordered.
 package struct JoinTable: Sendable, Hashable, Codable {

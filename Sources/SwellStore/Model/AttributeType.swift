@@ -16,7 +16,7 @@ public enum AttributeType: String, Sendable, Hashable, Codable, CaseIterable {
     case double
     case boolean
     case date
-    /// Any JSON value, kept as its compact text (pipeline-file.md, version 2).
+    /// Any JSON value, kept as its compact text (Pipeline file reference, version 2).
     case json
 
     /// The SQLite column type the store declares for this attribute type.

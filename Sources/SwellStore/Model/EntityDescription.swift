@@ -9,7 +9,7 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     public var name: String
     /// The entity's attributes, in column order.
     public var attributes: [AttributeDescription]
-    /// The entity's relationships to other entities (store.md 28).
+    /// The entity's relationships to other entities (Store guarantees 28).
     public var relationships: [RelationshipDescription]
     /// The attributes whose values together identify an object (may be empty).
     public var uniquenessConstraint: [String]

@@ -1,5 +1,5 @@
 /// What happens to a relationship's destinations when its source object is
-/// deleted (applied when the delete is saved, at every level: store.md 31).
+/// deleted (applied when the delete is saved, at every level: Store guarantees 31).
 public enum DeleteRule: String, Sendable, Hashable, Codable, CaseIterable {
     /// Remove the deleted object from its destinations' inverse (the default).
     case nullify
@@ -13,9 +13,9 @@ public enum DeleteRule: String, Sendable, Hashable, Codable, CaseIterable {
 
 /// One relationship of an entity: a named link to objects of a destination
 /// entity, to-one or to-many (to-many may be ordered), optional or required,
-/// with an optional inverse and a delete rule (store.md 28).
+/// with an optional inverse and a delete rule (Store guarantees 28).
 ///
-/// On disk (store.md 35) a to-one is a column named after the relationship
+/// On disk (Store guarantees 35) a to-one is a column named after the relationship
 /// holding the destination's primary key, declared `REFERENCES` the
 /// destination's table and indexed; a to-many whose inverse is a to-one lives
 /// in that to-one's column.

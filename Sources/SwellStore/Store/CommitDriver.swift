@@ -18,7 +18,7 @@ package protocol StoreCommitTransaction {
     mutating func redirectReferences() throws
     /// Keeps `value` beside the data under `key` (nil removes it).
     mutating func setMetadata(_ value: String?, forKey key: String) throws
-    /// Whether the store records history (store.md 46), asked inside the transaction so a
+    /// Whether the store records history (Store guarantees 46), asked inside the transaction so a
     /// store another process turned it on for records this commit too.
     mutating func recordsHistory() throws -> Bool
     /// The key values (uniqueness constraint) of these stored rows, read before they go.
@@ -55,7 +55,7 @@ extension StoreCommitTransaction {
 }
 
 /// The one commit procedure of every store: a change set's column inserts, operations and
-/// column updates, the redirected references, the metadata and the history (store.md 47),
+/// column updates, the redirected references, the metadata and the history (Store guarantees 47),
 /// in one transaction that is committed whole or rolled back.
 package enum CommitDriver {
     /// Writes `changes` through `transaction`; on any failure, rolls it back and rethrows.
@@ -86,7 +86,7 @@ package enum CommitDriver {
         }
     }
 
-    /// The keys rows had before this commit, for its history (store.md 46): every deleted
+    /// The keys rows had before this commit, for its history (Store guarantees 46): every deleted
     /// row's (gone from the table after), and the old key of every update that changes a
     /// key attribute's value (a row merged into another by its new key is one of them), so
     /// a reader that keeps rows by key knows which one to drop.

@@ -3,7 +3,7 @@
 /// work is the run rather than one commit.
 ///
 /// Deferred or not, a commit is atomic and survives its process being killed
-/// (store.md 6: the bytes are the operating system's once written). What a
+/// (Store guarantees 6: the bytes are the operating system's once written). What a
 /// deferred commit gives up until the close is surviving a power cut or a crash
 /// of the operating system: such a cut can take back the commits since the
 /// store last synced (SQLite syncs at every checkpoint), never part of one.

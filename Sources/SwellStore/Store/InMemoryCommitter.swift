@@ -107,7 +107,7 @@ struct InMemoryCommitter {
     }
 
     /// The survivor's values: each attribute by the policy's rule, a join-table to-many the union
-    /// of both (store.md 32) where `links` says the incoming change lists it.
+    /// of both (Store guarantees 32) where `links` says the incoming change lists it.
     private func merge(_ existing: [StoreValue], with incoming: [StoreValue], set: (Int) -> Bool, links: (Int) -> Bool,
                        _ entity: EntityDescription) -> [StoreValue] {
         let key = Set(entity.keyIndices)
@@ -158,7 +158,7 @@ struct InMemoryCommitter {
     }
 
     /// After the operations: rows that name a new object that became an existing one (a key met
-    /// a stored row), in a to-one or a join-table to-many, name the survivor instead (store.md 32).
+    /// a stored row), in a to-one or a join-table to-many, name the survivor instead (Store guarantees 32).
     mutating func redirectReferences() {
         for redirect in result.referenceRedirects(in: model) {
             let index = redirect.attributeIndex, name = redirect.entity.name

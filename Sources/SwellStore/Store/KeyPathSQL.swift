@@ -1,5 +1,5 @@
 /// A value read through relationships for each row of a query (pipeline exports'
-/// key-path columns, store.md 35's tables): `author.login` through to-ones, or
+/// key-path columns, Store guarantees 35's tables): `author.login` through to-ones, or
 /// `labels.name` through one to-many, its values joined by `separator` (in the
 /// relationship's order when ordered, otherwise sorted by value).
 package struct KeyPathColumn: Sendable, Hashable {

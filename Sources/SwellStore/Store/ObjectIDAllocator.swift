@@ -28,7 +28,7 @@ final class ObjectIDAllocator: Sendable {
 }
 
 /// Which numbers a store hands out as object IDs, so that a row's key never equals
-/// another object's ID (store.md 17, 49).
+/// another object's ID (Store guarantees 17, 49).
 ///
 /// An entity whose key is its table's rowid (`TableLayout`) has two kinds of IDs: a row
 /// inserted with its key takes the key as its ID, and an object inserted through the API

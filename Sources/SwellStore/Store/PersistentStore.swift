@@ -14,8 +14,8 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// Opens (creating if needed) and migrates the store to `model`.
     func load(model: ManagedObjectModel) throws(StoreError)
     /// `count` new object IDs for `entity`, never handed out before to anyone writing this
-    /// store, in this process or another: IDs are permanent from insert (store.md 17, 49;
-    /// postgres-store.md 4 across runners).
+    /// store, in this process or another: IDs are permanent from insert (Store guarantees 17, 49;
+    /// PostgreSQL store guarantees 4 across runners).
     ///
     /// - Throws: when the store cannot reserve them (the SQLite store reserves through its
     ///   file: closed, unwritable, or busy past the timeout).
@@ -28,7 +28,7 @@ package protocol PersistentStore: AnyObject, Sendable {
     func read<T>(_ body: (any StoreReader) throws -> T) throws -> T
     /// Commits one root save as one transaction: all of it or none of it.
     func commit(_ changes: StoreChangeSet) throws(StoreError) -> StoreCommitResult
-    /// Turns persistent history on for the store (store.md 46): its tables are made, and
+    /// Turns persistent history on for the store (Store guarantees 46): its tables are made, and
     /// every later commit, by any process, records a transaction.
     func startHistory() throws(StoreError)
     /// The history transactions after `token` (all when nil), in order.

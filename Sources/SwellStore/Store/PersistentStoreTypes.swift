@@ -31,7 +31,7 @@ package enum PersistentStoreTypes {
     private static let knownTypes = ["postgres": "SwellPostgres.PostgresStore", "postgresql": "SwellPostgres.PostgresStore"]
 
     /// Registers the store type for `scheme` when its module is linked into the program
-    /// but nobody called its `register()`: postgres-store.md has a `postgres://` URL given
+    /// but nobody called its `register()`: PostgreSQL store guarantees has a `postgres://` URL given
     /// to `addPersistentStore(at:)` select the PostgreSQL store, and `SwellStore` cannot
     /// import `SwellPostgres` (which depends on it). The Swift runtime finds the type by
     /// name among the program's loaded modules; a program without the module gets nil.

@@ -1,5 +1,5 @@
 /// References a commit moves from a new object that became an existing one (its key met a
-/// stored row) to the survivor (store.md 32): which columns and which IDs is one rule, shared
+/// stored row) to the survivor (Store guarantees 32): which columns and which IDs is one rule, shared
 /// by every store; each store writes the moves its own way (SQL, or rows in memory).
 package struct ReferenceRedirect: Sendable {
     /// The entity whose table holds the references (or owns the join table).

@@ -1,4 +1,4 @@
-/// Join-table writes (store.md 35): a to-many kept in a join table is an in-memory
+/// Join-table writes (Store guarantees 35): a to-many kept in a join table is an in-memory
 /// column of its owner's rows (`JoinTable`); committing the row writes its links.
 extension SQLiteCommitter {
     /// Writes the links of the row's join-table to-manys: on insert every listed member;

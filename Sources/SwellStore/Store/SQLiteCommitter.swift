@@ -34,7 +34,7 @@ struct SQLiteCommitter {
     }
 
     /// After the operations: rows that name, in a to-one column or a join table, a new object that became an
-    /// existing one (a key met a stored row) name the survivor instead (store.md 32).
+    /// existing one (a key met a stored row) name the survivor instead (Store guarantees 32).
     func redirectReferences() throws {
         for redirect in result.referenceRedirects(in: model) {
             let attribute = redirect.attribute

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Persistent history in a SQLite store (store.md 46–48): two plain tables,
+/// Persistent history in a SQLite store (Store guarantees 46–48): two plain tables,
 /// `swell_history_transactions` (one row per transaction; its `id` is the token) and
 /// `swell_history_changes` (one row per changed object), written by the committing
 /// transaction itself, so a change and its history are on disk together or not at all.

@@ -2,7 +2,7 @@ import Foundation
 
 /// Hands out object IDs for one SQLite store from blocks reserved through the store file,
 /// so that every coordinator writing the file — in this process or in another — gets
-/// IDs no other one ever gets (store.md 49).
+/// IDs no other one ever gets (Store guarantees 49).
 ///
 /// The file's table `swell_ids` holds, per entity, the next ID nobody has reserved. A
 /// reservation is one small write transaction (`BEGIN IMMEDIATE`: writers of the file take

@@ -121,7 +121,7 @@ struct SQLiteSchema {
     }
 
     /// An attribute's declared column type; a to-one relationship's column references
-    /// its destination's `_pk` (store.md 35).
+    /// its destination's `_pk` (Store guarantees 35).
     static func columnType(_ attribute: AttributeDescription) -> String {
         guard let destination = attribute.destination else { return attribute.type.sqliteColumnType }
         return "INTEGER REFERENCES \(quoteIdentifier(destination)) (\"_pk\")"
@@ -264,7 +264,7 @@ struct SQLiteSchema {
         try createJoinTables(entity)
     }
 
-    /// The join tables of the entity's to-manys that it owns (store.md 35): a column per
+    /// The join tables of the entity's to-manys that it owns (Store guarantees 35): a column per
     /// side referencing its table's `_pk`, `_order` when ordered, one row per link, and an
     /// index on the members' side (the owner's side leads the primary key).
     private func createJoinTables(_ entity: EntityDescription) throws {

@@ -1,5 +1,5 @@
 /// A store that many runners write at once holds each source for one runner at a
-/// time (postgres-store.md 7): the hold ends when its holder lets go or its
+/// time (PostgreSQL store guarantees 7): the hold ends when its holder lets go or its
 /// session ends, also when its process or host dies. A file store has no such
 /// holds: one writing run holds the whole file (`swell`'s lock file).
 package protocol SourceHolding: Sendable {
