@@ -230,6 +230,29 @@ import Testing
         #expect(received.withLock { $0 } == ["/items?since=2024-01-01T00%3A00%3A00Z", "/items?since=2024-05-04T11%3A00%3A00Z"])
     }
 
+    /// A `for_each` fills `${item}` in the source's credentials and its incremental `initial`
+    /// too (not only its URL): each expansion sends its own, never the literal `${item}`; and
+    /// `lag: 0` is a lag (none).
+    @Test func forEachFillsTheItemInAuthAndTheInitialValue() throws {
+        let received = LockedValue<[String]>([])
+        let server = try LoopbackHTTPServer { request in
+            let key = request.headers.first { $0.key.lowercased() == "x-api-key" }?.value ?? "-"
+            received.withLock { $0.append("\(request.path) \(key)") }
+            return .json("{\"items\": [\(Self.records(1...1))]}")
+        }
+        let workspace = try Workspace()
+        try workspace.write("items.yml", Self.pipeline("""
+                url: \(server.baseURL)/items
+                for_each: ["2024", "2025"]
+                auth: { api_key: { name: X-Api-Key, value: "key-${item}" } }
+                incremental: { cursor: updated, param: since, initial: "${item}-01-01T00:00:00Z", lag: 0 }
+            """))
+        let run = try workspace.run("import", "items.yml")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(received.withLock { $0 }.sorted() == ["/items?since=2024-01-01T00%3A00%3A00Z key-2024", "/items?since=2025-01-01T00%3A00%3A00Z key-2025"],
+                "\(received.withLock { $0 })")
+    }
+
     /// `mode: insert` inserts new keys and leaves a stored key's row as it is, counted unchanged.
     @Test func insertModeLeavesStoredRowsAsTheyAre() throws {
         let second = LockedValue(false)

@@ -222,7 +222,7 @@ public struct SourceSpec: Sendable {
     public var hasMore: [String]? = nil
 
     /// This source for one item of its `for_each`: `${item}` filled in its name (or `[item]`
-    /// appended), URL, headers, body and rejects file.
+    /// appended), URL, headers, body, auth values, incremental initial value and rejects file.
     func expanded(item: String, pipeline: String) -> SourceSpec {
         let placeholder = "${item}"
         func fill(_ text: String) -> String { text.replacingOccurrences(of: placeholder, with: item) }
@@ -231,6 +231,8 @@ public struct SourceSpec: Sendable {
         expanded.url = fill(url)
         expanded.headers = headers.map { ($0.name, fill($0.value)) }
         expanded.body = body.map { PipelineFileReader.filling($0, with: fill) }
+        expanded.auth = auth.map { $0.filling(with: fill) }
+        expanded.incremental?.initial = incremental?.initial.map(fill)
         expanded.rejects = rejects.contains(placeholder) ? fill(rejects) : "rejects/\(pipeline)-\(expanded.name).ndjson"
         expanded.forEach = (name, item)
         expanded.forEachEntity = nil

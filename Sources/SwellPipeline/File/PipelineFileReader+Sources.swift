@@ -219,8 +219,8 @@ extension PipelineFileReader {
             }
             if let lag = spec["lag"] {
                 try requireVersion3(lag, "incremental.lag")
-                let seconds = try number(lag, "incremental.lag of source \(name)")
-                guard (0...3_153_600_000).contains(seconds) else {
+                guard case .scalar(let scalar) = lag, scalar.style == .plain, let seconds = Double(scalar.string),
+                      (0...3_153_600_000).contains(seconds) else {
                     throw error(lag, "incremental.lag of source \(name) must be between 0 and 3153600000 seconds (a century)")
                 }
                 let type = entity.attributes.first { $0.name == cursor }?.type
