@@ -7,7 +7,7 @@ import Testing
 
 /// The column path (a flat source read by `JSONProjectionReader` into `ColumnRecordSink`,
 /// records it does not take as they are mapped again by `RecordMapper`) against the
-/// Values table of pipeline-file.md, computed here from the table alone.
+/// Values table of Pipeline file reference, computed here from the table alone.
 ///
 /// Each seed draws one flat entity (every type; the date formats iso8601 by default,
 /// unix, unix_ms and a pattern; optional and required attributes; an integer, string or
@@ -791,7 +791,7 @@ private struct CivilTime {
 // MARK: - The model
 
 /// What the store and the rejects file must hold, and the report say, computed from the
-/// records by the Values table (pipeline-file.md) — not by `RecordMapper` or `ValueConverter`.
+/// records by the Values table (Pipeline file reference) — not by `RecordMapper` or `ValueConverter`.
 private struct ExpectedStore {
     let shape: FlatShape
     /// Stored rows by key (its values' description), the later record winning.

@@ -3,7 +3,7 @@ import Foundation
 import SwellTestSupport
 import Testing
 
-/// cli.md's concurrency rules beyond exit 75: stale locks, exports during a writing run.
+/// Command line reference's concurrency rules beyond exit 75: stale locks, exports during a writing run.
 @Suite struct ConcurrentRunTests {
     @Test func aLockFileLeftByAKilledRunIsTakenOver() throws {
         let workspace = try Workspace()

@@ -4,7 +4,7 @@ import SwellCSV
 import SwellTestSupport
 import Testing
 
-/// cli.md's crash safety: a run killed with SIGKILL mid-import leaves a store that opens, passes
+/// Command line reference's crash safety: a run killed with SIGKILL mid-import leaves a store that opens, passes
 /// `PRAGMA integrity_check`, and a re-run gives exactly the store and exports an uninterrupted run gives.
 @Suite struct CrashSafetyTests {
     /// Writes `pages` pages of `perPage` records each, linked by `next`.

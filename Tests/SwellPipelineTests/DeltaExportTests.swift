@@ -175,7 +175,7 @@ import Testing
         #expect(try workspace.run("validate", "nokey.yml").stderr.contains("needs the key column id among its columns"))
     }
 
-    /// store.md 48 across processes: an app's view context, with a fetched results
+    /// Store guarantees 48 across processes: an app's view context, with a fetched results
     /// controller, merges what a `swell run` in another process wrote, read from the history.
     @Test func anotherProcessMergesWhatASwellRunWrote() throws {
         let workspace = try Workspace()

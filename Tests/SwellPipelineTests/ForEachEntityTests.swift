@@ -3,7 +3,7 @@ import SwellLocks
 import SwellTestSupport
 import Testing
 
-/// `for_each: { entity, value, where }` (pipeline-file.md version 3): one request per stored
+/// `for_each: { entity, value, where }` (Pipeline file reference version 3): one request per stored
 /// value, read after the sources before it in the same run are saved; none when nothing
 /// matches; `--shard` over the items.
 @Suite struct ForEachEntityTests {

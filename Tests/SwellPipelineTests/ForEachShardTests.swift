@@ -3,7 +3,7 @@ import SwellTestSupport
 import Testing
 
 /// `for_each` expands a source per item; `--shard I/N` takes the sources at positions
-/// I mod N; `replace` stays per source (postgres-store.md statements 8, 9, 11).
+/// I mod N; `replace` stays per source (PostgreSQL store guarantees statements 8, 9, 11).
 @Suite struct ForEachShardTests {
     static func pipeline(sources: String) -> String {
         """

@@ -4,7 +4,7 @@ import SwellJSON
 import SwellTestSupport
 import Testing
 
-/// `graphql` sources (pipeline-file.md version 3) against a GraphQL API somebody else
+/// `graphql` sources (Pipeline file reference version 3) against a GraphQL API somebody else
 /// wrote — Datasette with the datasette-graphql plugin, from PyPI, serving a database the
 /// test builds (`Tests/servers/graphql_server.py`) — paging with a cursor variable and
 /// `pageInfo`; errors with and without data against a loopback server; the file's rules.

@@ -5,7 +5,7 @@ import Testing
 /// `swell init` end to end: for every sample page the repository and the shared
 /// third-party fixtures hold, the written file validates and `swell run` imports the
 /// sample (served by a real HTTP server on 127.0.0.1) and exports a CSV; over HTTP,
-/// headers keep `${VAR}` and the secret is never written or printed; errors exit per cli.md.
+/// headers keep `${VAR}` and the secret is never written or printed; errors exit per Command line reference.
 @Suite struct InitCommandTests {
     /// A sample page: where it is (relative to the workspace), the records `swell run`
     /// receives from it (following its pagination), the rows the CSV export gets.

@@ -5,7 +5,7 @@ import SwellJSON
 import Testing
 @testable import SwellPipeline
 
-/// The `json` type (pipeline-file.md, Values, version 2): any JSON value, kept as its
+/// The `json` type (Pipeline file reference, Values, version 2): any JSON value, kept as its
 /// compact text with object members in their order and numbers as written; null is
 /// null; in the store TEXT, in CSV the compact text.
 @Suite struct JSONTypeTests {

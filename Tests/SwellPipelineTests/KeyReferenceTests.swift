@@ -3,7 +3,7 @@ import Foundation
 import SwellTestSupport
 import Testing
 
-/// A to-one given by its destination's key (`author: { key: author_id }`, pipeline-file.md
+/// A to-one given by its destination's key (`author: { key: author_id }`, Pipeline file reference
 /// version 3), as Datasette and many REST APIs give it: linked to the stored destination,
 /// whose attributes stay as they are; null or missing unlinks; an unknown key is a bad
 /// record naming path and value, unless `create: true` inserts a destination holding only

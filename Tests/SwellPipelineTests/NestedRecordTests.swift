@@ -4,7 +4,7 @@ import SwellCSV
 import SwellTestSupport
 import Testing
 
-/// pipeline-file.md, "Nested records and relationships (version 2)": nested
+/// Pipeline file reference, "Nested records and relationships (version 2)": nested
 /// objects upserted and linked, the set is what the record says, cascade for
 /// owned children, key-path and joined export columns, nested counts, rejects
 /// naming the nested path, validation, and a kill mid-import.

@@ -3,7 +3,7 @@ import SwellHTTP
 import SwellTestSupport
 import Testing
 
-/// `auth.oauth2_client_credentials` (pipeline-file.md version 3) against oauthlib's token
+/// `auth.oauth2_client_credentials` (Pipeline file reference version 3) against oauthlib's token
 /// endpoint (RFC 6749 §4.4, `Tests/servers/oauth2_server.py`), started by the test: the
 /// token is fetched before the first page, sent as a bearer token, fetched again before it
 /// expires and once after a 401; a refused client and an unreachable endpoint are exit 69

@@ -3,7 +3,7 @@ import Testing
 @testable import SwellPipeline
 import SwellStore
 
-/// pipeline-file.md, "Nested records and relationships (version 2)", as the file
+/// Pipeline file reference, "Nested records and relationships (version 2)", as the file
 /// is read: relationships, nested mappings to any depth, key-path and joined export
 /// columns; every rule fails naming file, line and column; version 1 stays as it was.
 @Suite struct PipelineFileVersion2Tests {

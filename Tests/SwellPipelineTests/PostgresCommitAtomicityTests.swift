@@ -5,7 +5,7 @@ import SwellTestSupport
 import Testing
 
 /// A root save is one PostgreSQL transaction, all or nothing, also when the process dies
-/// mid-commit (postgres-store.md 1): a runner's commit is held up on the server (the test
+/// mid-commit (PostgreSQL store guarantees 1): a runner's commit is held up on the server (the test
 /// holds a row lock it needs) and the runner is killed with SIGKILL while it waits; none
 /// of that commit is ever seen, everything committed before stays.
 @Suite struct PostgresCommitAtomicityTests {

@@ -5,7 +5,7 @@ import SwellTestSupport
 import Testing
 
 /// Runners on hosts of their own sharing one PostgreSQL server on a host of its own
-/// (postgres-store.md 7, 9, 10): three runners, each in a network namespace, the server
+/// (PostgreSQL store guarantees 7, 9, 10): three runners, each in a network namespace, the server
 /// in a fourth, this process (and its HTTP server) linked to them by a bridge. Where the
 /// machine refuses namespaces, the runners are three processes on loopback and what
 /// needs a link to cut is skipped, saying why.

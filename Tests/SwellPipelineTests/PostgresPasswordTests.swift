@@ -2,7 +2,7 @@ import Foundation
 import SwellTestSupport
 import Testing
 
-/// A PostgreSQL password from `${PGPASS_VAR}` (issue 11, item 5; cli.md: nothing secret is
+/// A PostgreSQL password from `${PGPASS_VAR}` (issue 11, item 5; Command line reference: nothing secret is
 /// printed): a server that checks it (SCRAM), every command at every log level, the run
 /// report, and the refused login of a wrong one — the password appears in none of them.
 @Suite struct PostgresPasswordTests {

@@ -4,7 +4,7 @@ import SwellTestSupport
 import Testing
 
 /// The bundled pipelines against a PostgreSQL store give the same exports, byte for
-/// byte, as against SQLite (postgres-store.md 12), on a server the suite starts.
+/// byte, as against SQLite (PostgreSQL store guarantees 12), on a server the suite starts.
 @Suite struct PostgresPipelineTests {
     private func postgresStore() throws -> String {
         let server = try PostgresServer.shared.get()
@@ -42,7 +42,7 @@ import Testing
     }
 }
 
-/// One writing run per source, not per store (postgres-store.md 7, 13): a held source
+/// One writing run per source, not per store (PostgreSQL store guarantees 7, 13): a held source
 /// exits 75 naming its holder's host and pid, `--wait` queues, other sources run.
 @Suite struct PostgresSourceHoldTests {
     static let pipeline = """
@@ -110,7 +110,7 @@ import Testing
     }
 }
 
-/// The server stopped mid-run (postgres-store.md, exit codes): 74 naming host, port and
+/// The server stopped mid-run (PostgreSQL store guarantees, exit codes): 74 naming host, port and
 /// database, no password anywhere; a rerun after the restart completes.
 @Suite struct PostgresServerLossTests {
     @Test func aServerStoppedMidRunExits74AndARerunAfterRestartCompletes() throws {

@@ -5,7 +5,7 @@ import SwellStore
 import SwellTestSupport
 import Testing
 
-/// Turning history on while another runner commits (store.md 46: every transaction after it
+/// Turning history on while another runner commits (Store guarantees 46: every transaction after it
 /// is on is recorded). A runner that turns it on reads its first position right after; a
 /// commit that began before, asked whether history was on and was told no, must be visible
 /// by then, or its change is neither recorded nor before that position. So turning it on

@@ -5,7 +5,7 @@ import SwellStore
 import SwellTestSupport
 import Testing
 
-/// Fetches never wait for a commit in progress (postgres-store.md 3): a commit held up on
+/// Fetches never wait for a commit in progress (PostgreSQL store guarantees 3): a commit held up on
 /// the server (another session holds a row lock it needs) while contexts of the same stack
 /// and another runner's stack fetch; both return, each with what it should see.
 @Suite struct PostgresSnapshotTests {

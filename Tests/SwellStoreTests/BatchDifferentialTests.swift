@@ -3,7 +3,7 @@ import SwellTestSupport
 import Testing
 @testable import SwellStore
 
-/// Batch requests against a model computed in the test (store.md 37–42): random batch
+/// Batch requests against a model computed in the test (Store guarantees 37–42): random batch
 /// inserts (dictionaries, handlers and columns; random merge policies, carried attributes,
 /// repeated keys, rows missing a required value), batch updates and batch deletes; after
 /// every request its counts and the stored rows are compared with `BatchModel`.

@@ -3,7 +3,7 @@ import Testing
 import Synchronization
 @testable import SwellStore
 
-/// Batch requests (store.md 37–43), on whichever store the suite runs against
+/// Batch requests (Store guarantees 37–43), on whichever store the suite runs against
 /// (`SWELL_TEST_STORE`: SQLite, in-memory, PostgreSQL — scripts/test.sh runs all three).
 @Suite struct BatchRequestTests {
     let directory = TemporaryDirectory()

@@ -86,7 +86,7 @@ import Testing
         _ = controller
     }
 
-    /// Issue 20, 3: sections by a to-one key path (store.md 26, 33): before, the controller read
+    /// Issue 20, 3: sections by a to-one key path (Store guarantees 26, 33): before, the controller read
     /// `value(forKey: "spot.name")`, which is no attribute, and put everything in one section "".
     @Test @MainActor func sectionsByAToOneKeyPath() async throws {
         let container = try makeContainer(directory, name: "sections", model: relationshipModel)

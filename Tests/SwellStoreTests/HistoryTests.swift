@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SwellStore
 
-/// Persistent history (store.md 46–48) on every store: saves and batch requests record
+/// Persistent history (Store guarantees 46–48) on every store: saves and batch requests record
 /// transactions in order, with author, context name, updated attributes and deleted keys; a
 /// failed commit records nothing; another coordinator's writes are recorded once history is
 /// on; a transaction merged as a change notice updates another coordinator's objects;
@@ -206,7 +206,7 @@ import Testing
         }
     }
 
-    /// store.md 47 under kill -9: a process killed in the middle of a save leaves neither the
+    /// Store guarantees 47 under kill -9: a process killed in the middle of a save leaves neither the
     /// save's rows nor its history transaction; the transactions before it are whole.
     @Test(.sqliteStoreOnly) func aProcessKilledMidSaveLeavesNeitherItsChangesNorItsHistory() async throws {
         let directory = TemporaryDirectory()

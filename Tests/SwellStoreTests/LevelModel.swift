@@ -2,7 +2,7 @@ import Foundation
 import SwellStore
 
 /// The model the context-level differential test compares the stack with, written from
-/// store.md alone (statements 5, 10, 13, 18, 21, 29, 30), not from Swell's code: each level
+/// Store guarantees alone (statements 5, 10, 13, 18, 21, 29, 30), not from Swell's code: each level
 /// keeps its unsaved changes; a context sees the store under every ancestor's changes and
 /// its own; a save moves the saver's changes one level up; an object a context holds shows
 /// its own level's change over the values its parent showed when the object last took them

@@ -3,7 +3,7 @@ import SwellTestSupport
 import Testing
 @testable import SwellStore
 
-/// Fetch result types against the objects (store.md 44–45): random rows saved, then
+/// Fetch result types against the objects (Store guarantees 44–45): random rows saved, then
 /// unsaved inserts, updates and deletes at the three levels (writer ← view ← worker); for
 /// random requests, the worker's ID, count and dictionary results — plain, grouped, with
 /// expressions, a having predicate, distinct rows — equal what the test computes from the

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SwellStore
 
-/// Dictionary and ID fetches (store.md 44–45): their shapes, the choices the contract
+/// Dictionary and ID fetches (Store guarantees 44–45): their shapes, the choices the contract
 /// leaves open (nil values left out, sums over no rows), and the requests they refuse.
 @Suite struct ResultTypeTests {
     func seeded() throws -> (TemporaryDirectory, PersistentContainer) {

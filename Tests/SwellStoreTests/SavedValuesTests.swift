@@ -4,7 +4,7 @@ import Testing
 
 /// Issue 20, A: after a context saves, its objects show the newest values its level has —
 /// also those that came up from a child, whose objects the context never edited itself
-/// (store.md 5, 13, 21, 22). Each test failed before the fix: the view context reverted to
+/// (Store guarantees 5, 13, 21, 22). Each test failed before the fix: the view context reverted to
 /// the values it had loaded before the child's save.
 @Suite struct SavedValuesTests {
     let directory = TemporaryDirectory()

@@ -17,7 +17,7 @@ import Testing
         #expect(StoreError.unknownStoreType(scheme: "postgres").description.contains("SwellPostgres module linked"))
     }
 
-    /// postgres-store.md, "Choosing the store": a `postgres://` URL given to
+    /// PostgreSQL store guarantees, "Choosing the store": a `postgres://` URL given to
     /// `addPersistentStore(at:)` selects the PostgreSQL store in a program that links
     /// SwellPostgres, also when nobody called `PostgresStore.register()` (a fresh process:
     /// other tests of this one register it). A closed port shows the PostgreSQL store tried.

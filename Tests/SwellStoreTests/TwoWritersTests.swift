@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SwellStore
 
-/// store.md 49: two coordinators — in one process or in two — that write one store never
+/// Store guarantees 49: two coordinators — in one process or in two — that write one store never
 /// give two objects one ID and never lose each other's rows.
 @Suite struct TwoWritersTests {
     let directory = TemporaryDirectory()
