@@ -14,7 +14,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
         // `swift package generate-documentation --target SwellStore`: the DocC catalog.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -44,6 +43,11 @@ let package = Package(
             pkgConfig: "libdeflate",
             providers: [.apt(["libdeflate-dev"])]
         ),
+        .systemLibrary(
+            name: "COpenSSLCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(
             name: "SwellLocks"
         ),
@@ -70,7 +74,7 @@ let package = Package(
         ),
         .target(
             name: "SwellCSV",
-            dependencies: ["CZlib", "CLibDeflate"]
+            dependencies: ["CZlib", "CLibDeflate", "COpenSSLCrypto"]
         ),
         .target(
             name: "SwellPipeline",
@@ -78,7 +82,6 @@ let package = Package(
                 "SwellStore", "SwellJSON", "SwellHTTP", "SwellCSV", "SwellCalendar", "SwellLocks",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .executableTarget(
@@ -138,8 +141,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellPipelineTests",
-            dependencies: ["SwellPipeline", "SwellStore", "SwellCSV", "SwellPostgres", "SwellHTTP", "SwellJSON", "SwellTestSupport", "SwellLocks", "swell",
-                           .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["SwellPipeline", "SwellStore", "SwellCSV", "SwellPostgres", "SwellHTTP", "SwellJSON", "SwellTestSupport", "SwellLocks", "swell"]
         ),
     ],
     swiftLanguageModes: [.v6]

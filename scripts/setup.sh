@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Swell needs on a Debian machine that has only the Swift toolchain:
-# the development packages of SQLite, libcurl (OpenSSL flavour), zlib, libdeflate and libpq,
+# the development packages of SQLite, libcurl (OpenSSL flavour), OpenSSL's libcrypto, zlib,
+# libdeflate and libpq,
 # PostgreSQL 15 (the tests start their own throwaway server from it), and Python 3 with
 # oauthlib (the tests start an OAuth 2.0 token endpoint made with it), groff (the release test
 # reads the man page with it); and, from PyPI into
@@ -8,7 +9,7 @@
 # Does nothing when they are already there. Safe to run again.
 set -euo pipefail
 
-packages=(libsqlite3-dev libcurl4-openssl-dev zlib1g-dev libdeflate-dev libpq-dev postgresql python3 python3-oauthlib python3-venv groff-base)
+packages=(libsqlite3-dev libcurl4-openssl-dev libssl-dev zlib1g-dev libdeflate-dev libpq-dev postgresql python3 python3-oauthlib python3-venv groff-base)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import SwellCSV
 import SwellTestSupport
@@ -56,7 +55,7 @@ import Testing
         #expect(digests["surf-journal.csv.gz"] == "cbc41088621e0d454ff021052698fd908af5106ac0ca76dfe59ad8bb438e1e59")
         #expect(digests["surf-journal-good-days.csv"] == "e7f270f1becce194c89d1b7e4ec3ce5dd0568cd5daf5713f0beb31d678ddb075")
         let gzip = try Data(contentsOf: URL(fileURLWithPath: workspace.path("out/surf-journal.csv.gz")))
-        let csvDigest = SHA256.hash(data: try Gzip.decompress([UInt8](gzip))).map { String(format: "%02x", $0) }.joined()
+        let csvDigest = SHA256Digest.hex(of: try Gzip.decompress([UInt8](gzip)))
         #expect(csvDigest == "7f309e5017123633a05b270e195f7c360633a8fff4090f3f3c9c5ee985658c38")
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import SwellCSV
 import SwellStore
@@ -170,13 +169,11 @@ struct ExportRun {
 
 /// The SHA-256 of a file, computed from its bytes as they are written (nothing is read back).
 private final class FileDigest {
-    private var hasher = SHA256()
+    private let digest = SHA256Digest()
 
     func update(_ bytes: UnsafeRawBufferPointer) {
-        hasher.update(bufferPointer: bytes)
+        digest.update(bytes)
     }
 
-    var hex: String {
-        hasher.finalize().map { String(format: "%02x", $0) }.joined()
-    }
+    var hex: String { digest.finishHex() }
 }
