@@ -19,12 +19,20 @@ enum CommandSupport {
     }
 
     /// Loads and validates a pipeline file, or exits 64 naming file, line and column of
-    /// every problem in it, one per line.
-    static func loadPipeline(_ path: String) throws -> PipelineFile {
+    /// every problem in it, one per line; with `report`, the run report says so too (a report
+    /// is written also when the run fails, here before it started).
+    static func loadPipeline(_ path: String, report: String? = nil) throws -> PipelineFile {
         do {
             return try PipelineFileLoader().load(path: path)
         } catch {
             for problem in error.all { printError(problem.description) }
+            if let report {
+                do {
+                    try RunReport.notStarted(pipelineFile: path, error: error.description).write(to: report)
+                } catch let writeError {
+                    printError("cannot write the report \(report): \(writeError.localizedDescription)")
+                }
+            }
             throw ExitCode(ExitStatus.usage)
         }
     }

@@ -104,7 +104,7 @@ extension RunFlags {
         if let shard, !sources {
             throw ValidationError("--shard \(shard): only run and import take a shard (export writes every export)")
         }
-        let file = try CommandSupport.loadPipeline(pipeline)
+        let file = try CommandSupport.loadPipeline(pipeline, report: report)
         let counter = ProgressCounter()
         let runner = PipelineRunner(pipeline: file, storePath: store, options: RunOptions(workers: workers, batchSize: batchSize),
                                     only: Set(only), shard: shard.flatMap(Shard.init), wait: wait, logger: logger, progress: counter)

@@ -124,6 +124,18 @@ public struct RunReport: Codable, Sendable {
         try container.encodeIfPresent(swellVersion, forKey: .swellVersion)
     }
 
+    /// The report of a run that never started: its pipeline file did not load or validate
+    /// (`error` lists every problem). `pipeline` is the file's name without its extension (the
+    /// file's own `name` may be what failed); `store` is empty, no store having been chosen.
+    public static func notStarted(pipelineFile path: String, error: String) -> RunReport {
+        let now = timestamp(Date())
+        let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        var report = RunReport(pipeline: name, startedAt: now, finishedAt: now, store: "")
+        report.status = "failed"
+        report.error = error
+        return report
+    }
+
     /// UTC ISO-8601 with `Z`, to the second (`ISODate`: Foundation's formatter
     /// would load ICU's time-zone data, megabytes of memory).
     static func timestamp(_ date: Date) -> String {
