@@ -59,6 +59,10 @@ import Testing
         }
         let seeded = try workspace.run("seed", "items.yml", "--from", "none.sqlite", "--store", "memory://x")
         #expect(seeded.status == 64, "\(seeded.stderr)")
+        // In the file, `validate` finds it first, at its line.
+        try workspace.write("memory.yml", try workspace.read("items.yml").replacingOccurrences(of: "store: .swell/items.sqlite", with: "store: memory://x"))
+        let validated = try workspace.run("validate", "memory.yml")
+        #expect(validated.status == 64 && validated.stderr.contains("memory.yml:3:") && validated.stderr.contains("memory://"), "\(validated.stderr)")
         #expect(!FileManager.default.fileExists(atPath: workspace.path("memory:")))
     }
 

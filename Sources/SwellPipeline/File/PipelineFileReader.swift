@@ -150,6 +150,14 @@ struct PipelineFileReader {
         guard Self.isPipelineName(name) else { throw error(nameNode, "name '\(name)' must match [a-z0-9_-]+") }
         let store = try top["store"].map { node throws(PipelineFileError) in try interpolate(node, "store") } ?? ".swell/\(name).sqlite"
         guard !store.isEmpty else { throw error(top["store"], "store must not be empty") }
+        if top["store"] != nil {
+            // The same check a run makes (`--store` is checked there): `validate` says it first.
+            do {
+                try StoreLocation(store, redactor: Redactor(secrets: secrets)).validate()
+            } catch {
+                throw self.error(top["store"], error.message)
+            }
+        }
 
         // Past the file's version, name and store, every problem is collected and the file
         // read on: an entity, a source or an export that fails is left out, and what names a
