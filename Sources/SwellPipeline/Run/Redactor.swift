@@ -10,13 +10,22 @@ import SwellLocks
 public struct Redactor: Sendable {
     /// The values to hide, longest first (so a secret containing another is hidden whole).
     private let secrets: [String]
+    /// Values of one or two characters (`US`, `50`): hidden only where they stand alone —
+    /// not inside a longer word or number, which would make every message unreadable.
+    private let shortSecrets: [NSRegularExpression]
     /// Secrets learnt while running, shared by every copy, longest first.
     private let learnt = LockedValue<[String]>([])
 
-    /// A redactor hiding `secrets` (values shorter than 3 characters are not hidden), also
-    /// as they appear percent- or form-encoded in a URL's query.
+    /// A redactor hiding `secrets`, also as they appear percent- or form-encoded in a URL's
+    /// query; one of one or two characters where it stands alone (between characters that
+    /// are not letters or digits).
     public init(secrets: some Sequence<String>) {
-        self.secrets = Self.forms(of: Set(secrets).filter { $0.count >= 3 })
+        let all = Set(secrets)
+        self.secrets = Self.forms(of: all.filter { $0.count >= 3 })
+        shortSecrets = Self.forms(of: all.filter { (1...2).contains($0.count) }).map { secret in
+            // An escaped literal between lookarounds: always a valid pattern.
+            try! NSRegularExpression(pattern: "(?<![\\p{L}\\p{N}])" + NSRegularExpression.escapedPattern(for: secret) + "(?![\\p{L}\\p{N}])")
+        }
     }
 
     /// Each secret as written and as a query carries it, longest first.
@@ -44,6 +53,9 @@ public struct Redactor: Sendable {
         var result = text
         for secret in learnt.withLock({ $0 }) + secrets where result.contains(secret) {
             result = result.replacingOccurrences(of: secret, with: "***")
+        }
+        for pattern in shortSecrets {
+            result = pattern.stringByReplacingMatches(in: result, range: NSRange(result.startIndex..., in: result), withTemplate: "***")
         }
         return Self.hidingPasswords(result)
     }
