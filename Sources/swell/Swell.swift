@@ -62,7 +62,7 @@ struct RunFlags: ParsableArguments {
     @Option(help: "Write the run report (JSON) here, also when the run fails.")
     var report: String?
 
-    @Option(help: "Upsert workers for sources with nested mappings or mode: append (default: the number of cores). A flat source is read into columns on its fetch thread and written by one writer.")
+    @Option(help: "Upsert workers for flat sources with mode: append (default: the number of cores). Other flat sources are read into columns on their fetch thread and written by one writer; a source with nested mappings is written by one worker, in the order its records came.")
     var workers: Int = ProcessInfo.processInfo.activeProcessorCount
 
     @Option(name: .customLong("batch-size"), help: "Records written at once: one batch insert (one transaction) of a flat source, one context save of a source with nested mappings. Default: 10000 for flat sources, 5000 with nested mappings, chosen for speed and memory (BENCHMARKS.md); at most about four batches are in flight.")

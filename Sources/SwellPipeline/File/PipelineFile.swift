@@ -7,7 +7,8 @@ import SwellStore
 public struct PipelineFile: Sendable {
     /// The file it was read from.
     public var path: String
-    /// The contract version the file says it follows (1, or 2: nested records and relationships).
+    /// The contract version the file says it follows: 1, 2 (nested records and relationships) or 3
+    /// (auth, bodies, offsets, CSV in, history and delta exports).
     public var version: Int = 1
     /// The pipeline's name (`[a-z0-9_-]+`).
     public var name: String

@@ -7,7 +7,7 @@ struct PipelineFileReader {
     let path: String
     let environment: [String: String]
     var secrets: Set<String> = []
-    /// The file's `version` (1, or 2 for nested records and relationships).
+    /// The file's `version`: 1, 2 (nested records and relationships) or 3 (reaching real APIs).
     private(set) var version = 1
 
     init(path: String, environment: [String: String]) {
