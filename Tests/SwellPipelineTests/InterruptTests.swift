@@ -1,4 +1,5 @@
 import Foundation
+import SwellLocks
 import SwellTestSupport
 import Testing
 
@@ -9,14 +10,13 @@ import Testing
     @Test func sigtermMidRunKeepsWhatWasSavedAndWritesNoExport() throws {
         let page1 = EndToEndTests.page(1...3, next: "p2")
         let page2 = Array(EndToEndTests.page(4...6).utf8)
-        let stalling = LockedFlag()
+        let stalling = LockedValue(true)
         let server = try LoopbackHTTPServer { request in
             if request.path == "/p1" { return .json(page1) }
             // Page 2 never answers while the run is to be interrupted.
-            return stalling.value ? LoopbackHTTPServer.Response(status: 200, body: page2, fault: .stall)
+            return stalling.withLock({ $0 }) ? LoopbackHTTPServer.Response(status: 200, body: page2, fault: .stall)
                 : LoopbackHTTPServer.Response(status: 200, headers: [("Content-Type", "application/json")], body: page2)
         }
-        stalling.value = true
         defer { server.stop() }
         let workspace = try Workspace()
         try workspace.write("items.yml", EndToEndTests.pipeline(url: "\(server.baseURL)/p1", sourceExtra: "    paginate: { next: next }\n    timeout: 5\n"))
@@ -46,18 +46,9 @@ import Testing
         // Page 1 was saved; running again finishes the job.
         #expect(try workspace.run("export", "items.yml").status == 0)
         #expect(try workspace.read("out/items.csv").split(separator: "\n").count == 4)
-        stalling.value = false
+        stalling.withLock { $0 = false }
         #expect(try workspace.run("run", "items.yml").status == 0)
         #expect(try workspace.read("out/items.csv").split(separator: "\n").count == 7)
     }
 }
 
-/// A flag the server's threads read.
-private final class LockedFlag: @unchecked Sendable {   // the lock guards `stored`
-    private let lock = NSLock()
-    private var stored = false
-    var value: Bool {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-}

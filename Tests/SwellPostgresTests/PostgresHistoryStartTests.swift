@@ -18,13 +18,11 @@ import Testing
         ], uniquenessConstraint: ["id"]),
     ])
 
-    @Test func turningHistoryOnWaitsForCommitsInFlight() throws {
-        PostgresStore.register()
-        let server = try PostgresServer.shared.get()
-        let url = URL(string: server.url() + "?schema=hist_\(UUID().uuidString.prefix(8).lowercased())")!
-        let runner = PersistentContainer(name: "runner", managedObjectModel: Self.model, storeURL: url)
+    /// A runner on `url` whose writer saved entry 1 ("old", with history off) and holds an
+    /// unsaved change to it ("new"), to commit when the test says.
+    static func runnerWithAnUnsavedChange(_ url: URL) throws -> PersistentContainer {
+        let runner = PersistentContainer(name: "runner", managedObjectModel: model, storeURL: url)
         try runner.loadPersistentStores()
-        defer { try? runner.persistentStoreCoordinator.close() }
         let writer = runner.writerContext
         try writer.performAndWait {
             let entry = writer.insertNewObject(forEntityName: "Entry")
@@ -33,6 +31,27 @@ import Testing
             try writer.save()
             entry["title"] = "new"
         }
+        return runner
+    }
+
+    /// Opens `container` on another thread (turning history on may wait on the server): signalled when done, with its error.
+    static func loadInBackground(_ container: PersistentContainer) -> (DispatchSemaphore, LockedValue<(any Error)?>) {
+        let opened = DispatchSemaphore(value: 0)
+        let openError = LockedValue<(any Error)?>(nil)
+        DispatchQueue.global().async {
+            do { try container.loadPersistentStores() } catch { openError.withLock { $0 = error } }
+            opened.signal()
+        }
+        return (opened, openError)
+    }
+
+    @Test func turningHistoryOnWaitsForCommitsInFlight() throws {
+        PostgresStore.register()
+        let server = try PostgresServer.shared.get()
+        let url = URL(string: server.url() + "?schema=hist_\(UUID().uuidString.prefix(8).lowercased())")!
+        let runner = try Self.runnerWithAnUnsavedChange(url)
+        defer { try? runner.persistentStoreCoordinator.close() }
+        let writer = runner.writerContext
 
         // Another session locks the row: the runner's commit waits on the server.
         let blocker = try PostgresConnection(server.url())
@@ -57,12 +76,7 @@ import Testing
 
         // An app turns history on meanwhile: it waits for the commit in flight.
         let app = PersistentContainer(name: "app", managedObjectModel: Self.model, storeURL: url, options: PersistentStoreOptions(history: true))
-        let opened = DispatchSemaphore(value: 0)
-        let openError = LockedValue<(any Error)?>(nil)
-        DispatchQueue.global().async {
-            do { try app.loadPersistentStores() } catch { openError.withLock { $0 = error } }
-            opened.signal()
-        }
+        let (opened, openError) = Self.loadInBackground(app)
         defer { try? app.persistentStoreCoordinator.close() }
         let runnerPID = try #require(watcher.query("SELECT pid FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", [blockerPID]).first?.first)
         #expect(try waitingOn(runnerPID), "turning history on did not wait for the commit in flight")
@@ -91,29 +105,16 @@ import Testing
         let server = try PostgresServer.shared.get()
         let schema = "hist_\(UUID().uuidString.prefix(8).lowercased())"
         let url = URL(string: server.url() + "?schema=" + schema)!
-        let runner = PersistentContainer(name: "runner", managedObjectModel: Self.model, storeURL: url)
-        try runner.loadPersistentStores()
+        let runner = try Self.runnerWithAnUnsavedChange(url)
         defer { try? runner.persistentStoreCoordinator.close() }
         let writer = runner.writerContext
-        try writer.performAndWait {
-            let entry = writer.insertNewObject(forEntityName: "Entry")
-            entry["id"] = 1
-            entry["title"] = "old"
-            try writer.save()   // with history off
-            entry["title"] = "new"
-        }
         // Another session holds the lock shared, as a commit in flight does: turning history on waits.
         let blocker = try PostgresConnection(server.url())
         defer { blocker.close() }
         try blocker.query("SELECT pg_advisory_lock_shared(hashtext($1::text))", [.text("swell.history.\(schema)")])
         let blockerPID = try #require(blocker.query("SELECT pg_backend_pid()").first?.first)
         let app = PersistentContainer(name: "app", managedObjectModel: Self.model, storeURL: url, options: PersistentStoreOptions(history: true))
-        let opened = DispatchSemaphore(value: 0)
-        let openError = LockedValue<(any Error)?>(nil)
-        DispatchQueue.global().async {
-            do { try app.loadPersistentStores() } catch { openError.withLock { $0 = error } }
-            opened.signal()
-        }
+        let (opened, openError) = Self.loadInBackground(app)
         defer { try? app.persistentStoreCoordinator.close() }
         let watcher = try PostgresConnection(server.url())
         defer { watcher.close() }

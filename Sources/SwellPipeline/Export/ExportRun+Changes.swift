@@ -105,7 +105,7 @@ extension ExportRun {
         for key in changes.heldKeys.keys.sorted() {
             guard let held = changes.heldKeys[key] else { continue }
             let heldValues = keyValues(held)
-            if changes.byKey[key] != .delete, let id = changes.ids[key], let current = try? context.existingObject(with: id),
+            if changes.byKey[key] != .delete, let id = changes.ids[key], let current = try existingObject(id, in: context),
                keyValues(entity.key.reduce(into: [String: Any]()) { $0[$1] = current.value(forKey: $1) }) == heldValues {
                 continue   // back under the same key, or a key set to what it was
             }
@@ -138,7 +138,7 @@ extension ExportRun {
         }
         // Updated rows that no longer match `where`: a consumer may hold them.
         let unlisted = changes.byKey.filter { $0.value == .update && !listed.contains($0.key) }
-        if !unlisted.isEmpty || (whereMoves && export.predicate != nil) {
+        if !unlisted.isEmpty || whereMoves {
             var all = FetchRequest(entityName: entity.name)
             all.sortDescriptors = request.sortDescriptors
             let keyIndices = stored.keyIndices
@@ -152,6 +152,15 @@ extension ExportRun {
         }
         if let interrupted = cancellation.error { throw interrupted }
         return transactions.last?.token ?? previous
+    }
+
+    /// The object, or nil when it is gone (its key is then deleted); any other store error is thrown.
+    private func existingObject(_ id: ObjectID, in context: ManagedObjectContext) throws -> ManagedObject? {
+        do {
+            return try context.existingObject(with: id)
+        } catch StoreError.objectNotFound {
+            return nil
+        }
     }
 
     /// Key values (`HistoryChange.deletedKey`'s form, or an object's) as stored values, to compare and write.

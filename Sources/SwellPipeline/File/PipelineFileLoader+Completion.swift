@@ -8,8 +8,10 @@ extension PipelineFileLoader {
     /// empty when there is no such file or it is not YAML.
     public static func completionNames(words: [String]) -> [String] {
         for word in words where word.hasSuffix(".yml") || word.hasSuffix(".yaml") {
+            // A completion offers what it can: a word that is not a readable YAML file is not the
+            // pipeline (its error would have nowhere to go while the shell completes), so try the next.
             guard let text = try? String(contentsOfFile: word, encoding: .utf8),
-                  let node = try? Yams.compose(yaml: text) else { continue }  // not this one: try the next word
+                  let node = try? Yams.compose(yaml: text) else { continue }
             var names: [String] = []
             for key in ["sources", "exports"] {
                 for item in node[key]?.sequence ?? [] {
