@@ -169,7 +169,8 @@ import Testing
         let workspace = try Workspace()
         let replace = try workspace.read("pipelines/orders.yml").replacingOccurrences(of: "    paginate: { next: next }", with: "    paginate: { next: next }\n    mode: replace")
         try workspace.write("pipelines/orders-replace.yml", replace)
-        #expect(try workspace.run("import", "pipelines/orders-replace.yml").status == 0)
+        let first = try workspace.run("import", "pipelines/orders-replace.yml")
+        #expect(first.status == 0, "\(first.stderr)")
         // The next snapshot has orders 9002–9009 only; 9000's customer (Ada) is shared with 9005.
         let url = Workspace.repositoryRoot.appendingPathComponent("fixtures/orders/page-0001.json")
         var page = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] ?? [:]
