@@ -14,8 +14,3 @@ bash scripts/test-release.sh "$tarball"
 # pipeline file and command line references).
 swift package generate-documentation --target SwellStore >/dev/null
 swift package generate-documentation --target SwellPipeline >/dev/null
-# The store tests again against each other store: the same suite, another conformer of
-# the store protocol (tests of the SQLite file itself do not apply there). The PostgreSQL
-# pass starts its own throwaway server (Tests/SwellTestSupport/PostgresServer.swift).
-SWELL_TEST_STORE=memory swift test --skip-build --filter SwellStoreTests
-SWELL_TEST_STORE=postgres swift test --skip-build --filter SwellStoreTests

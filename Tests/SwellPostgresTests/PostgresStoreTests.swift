@@ -6,7 +6,7 @@ import Testing
 
 /// The PostgreSQL store against a real server the suite starts (PostgreSQL store guarantees
 /// 1–6). The store suite (`SwellStoreTests`) also runs whole against it
-/// (`SWELL_TEST_STORE=postgres`, scripts/test.sh); these are what only a server shows.
+/// (`.onEveryStore`); these are what only a server shows.
 @Suite struct PostgresStoreTests {
     static let registered: Void = PostgresStore.register()
 

@@ -8,7 +8,7 @@ import SwellTestSupport
 /// bad): random appends of every kind, nulls included, and truncations, compared with a
 /// model of plain arrays. Whatever was truncated must leave no trace: no null bit, no text
 /// byte, no count. Seeds 1–200; a failure names its seed.
-@Suite struct BatchColumnsTruncateTests {
+@Suite(.onEveryStore) struct BatchColumnsTruncateTests {
     /// One row's values in the model, per column (nil: null).
     private struct ModelRow: Equatable {
         var integer: Int64?

@@ -10,7 +10,7 @@ import Testing
 ///
 /// CI runs fixed seeds on every store; `SWELL_DIFF_SEEDS=500` runs more,
 /// `SWELL_DIFF_SEED=n` replays one, `SWELL_DIFF_STEPS` sets the requests per seed.
-@Suite struct BatchDifferentialTests {
+@Suite(.onEveryStore) struct BatchDifferentialTests {
     static var seeds: [UInt64] {
         let environment = ProcessInfo.processInfo.environment
         if let one = environment["SWELL_DIFF_SEED"].flatMap(UInt64.init) { return [one] }

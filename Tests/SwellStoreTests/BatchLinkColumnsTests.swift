@@ -8,7 +8,7 @@ import Testing
 /// member lists (`memberLists`), and each row's primary key reported (`reportsPrimaryKeys`).
 /// Random batches against a model computed here, on whichever store the suite runs against;
 /// `SWELL_LINK_SEEDS=N` runs seeds 1...N, a failure names its seed.
-@Suite struct BatchLinkColumnsTests {
+@Suite(.onEveryStore) struct BatchLinkColumnsTests {
     static let model = ManagedObjectModel(entities: [
         EntityDescription(name: "Post", attributes: [
             AttributeDescription(name: "id", type: .integer),

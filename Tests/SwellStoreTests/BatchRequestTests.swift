@@ -3,9 +3,9 @@ import Testing
 import Synchronization
 @testable import SwellStore
 
-/// Batch requests (Store guarantees 37–43), on whichever store the suite runs against
-/// (`SWELL_TEST_STORE`: SQLite, in-memory, PostgreSQL — scripts/test.sh runs all three).
-@Suite struct BatchRequestTests {
+/// Batch requests (Store guarantees 37–43), on every store
+/// (`.onEveryStore`: SQLite, in-memory, PostgreSQL).
+@Suite(.onEveryStore) struct BatchRequestTests {
     let directory = TemporaryDirectory()
     let day = Date(timeIntervalSince1970: 1_700_000_000)
 
@@ -106,7 +106,7 @@ import Synchronization
 
     /// Where the key is the table's rowid, a new row's key is its ID (no `_pk` kept), unless
     /// another object holds that ID: a row whose key changed keeps its old key as its ID.
-    @Test(.enabled(if: TestStore.current != .postgres, "PostgreSQL tables keep IDs apart from keys"))
+    @Test(.onStores(except: .postgres, "PostgreSQL tables keep IDs apart from keys"))
     func aRowidKeyedRowTakesItsKeyAsIDUnlessAnotherObjectHoldsIt() throws {
         let container = try makeContainer(directory)
         let writer = container.writerContext
@@ -636,7 +636,7 @@ final class ChangeRecorder: FetchedResultsControllerDelegate, @unchecked Sendabl
 /// store one of their keys after the batch looked its keys up. The INSERT that meets it
 /// writes none of its rows, they are written one by one, and the met key is merged by the
 /// policy: nothing lost, nothing twice.
-@Suite struct BatchInsertRaceTests {
+@Suite(.onEveryStore) struct BatchInsertRaceTests {
     let directory = TemporaryDirectory()
     let day = Date(timeIntervalSince1970: 1_700_000_000)
 

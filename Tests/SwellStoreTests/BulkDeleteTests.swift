@@ -3,7 +3,7 @@ import Testing
 @testable import SwellStore
 
 /// `deleteRows(entity:primaryKeys:)`: replace mode's deletions by primary key.
-@Suite struct BulkDeleteTests {
+@Suite(.onEveryStore) struct BulkDeleteTests {
     let directory = TemporaryDirectory()
 
     /// A container whose store holds journal entries 1…`count`, and their primary keys by id.

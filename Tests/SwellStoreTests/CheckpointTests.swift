@@ -3,7 +3,7 @@ import Testing
 @testable import SwellStore
 
 /// The WAL is checkpointed off the writer's queue (`SQLiteCheckpointer`).
-@Suite struct CheckpointTests {
+@Suite(.onEveryStore) struct CheckpointTests {
     let directory = TemporaryDirectory()
 
     /// Commits `rows` journal entries with a long location each, in one batch insert.

@@ -6,7 +6,7 @@ import Testing
 /// Handles closed on purpose (issue 13, item 3; GRDB's `Database.close()`): a container,
 /// its coordinator and its store close their connections when told, refuse work after,
 /// close twice without harm, and the store opens again with what was saved.
-@Suite struct ClosingTests {
+@Suite(.onEveryStore) struct ClosingTests {
     let directory = TemporaryDirectory()
 
     @Test func aClosedContainerRefusesWorkAndItsStoreOpensAgainWithTheData() async throws {

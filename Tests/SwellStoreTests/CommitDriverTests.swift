@@ -2,10 +2,10 @@ import Foundation
 import Testing
 @testable import SwellStore
 
-/// The one commit procedure (`CommitDriver`) on this run's store (`SWELL_TEST_STORE`): column
+/// The one commit procedure (`CommitDriver`) on every store (`.onEveryStore`): column
 /// updates write only their masks' attributes and are reported as updated with those names;
 /// a step that fails rolls back every step before it, metadata included.
-@Suite struct CommitDriverTests {
+@Suite(.onEveryStore) struct CommitDriverTests {
     private func stored(_ container: PersistentContainer) throws -> [Int: (location: String?, rating: Int?)] {
         let context = container.newBackgroundContext()
         return try context.performAndWait {

@@ -5,9 +5,8 @@ import Testing
 /// A batch insert of columns compared with the store ahead of its execution
 /// (`ManagedObjectContext.compareAhead`, what a pipeline's comparer does while the writer
 /// writes the batch before): whatever the coordinator commits in between, the execution
-/// does what it would have done without the comparison. On whichever store the suite runs
-/// against (`SWELL_TEST_STORE`). `BatchDifferentialTests` compares ahead at random too.
-@Suite struct CompareAheadTests {
+/// does what it would have done without the comparison. On every store (`.onEveryStore`). `BatchDifferentialTests` compares ahead at random too.
+@Suite(.onEveryStore) struct CompareAheadTests {
     let directory = TemporaryDirectory()
     let day = Date(timeIntervalSince1970: 1_700_000_000)
 

@@ -3,7 +3,7 @@ import Testing
 @testable import SwellStore
 
 /// Statements 22, 23, 25 and the SurfJournal flows.
-@Suite struct ContainerTests {
+@Suite(.onEveryStore) struct ContainerTests {
     let directory = TemporaryDirectory()
 
     @Test func theContainerSetsUpTheThreeLevelStack() async throws {

@@ -12,7 +12,7 @@ import Testing
 /// CI runs fixed seeds on every store (scripts/test.sh runs the store suite on each);
 /// `SWELL_DIFF_SEEDS=500` runs more locally, `SWELL_DIFF_SEED=n` replays one, and
 /// `SWELL_DIFF_STEPS` sets the steps per seed.
-@Suite struct ContextLevelsDifferentialTests {
+@Suite(.onEveryStore) struct ContextLevelsDifferentialTests {
     static var seeds: [UInt64] {
         let environment = ProcessInfo.processInfo.environment
         if let one = environment["SWELL_DIFF_SEED"].flatMap(UInt64.init) { return [one] }

@@ -5,7 +5,7 @@ import Testing
 @testable import SwellStore
 
 /// Statements 1–4: queues, perform, confinement checks, parents.
-@Suite struct ContextQueueTests {
+@Suite(.onEveryStore) struct ContextQueueTests {
     let directory = TemporaryDirectory()
 
     @Test func privateContextRunsOnItsOwnQueueAndMainContextOnTheMainQueue() async throws {
@@ -176,7 +176,7 @@ import Testing
 }
 
 /// Nested `performAndWait` from the main queue into a private child and back into the main context.
-@Suite struct NestedPerformTests {
+@Suite(.onEveryStore) struct NestedPerformTests {
     @Test @MainActor func aPrivateChildSavesIntoTheMainContextInsidePerformAndWaitFromTheMainQueue() throws {
         let directory = TemporaryDirectory()
         let container = try makeContainer(directory)

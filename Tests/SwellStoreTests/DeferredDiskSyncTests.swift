@@ -5,7 +5,7 @@ import Testing
 
 /// A store whose commits do not wait for the disk until it closes (`DeferredDiskSync`:
 /// what a pipeline run asks for) syncs them when it closes; by default every commit waits.
-@Suite struct DeferredDiskSyncTests {
+@Suite(.onEveryStore) struct DeferredDiskSyncTests {
     let directory = TemporaryDirectory()
 
     private func commit(_ container: PersistentContainer, ids: Range<Int64>) throws {

@@ -3,7 +3,7 @@ import Testing
 @testable import SwellStore
 
 /// Statement 26: sections, index paths and change reports after saves that reach the context.
-@Suite struct FetchedResultsControllerTests {
+@Suite(.onEveryStore) struct FetchedResultsControllerTests {
     let directory = TemporaryDirectory()
 
     /// Used on the main queue only (the view context's queue).

@@ -6,7 +6,7 @@ import Testing
 @testable import SwellStore
 
 /// Statements 12–16: fetch requests, unsaved state, no waiting for the writer, counts, batches.
-@Suite struct FetchingTests {
+@Suite(.onEveryStore) struct FetchingTests {
     let directory = TemporaryDirectory()
 
     private func seed(_ container: PersistentContainer) async throws {

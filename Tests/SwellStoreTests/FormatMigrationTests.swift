@@ -5,7 +5,7 @@ import Testing
 /// Store format 2 (issue 9): a store written by format 1 (every table keyed by `_pk`, the key
 /// in a unique index) opens with every row and object ID intact, its integer-keyed tables
 /// rebuilt in place, and takes writes. The fixture's story is in fixtures/stores/README.md.
-@Suite struct FormatMigrationTests {
+@Suite(.onEveryStore) struct FormatMigrationTests {
     let directory = TemporaryDirectory()
 
     static let model = ManagedObjectModel(entities: [

@@ -7,7 +7,7 @@ import Testing
 /// failed commit records nothing; another coordinator's writes are recorded once history is
 /// on; a transaction merged as a change notice updates another coordinator's objects;
 /// purging removes what came before a token.
-@Suite struct HistoryTests {
+@Suite(.onEveryStore) struct HistoryTests {
     func container(_ directory: TemporaryDirectory, history: Bool = true) throws -> PersistentContainer {
         let container = PersistentContainer(name: "history", managedObjectModel: journalModel, storeURL: directory.storeURL("history"),
                                             options: PersistentStoreOptions(history: history))

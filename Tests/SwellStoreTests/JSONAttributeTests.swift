@@ -3,7 +3,7 @@ import Testing
 @testable import SwellStore
 
 /// The `json` attribute type: a `String` of JSON text, kept as TEXT unchanged.
-@Suite struct JSONAttributeTests {
+@Suite(.onEveryStore) struct JSONAttributeTests {
     let directory = TemporaryDirectory()
 
     static let documentEntity = EntityDescription(

@@ -3,7 +3,7 @@ import Testing
 
 /// The merge policies' rules, from the one place they live (`MergePolicy`'s
 /// resolution and attribute rules), which contexts and stores only apply.
-@Suite struct MergePolicyRuleTests {
+@Suite(.onEveryStore) struct MergePolicyRuleTests {
     @Test func eachPolicyResolvesAConflictOneWay() {
         #expect(MergePolicy.error.resolution == .fail)
         #expect(MergePolicy.rollback.resolution == .keepExisting)

@@ -3,7 +3,7 @@ import Testing
 @testable import SwellStore
 
 /// Statements 19–21: did-save notices, merging, refreshing.
-@Suite struct MergingTests {
+@Suite(.onEveryStore) struct MergingTests {
     let directory = TemporaryDirectory()
 
     @Test func everySavePostsItsInsertedUpdatedAndDeletedIDsToThatContextsObservers() async throws {

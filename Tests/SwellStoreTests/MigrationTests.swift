@@ -3,7 +3,7 @@ import Testing
 @testable import SwellStore
 
 /// Statement 24: lightweight migration, and clear errors for what cannot be inferred.
-@Suite struct MigrationTests {
+@Suite(.onEveryStore) struct MigrationTests {
     let directory = TemporaryDirectory()
 
     private func store(with model: ManagedObjectModel, rows: Int) async throws -> URL {

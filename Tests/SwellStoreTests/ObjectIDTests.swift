@@ -3,7 +3,7 @@ import Testing
 @testable import SwellStore
 
 /// Statements 17 and 18: IDs are permanent values; look-ups by ID.
-@Suite struct ObjectIDTests {
+@Suite(.onEveryStore) struct ObjectIDTests {
     let directory = TemporaryDirectory()
 
     @Test func idsAreSendableHashableCodableValues() async throws {

@@ -4,7 +4,7 @@ import Testing
 /// Predicates compile through a visitor with one dialect per store (issue 11, item 0):
 /// the tree's SQL is the compiler's, the spelling of placeholders, constants and string
 /// tests the dialect's.
-@Suite struct PredicateDialectTests {
+@Suite(.onEveryStore) struct PredicateDialectTests {
     /// A dialect spelled as PostgreSQL would be: numbered placeholders, TRUE/FALSE.
     struct NumberedDialect: PredicateStringSQLDialect {
         func quote(_ identifier: String) -> String { "\"\(identifier)\"" }

@@ -4,7 +4,7 @@ import Testing
 
 /// Core Data's format placeholders (issue 20, item 4): `%d %i %ld %f %K %@` take their
 /// arguments, on every store; an unknown placeholder is refused when the predicate is made.
-@Suite struct PredicatePlaceholderTests {
+@Suite(.onEveryStore) struct PredicatePlaceholderTests {
     let directory = TemporaryDirectory()
 
     /// The keys (`id`) of the entries a fetch with `predicate` returns, on a store holding

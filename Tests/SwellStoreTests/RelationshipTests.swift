@@ -99,7 +99,7 @@ private func query(_ url: URL, _ sql: String) throws -> [[StoreValue]] {
     return try connection.query(sql)
 }
 
-@Suite("Relationships: the model (Store guarantees 28)")
+@Suite("Relationships: the model (Store guarantees 28)", .onEveryStore)
 struct RelationshipModelTests {
     @Test("a relationship whose destination is not an entity is refused, naming it")
     func unknownDestination() {
@@ -145,7 +145,7 @@ struct RelationshipModelTests {
     }
 }
 
-@Suite("Relationships: inverses in step (Store guarantees 29)")
+@Suite("Relationships: inverses in step (Store guarantees 29)", .onEveryStore)
 struct RelationshipInverseTests {
     @Test("setting a to-one adds the object to the inverse to-many at once, and clearing it removes it")
     func toOneUpdatesInverse() throws {
@@ -243,7 +243,7 @@ struct RelationshipInverseTests {
     }
 }
 
-@Suite("Relationships: changes move up the levels (Store guarantees 30)")
+@Suite("Relationships: changes move up the levels (Store guarantees 30)", .onEveryStore)
 struct RelationshipLevelTests {
     @Test("a worker's link reaches the view context, the writer and the disk; a fresh stack reads it back")
     func movesUp() async throws {
@@ -345,7 +345,7 @@ struct RelationshipLevelTests {
     }
 }
 
-@Suite("Relationships: delete rules (Store guarantees 31)")
+@Suite("Relationships: delete rules (Store guarantees 31)", .onEveryStore)
 struct DeleteRuleTests {
     @Test("cascade deletes owned children when the delete is saved, at the child level and on disk")
     func cascade() async throws {
@@ -467,7 +467,7 @@ struct DeleteRuleTests {
     }
 }
 
-@Suite("Relationships: uniqueness merges carry relationships (Store guarantees 32)")
+@Suite("Relationships: uniqueness merges carry relationships (Store guarantees 32)", .onEveryStore)
 struct RelationshipMergeTests {
     @Test("two new spots with one key from two workers become one; every entry points at the survivor")
     func mergeRedirects() async throws {
@@ -550,7 +550,7 @@ struct RelationshipMergeTests {
     }
 }
 
-@Suite("Relationships: on disk (Store guarantees 35)")
+@Suite("Relationships: on disk (Store guarantees 35)", .onEveryStore)
 struct RelationshipStorageTests {
     @Test("a to-one is an indexed column REFERENCES the destination's primary key; foreign_key_check is empty", .sqliteStoreOnly)
     func shape() async throws {
@@ -619,7 +619,7 @@ struct RelationshipStorageTests {
     }
 }
 
-@Suite("Relationships: did-save notices (Store guarantees 36)")
+@Suite("Relationships: did-save notices (Store guarantees 36)", .onEveryStore)
 struct RelationshipNoticeTests {
     @Test("an object whose relationship changed is among the updated ones, with the relationship among its changed keys")
     func didSaveNamesRelationship() async throws {
@@ -671,7 +671,7 @@ private func names(_ value: Any?) -> [String] {
     return []
 }
 
-@Suite("Relationships: join tables (Store guarantees 28, 29, 31, 32, 35)")
+@Suite("Relationships: join tables (Store guarantees 28, 29, 31, 32, 35)", .onEveryStore)
 struct JoinTableTests {
     @Test("a many-to-many is kept in step on both sides and stored as <Entity>_<relationship> with a column per side")
     func manyToMany() async throws {
@@ -839,7 +839,7 @@ struct JoinTableTests {
     }
 }
 
-@Suite("Relationships: the fetched results controller (Store guarantees 36)")
+@Suite("Relationships: the fetched results controller (Store guarantees 36)", .onEveryStore)
 struct RelationshipControllerTests {
     /// Used on the main queue only.
     final class Recorder: FetchedResultsControllerDelegate, @unchecked Sendable {
@@ -881,7 +881,7 @@ struct RelationshipControllerTests {
     }
 }
 
-@Suite("Relationships: migration of a rowid-keyed table that becomes a destination (Store guarantees 24, 35)")
+@Suite("Relationships: migration of a rowid-keyed table that becomes a destination (Store guarantees 24, 35)", .onEveryStore)
 struct RelationshipMigrationTests {
     @Test("an integer-keyed table a new to-one points at is rebuilt with _pk as its rowid; IDs and rows stay", .sqliteStoreOnly)
     func rowidTableBecomesDestination() async throws {
@@ -929,7 +929,7 @@ private final class ReadCounter: @unchecked Sendable {
     var count: Int { lock.withLock { value } }
 }
 
-@Suite("Relationships: prefetching (Store guarantees 34)")
+@Suite("Relationships: prefetching (Store guarantees 34)", .onEveryStore)
 struct PrefetchingTests {
     /// 50 entries over 10 spots, saved to disk; a fresh stack to read them.
     private func seeded(_ directory: TemporaryDirectory) async throws -> PersistentContainer {
@@ -1004,7 +1004,7 @@ struct PrefetchingTests {
     }
 }
 
-@Suite("Relationships: key-path predicates in SQL and in memory (Store guarantees 33)")
+@Suite("Relationships: key-path predicates in SQL and in memory (Store guarantees 33)", .onEveryStore)
 struct KeyPathPredicateTests {
     /// A model with both kinds of to-many: Spot ↔ Entry (inverse to-one), Issue ↔ Label (join table).
     static let model = ManagedObjectModel(entities: relationshipModel.entities.filter { ["Spot", "Entry"].contains($0.name) }
@@ -1089,7 +1089,7 @@ struct KeyPathPredicateTests {
     }
 
     @Test("sorting by a to-one key path gives one order from saved rows (SQL) and unsaved ones (memory); nil first",
-          .enabled(if: TestStore.current != .memory, "the in-memory store reads no key paths in its queries"))
+          .onStores(except: .memory, "the in-memory store reads no key paths in its queries"))
     func sortByKeyPath() async throws {
         let saved = TemporaryDirectory()
         let stored = try makeContainer(saved, name: "paths", model: Self.model)
@@ -1122,7 +1122,7 @@ struct KeyPathPredicateTests {
     }
 
     @Test("sorting by a to-one key path sees the destinations' unsaved values, with and without a limit",
-          .enabled(if: TestStore.current != .memory, "the in-memory store reads no key paths in its queries"))
+          .onStores(except: .memory, "the in-memory store reads no key paths in its queries"))
     func sortByKeyPathSeesUnsavedDestinations() async throws {
         let directory = TemporaryDirectory()
         let stored = try makeContainer(directory, name: "paths", model: Self.model)
@@ -1167,7 +1167,7 @@ struct KeyPathPredicateTests {
     }
 }
 
-@Suite("Relationships: an ordered to-many with a to-one inverse (Store guarantees 28, 29, 35)")
+@Suite("Relationships: an ordered to-many with a to-one inverse (Store guarantees 28, 29, 35)", .onEveryStore)
 struct OrderedInverseTests {
     static let model = ManagedObjectModel(entities: [
         EntityDescription(name: "Album", attributes: [AttributeDescription(name: "title", type: .string)],
@@ -1222,7 +1222,7 @@ struct OrderedInverseTests {
     }
 }
 
-@Suite("Relationships: a link to an object only the parent has (Store guarantees 30)")
+@Suite("Relationships: a link to an object only the parent has (Store guarantees 30)", .onEveryStore)
 struct ParentOnlyLinkTests {
     @Test("a worker's new entry points at a spot only the view context has; the link resolves at every level and on disk")
     @MainActor func linkToParentOnlyObject() async throws {

@@ -9,7 +9,7 @@ import Testing
 /// expressions, a having predicate, distinct rows — equal what the test computes from the
 /// objects the same request fetches. Runs on the store the suite runs on (all three in CI).
 /// A failing seed is named; `SWELL_DIFF_SEED=n` replays it.
-@Suite struct ResultTypeDifferentialTests {
+@Suite(.onEveryStore) struct ResultTypeDifferentialTests {
     static let model = ManagedObjectModel(entities: [
         EntityDescription(name: "Spot", attributes: [
             AttributeDescription(name: "code", type: .string),

@@ -4,7 +4,7 @@ import Testing
 
 /// Dictionary and ID fetches (Store guarantees 44–45): their shapes, the choices the contract
 /// leaves open (nil values left out, sums over no rows), and the requests they refuse.
-@Suite struct ResultTypeTests {
+@Suite(.onEveryStore) struct ResultTypeTests {
     func seeded() throws -> (TemporaryDirectory, PersistentContainer) {
         let directory = TemporaryDirectory()
         let container = try makeContainer(directory, name: "results", model: ResultTypeDifferentialTests.model)

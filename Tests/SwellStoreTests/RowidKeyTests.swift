@@ -35,7 +35,7 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
 
 /// Issue 9: an entity keyed by one required integer attribute keeps it as the table's
 /// rowid; rows inserted with `insertRow` take their key as their ID.
-@Suite struct RowidKeyTests {
+@Suite(.onEveryStore) struct RowidKeyTests {
     let directory = TemporaryDirectory()
 
     @Test(.sqliteStoreOnly) func anIntegerKeyIsTheTablesRowidAndOtherKeysKeepTheirIndex() throws {

@@ -6,7 +6,7 @@ import Testing
 /// also those that came up from a child, whose objects the context never edited itself
 /// (Store guarantees 5, 13, 21, 22). Each test failed before the fix: the view context reverted to
 /// the values it had loaded before the child's save.
-@Suite struct SavedValuesTests {
+@Suite(.onEveryStore) struct SavedValuesTests {
     let directory = TemporaryDirectory()
 
     private func stack() async throws -> PersistentContainer {

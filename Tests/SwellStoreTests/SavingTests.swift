@@ -5,7 +5,7 @@ import Testing
 @testable import SwellStore
 
 /// Statements 5, 6, 9, 10, 11: saves move one level, roots save atomically, discards leave no trace.
-@Suite struct SavingTests {
+@Suite(.onEveryStore) struct SavingTests {
     let directory = TemporaryDirectory()
 
     @Test func childSaveDoesNotTouchDiskUntilTheWriterSaves() async throws {

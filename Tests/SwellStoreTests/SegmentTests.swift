@@ -4,7 +4,7 @@ import Testing
 
 /// A child's save of new objects whose keys meet nothing moves its layer up whole
 /// (a segment, no per-row work); anything else resolves row by row as before.
-@Suite struct SegmentTests {
+@Suite(.onEveryStore) struct SegmentTests {
     let directory = TemporaryDirectory()
 
     private func insert(_ ids: ClosedRange<Int>, rating: Int, into container: PersistentContainer) async throws {

@@ -6,7 +6,7 @@ import Testing
 /// Store errors callers can switch on (issue 13, item 2): SQLite's refusals carry a
 /// `SQLiteResultCode` (named codes, primary code), never a bare number; errors from beneath
 /// that no case describes are kept as they were thrown.
-@Suite struct StoreErrorKindTests {
+@Suite(.onEveryStore) struct StoreErrorKindTests {
     let directory = TemporaryDirectory()
 
     /// A trigger another program put on the table refuses the insert: the save fails with

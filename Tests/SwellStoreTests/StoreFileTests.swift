@@ -3,7 +3,7 @@ import Testing
 @testable import SwellStore
 
 /// Statement 27: an ordinary SQLite file in WAL mode, one table per entity, a column per attribute.
-@Suite struct StoreFileTests {
+@Suite(.onEveryStore) struct StoreFileTests {
     let directory = TemporaryDirectory()
 
     @Test(.sqliteStoreOnly) func theStoreIsAPlainSQLiteFileInWALModeWithATablePerEntity() async throws {

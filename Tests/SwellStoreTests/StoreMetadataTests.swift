@@ -3,7 +3,7 @@ import Testing
 @testable import SwellStore
 
 /// Metadata kept beside the data moves with saves and lands in the same transaction; rows stream in order.
-@Suite struct StoreMetadataTests {
+@Suite(.onEveryStore) struct StoreMetadataTests {
     let directory = TemporaryDirectory()
 
     @Test func metadataMovesWithSavesAndLandsWithTheData() async throws {

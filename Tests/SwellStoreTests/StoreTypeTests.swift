@@ -4,7 +4,7 @@ import Testing
 
 /// Store types by URL scheme (Core Data's registered store classes): a file is
 /// SQLite, `memory:` the in-memory store, another scheme what registered it.
-@Suite struct StoreTypeTests {
+@Suite(.onEveryStore) struct StoreTypeTests {
     @Test func aSchemeNothingRegisteredIsRefusedNamingIt() {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: journalModel)
         #expect {

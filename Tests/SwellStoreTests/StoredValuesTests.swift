@@ -3,7 +3,7 @@ import Testing
 @testable import SwellStore
 
 /// `storedValues(forKeys:)`: the stored object of a key, only when no unsaved change concerns it.
-@Suite struct StoredValuesTests {
+@Suite(.onEveryStore) struct StoredValuesTests {
     let directory = TemporaryDirectory()
 
     @Test func onlyKeysNoLevelConcernsGiveTheirStoredValues() async throws {

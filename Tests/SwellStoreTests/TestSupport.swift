@@ -31,23 +31,85 @@ let noteEntity = EntityDescription(
 
 let journalModel = ManagedObjectModel(entities: [journalEntity, noteEntity])
 
-/// The stores the store tests run against (issue 11, item 0: the seam proven by a
-/// second conformer): the SQLite store, and the in-memory store.
+/// The stores the store tests run against: the SQLite store, the in-memory store and the
+/// PostgreSQL store (on the suite's own server) — three conformers of one store protocol.
 enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite, memory, postgres
 
     var testDescription: String { rawValue }
 
-    /// The store this run of the suite uses: `SWELL_TEST_STORE=memory` runs every store
-    /// test against the in-memory store (scripts/test.sh runs the suite once per store).
-    static let current = ProcessInfo.processInfo.environment["SWELL_TEST_STORE"].flatMap(TestStore.init) ?? .sqlite
+    /// The store the running test uses: set by `.onEveryStore` for each pass of the test
+    /// (SQLite outside one).
+    @TaskLocal static var current: TestStore = .sqlite
+
+    /// The stores a test runs on: every store, or the one `SWELL_TEST_STORE` names (to replay a
+    /// failure on one store: `SWELL_TEST_STORE=memory swift test --filter …`).
+    static let chosen: [TestStore] = ProcessInfo.processInfo.environment["SWELL_TEST_STORE"]
+        .flatMap(TestStore.init).map { [$0] } ?? allCases
 }
 
-extension Trait where Self == ConditionTrait {
+/// Runs each test of a store suite once on each store, in this process: SQLite, in-memory,
+/// PostgreSQL, one after another, with `TestStore.current` set for the pass. A test's
+/// `.onStores` trait narrows the set. Every issue a pass records names its store, so a
+/// failure says where it happened.
+struct EveryStoreTrait: SuiteTrait, TestTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    /// Around each test case (each argument of a parameterised test), never around a suite.
+    func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        testCase == nil ? nil : self
+    }
+
+    func provideScope(for test: Test, testCase: Test.Case?,
+                      performing function: @Sendable () async throws -> Void) async throws {
+        let narrowed = test.traits.compactMap { $0 as? StoreSelectionTrait }
+        let stores = TestStore.chosen.filter { store in narrowed.allSatisfy { $0.stores.contains(store) } }
+        for store in stores {
+            let naming = IssueHandlingTrait.compactMapIssues { issue in
+                var issue = issue
+                issue.comments.append("on the \(store) store")
+                return issue
+            }
+            try await TestStore.$current.withValue(store) {
+                do {
+                    try await naming.provideScope(for: test, testCase: testCase, performing: function)
+                } catch {
+                    throw StorePassError(store: store, error: error)
+                }
+            }
+        }
+    }
+}
+
+/// An error a test threw on one store's pass, named with that store.
+struct StorePassError: Error, CustomStringConvertible {
+    let store: TestStore
+    let error: any Error
+
+    var description: String { "on the \(store) store: \(error)" }
+}
+
+/// Narrows the stores `.onEveryStore` runs a test on (a test of what only some stores have).
+struct StoreSelectionTrait: TestTrait {
+    let stores: Set<TestStore>
+    let comments: [Comment]
+}
+
+extension Trait where Self == EveryStoreTrait {
+    /// Runs every test of the suite on every store (`EveryStoreTrait`).
+    static var onEveryStore: Self { EveryStoreTrait() }
+}
+
+extension Trait where Self == StoreSelectionTrait {
     /// For a test of the SQLite store itself (its file, tables, indexes, WAL, commit observers):
-    /// it does not apply when the suite runs against another store.
+    /// the other stores have no such thing.
     static var sqliteStoreOnly: Self {
-        .enabled(if: TestStore.current == .sqlite, "tests the SQLite store's file itself")
+        StoreSelectionTrait(stores: [.sqlite], comments: ["tests the SQLite store's file itself"])
+    }
+
+    /// For a test that does not apply to one store; `why` says why.
+    static func onStores(except store: TestStore, _ why: Comment) -> Self {
+        StoreSelectionTrait(stores: Set(TestStore.allCases).subtracting([store]), comments: [why])
     }
 }
 

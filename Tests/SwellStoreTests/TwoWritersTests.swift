@@ -4,7 +4,7 @@ import Testing
 
 /// Store guarantees 49: two coordinators — in one process or in two — that write one store never
 /// give two objects one ID and never lose each other's rows.
-@Suite struct TwoWritersTests {
+@Suite(.onEveryStore) struct TwoWritersTests {
     let directory = TemporaryDirectory()
 
     /// Inserts notes with these texts, returning their IDs (on the context's queue).

@@ -3,7 +3,7 @@ import Testing
 @testable import SwellStore
 
 /// Statements 7 and 8: keys are honoured at every level, by the receiving level's merge policy.
-@Suite struct UniquenessTests {
+@Suite(.onEveryStore) struct UniquenessTests {
     let directory = TemporaryDirectory()
 
     /// Saves an entry with `id` from a new child of the view context.
@@ -186,7 +186,7 @@ import Testing
 }
 
 /// Keys of every shape are found in the store when a save checks a batch of them at once.
-@Suite struct TextKeyTests {
+@Suite(.onEveryStore) struct TextKeyTests {
     @Test func textKeysWithQuotesBackslashesAndControlCharactersAreMatched() async throws {
         let directory = TemporaryDirectory()
         let model = ManagedObjectModel(entities: [EntityDescription(name: "Tag", attributes: [

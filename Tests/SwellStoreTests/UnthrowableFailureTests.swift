@@ -7,7 +7,7 @@ import Testing
 /// What cannot be thrown is reported, not dropped (issue 13, item 5): reading a fault's
 /// values and a fetched results controller's refetch after a save have no caller to throw
 /// to; their failures reach the context's `logger` (and the controller's delegate).
-@Suite struct UnthrowableFailureTests {
+@Suite(.onEveryStore) struct UnthrowableFailureTests {
     let directory = TemporaryDirectory()
 
     /// Used on the main queue only (the view context's queue).
