@@ -74,7 +74,7 @@ let package = Package(
         ),
         .target(
             name: "SwellCSV",
-            dependencies: ["CZlib", "CLibDeflate", "COpenSSLCrypto"]
+            dependencies: ["CZlib", "CLibDeflate", "COpenSSLCrypto", "SwellCalendar"]
         ),
         .target(
             name: "SwellPipeline",

@@ -1,3 +1,5 @@
+import SwellCalendar
+
 extension CSVFormat {
     /// A Unicode (LDML) pattern like "yyyy-MM-dd" or "dd/MM/yyyy HH:mm", in UTC unless the pattern has a zone.
     ///

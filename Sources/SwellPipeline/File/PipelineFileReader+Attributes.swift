@@ -1,5 +1,6 @@
 import Foundation
 import SwellCSV
+import SwellCalendar
 import SwellJSON
 import SwellStore
 import Yams

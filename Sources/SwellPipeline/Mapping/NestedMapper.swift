@@ -1,4 +1,5 @@
 import SwellCSV
+import SwellCalendar
 import SwellJSON
 import SwellStore
 

@@ -1,4 +1,5 @@
 import SwellCSV
+import SwellCalendar
 import SwellJSON
 
 /// One record on its way from the fetch stage to an upsert worker, with its

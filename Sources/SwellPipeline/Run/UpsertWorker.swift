@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SwellCSV
+import SwellCalendar
 import SwellStore
 
 /// An upsert worker: a thread with its own private child context of the view context,
