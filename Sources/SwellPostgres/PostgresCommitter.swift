@@ -143,7 +143,7 @@ struct PostgresCommitter {
         guard let existing else {
             // Neither written nor met: something skipped the row (a trigger returning NULL),
             // or its key kept vanishing. The save fails rather than dropping the row unseen.
-            throw StoreError.serverFailed(.unexpectedAnswer, reason: "PostgreSQL wrote no row for a new \(entity.name) "
+            throw StoreError(.unexpectedAnswer, "PostgreSQL wrote no row for a new \(entity.name) "
                 + "(\(entity.keyDescription(of: row.values).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))) "
                 + "and no row holds its key: a trigger on \(q(entity.name)) that skips rows, or rows with the key deleted meanwhile")
         }

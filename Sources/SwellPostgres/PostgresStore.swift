@@ -166,7 +166,7 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
             }
             let identifier = try PostgresSchema(connection: connection, schema: schemaName).migrate(to: model)
             guard case .integer(let runner)? = try connection.query("SELECT nextval('swell_runner_ids')").first?.first else {
-                throw StoreError.serverFailed(.unexpectedAnswer, reason: "PostgreSQL at \(connection.endpoint) gave no runner number (SELECT nextval('swell_runner_ids'))")
+                throw StoreError(.unexpectedAnswer, "PostgreSQL at \(connection.endpoint) gave no runner number (SELECT nextval('swell_runner_ids'))")
             }
             self.identifier = identifier
             self.model = model
@@ -327,13 +327,15 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
 extension StoreError {
     /// A libpq failure as a store error: its message names host, port, database and user, never a password.
     init(_ error: PostgresError) {
-        let failure: ServerFailure = switch error {
-        case .connectionFailed: .unreachable
-        case .connectionLost: .connectionLost
-        case .statementFailed(let sqlState, _, _): .statementRefused(sqlState: sqlState)
-        case .unreadableAnswer: .unexpectedAnswer
+        switch error {
+        case .connectionFailed: self.init(.serverUnreachable, error.description)
+        case .connectionLost: self.init(.connectionLost, error.description)
+        case .statementFailed(let sqlState, _, _):
+            self.init(.statementRefused, error.description)
+            self.sqlState = sqlState
+        case .unreadableAnswer: self.init(.unexpectedAnswer, error.description)
         }
-        self = .serverFailed(failure, reason: error.description)
+        underlying = error
     }
 
     /// `error` as a store error: a store error as it is, a libpq failure by its kind,

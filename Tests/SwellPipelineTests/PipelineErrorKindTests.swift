@@ -67,7 +67,7 @@ import Testing
         try String(repeating: "not a database\n", count: 400).write(toFile: store, atomically: false, encoding: .utf8)
         let failure = try run(url: page(#"[{"id": 1}]"#), store: store)
         #expect(failure?.kind == .io)
-        guard case .notAStore(let path, _)? = failure?.underlying as? StoreError else {
+        guard let error = failure?.underlying as? StoreError, error.kind == .notAStore, let path = error.path else {
             Issue.record("expected notAStore, got \(String(describing: failure?.underlying))")
             return
         }

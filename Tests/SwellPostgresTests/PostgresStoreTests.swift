@@ -170,10 +170,11 @@ import Testing
                     entry["title"] = "skipped"
                 }
             }
-            guard case .serverFailed(.unexpectedAnswer, let reason)? = error else {
-                Issue.record("expected serverFailed(.unexpectedAnswer), got \(String(describing: error))")
+            guard let error, error.kind == .unexpectedAnswer else {
+                Issue.record("expected unexpectedAnswer, got \(String(describing: error))")
                 continue
             }
+            let reason = error.description
             #expect(reason.contains("Entry") && reason.contains("id=7"), "\(reason)")
             await stack.writerContext.perform { stack.writerContext.rollback() }
         }
@@ -201,7 +202,7 @@ import Testing
                 tag["label"] = "nul\u{0}here"
             }
         }
-        guard case .serverFailed(.statementRefused(sqlState: "22021"), _)? = error else {
+        guard let error, error.kind == .statementRefused, error.sqlState == "22021" else {
             Issue.record("expected a refused statement (22021), got \(String(describing: error))")
             return
         }
@@ -217,7 +218,7 @@ import Testing
             try container.loadPersistentStores()
             Issue.record("connected to a closed port")
         } catch {
-            if case .serverFailed(.unreachable, _)? = error as? StoreError {} else { Issue.record("expected unreachable, got \(error)") }
+            if case StoreError.Kind.serverUnreachable = error {} else { Issue.record("expected unreachable, got \(error)") }
             let text = "\(error)"
             #expect(text.contains("app@127.0.0.1:\(port)/warehouse"), "\(text)")
             #expect(!text.contains("hunter2"), "\(text)")

@@ -237,14 +237,14 @@ import Synchronization
         #expect {
             try writer.performAndWait { try writer.execute(BatchInsertRequest(entityName: "JournalEntry", columns: wrongType)) }
         } throws: { error in
-            guard case .typeMismatch(_, "location", .string, _)? = error as? StoreError else { return false }
-            return true
+            guard let error = error as? StoreError else { return false }
+            return error.kind == .typeMismatch && error.attribute == "location" && error.expectedType == .string
         }
         #expect {
             try writer.performAndWait { try writer.execute(BatchInsertRequest(entityName: "JournalEntry", columns: uneven)) }
         } throws: { error in
-            guard case .invalidBatchRow(_, _, "date", let problem)? = error as? StoreError else { return false }
-            return problem.contains("1 values where other columns have 2")
+            guard let error = error as? StoreError, error.kind == .invalidBatchRow, error.attribute == "date" else { return false }
+            return error.description.contains("1 values where other columns have 2")
         }
         #expect(try storedRowCount(container.storeURL) == 0)
     }
@@ -262,7 +262,8 @@ import Synchronization
         #expect {
             try writer.performAndWait { try writer.execute(BatchInsertRequest(entityName: "JournalEntry", objects: rows)) }
         } throws: { error in
-            guard case .invalidBatchRow("JournalEntry", 500, "date", _)? = error as? StoreError else { return false }
+            guard let error = error as? StoreError, error.kind == .invalidBatchRow,
+                  error.entity == "JournalEntry", error.row == 500, error.attribute == "date" else { return false }
             return "\(error)".contains("row 500")
         }
         #expect {
@@ -270,14 +271,14 @@ import Synchronization
                 try writer.execute(BatchInsertRequest(entityName: "JournalEntry", objects: [["id": 2, "date": day], ["id": 3, "date": "Monday"]]))
             }
         } throws: { error in
-            guard case .invalidBatchRow(_, 1, "date", let problem)? = error as? StoreError else { return false }
-            return problem.contains("String")
+            guard let error = error as? StoreError, error.kind == .invalidBatchRow, error.row == 1, error.attribute == "date" else { return false }
+            return error.description.contains("String")
         }
         #expect {
             try writer.performAndWait { try writer.execute(BatchInsertRequest(entityName: "JournalEntry", objects: [["id": 2, "date": day, "colour": "red"]])) }
         } throws: { error in
-            guard case .invalidBatchRow(_, 0, "colour", _)? = error as? StoreError else { return false }
-            return true
+            guard let error = error as? StoreError else { return false }
+            return error.kind == .invalidBatchRow && error.row == 0 && error.attribute == "colour"
         }
         #expect(try storedEntries(container) == [1: ["location": "Reef", "rating": "3"]])
     }
@@ -344,8 +345,8 @@ import Synchronization
                 try worker.execute(BatchInsertRequest(entityName: "JournalEntry", objects: [["id": 2, "date": day], ["id": 1, "date": day, "location": "X"]]))
             }
         } throws: { error in
-            guard case .constraintConflict("JournalEntry", let key, _)? = error as? StoreError else { return false }
-            return key == ["id": "1"]
+            guard let error = error as? StoreError, error.kind == .constraintConflict, error.entity == "JournalEntry" else { return false }
+            return error.key == ["id": "1"]
         }
         #expect(try storedEntries(container) == [1: ["location": "Reef", "rating": "3"]])
     }
@@ -508,8 +509,8 @@ import Synchronization
         #expect {
             try writer.performAndWait { try writer.execute(nulls) }
         } throws: { error in
-            guard case .missingRequiredValue(_, "id")? = error as? StoreError else { return false }
-            return true
+            guard let error = error as? StoreError else { return false }
+            return error.kind == .missingRequiredValue && error.attribute == "id"
         }
         #expect(try storedEntries(container)[1]?["rating"] == "5")
     }
@@ -524,8 +525,8 @@ import Synchronization
         #expect {
             try writer.performAndWait { try writer.execute(request) }
         } throws: { error in
-            guard case .invalidExpression(format, _, _)? = error as? StoreError else { return false }
-            return true
+            guard case StoreError.Kind.invalidExpression = error else { return false }
+            return "\(error)".contains("'\(format)'")
         }
     }
 
@@ -573,8 +574,8 @@ import Synchronization
         #expect {
             try writer.performAndWait { try writer.execute(owners) }
         } throws: { error in
-            guard case .deleteDenied(let object, "pets", 1)? = error as? StoreError else { return false }
-            return object.entityName == "Owner"
+            guard let error = error as? StoreError, error.kind == .deleteDenied, error.attribute == "pets" else { return false }
+            return error.entity == "Owner" && error.objects.count == 1 && error.description.contains("still has 1 object")
         }
         #expect(try count(reader, "Owner") == 1)
         #expect(try count(reader, "Pet") == 1)

@@ -313,8 +313,8 @@ import Testing
             do {
                 _ = try view.fetch(request)
                 Issue.record("an unknown attribute must fail")
-            } catch let StoreError.invalidPredicate(error) {
-                #expect(error.message.contains("ratng"))
+            } catch let error as StoreError where error.kind == .invalidPredicate {
+                #expect(error.predicateError?.message.contains("ratng") == true)
             }
             var sorted = FetchRequest(entityName: "JournalEntry")
             sorted.sortDescriptors = [FetchSortDescriptor(key: "nope")]

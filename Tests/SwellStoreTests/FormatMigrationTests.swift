@@ -156,8 +156,8 @@ import Testing
         #expect {
             try PersistentStoreCoordinator(managedObjectModel: Self.model).addPersistentStore(at: url)
         } throws: { error in
-            guard case StoreError.migrationFailed(let entity, let attribute, let reason) = error else { return false }
-            return entity == "Spot" && attribute == "id" && reason.contains("1 stored row")
+            guard let error = error as? StoreError, error.kind == .migrationFailed else { return false }
+            return error.entity == "Spot" && error.attribute == "id" && error.description.contains("1 stored row")
         }
         // Nothing changed: the store is still format 1.
         #expect(try storedRows(url, "SELECT value FROM swell_metadata WHERE key = 'format_version'") == [[.text("1")]])

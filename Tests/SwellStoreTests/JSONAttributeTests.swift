@@ -54,7 +54,7 @@ import Testing
             document["body"] = ["a": 1]
             do { try view.save(); return nil } catch { return error as? StoreError }
         }
-        guard case .typeMismatch(_, let attribute, let expected, _)? = error else {
+        guard let error, error.kind == .typeMismatch, let attribute = error.attribute, let expected = error.expectedType else {
             Issue.record("expected typeMismatch, got \(String(describing: error))")
             return
         }

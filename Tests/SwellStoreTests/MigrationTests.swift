@@ -27,8 +27,8 @@ import Testing
         do {
             try PersistentStoreCoordinator(managedObjectModel: model).addPersistentStore(at: url)
             return nil
-        } catch StoreError.migrationFailed(let entity, let attribute, _) {
-            return (entity, attribute)
+        } catch let error as StoreError where error.kind == .migrationFailed {
+            return (error.entity ?? "", error.attribute)
         } catch {
             return ("unexpected \(error)", nil)
         }
@@ -115,8 +115,8 @@ import Testing
         #expect {
             try PersistentStoreCoordinator(managedObjectModel: journalModel).addPersistentStore(at: url)
         } throws: { error in
-            guard case StoreError.notAStore(let path, _) = error else { return false }
-            return path == url.path
+            guard let error = error as? StoreError, error.kind == .notAStore else { return false }
+            return error.path == url.path
         }
         let folder = directory.file("folder.sqlite")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

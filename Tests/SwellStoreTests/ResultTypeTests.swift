@@ -84,7 +84,7 @@ import Testing
         let error = context.performAndWait { () -> StoreError? in
             do { _ = try context.fetchDictionaries(request); return nil } catch { return error as? StoreError }
         }
-        guard case .invalidFetch(let entity, _)? = error else { Issue.record("expected invalidFetch, got \(String(describing: error))"); return }
-        #expect(entity == "Entry" && "\(error!)".contains(message), "\(error!)")
+        guard let error, error.kind == .invalidFetch, let entity = error.entity else { Issue.record("expected invalidFetch, got \(String(describing: error))"); return }
+        #expect(entity == "Entry" && "\(error)".contains(message), "\(error)")
     }
 }

@@ -172,12 +172,12 @@ func entriesByKey(_ context: ManagedObjectContext) throws -> [Int: (id: Int64, l
         switch outcome {
         case .failure(let error):
             #expect(policy == .error)
-            guard case .constraintConflict(let entity, let key, let objects) = error else {
+            guard error.kind == .constraintConflict, let entity = error.entity else {
                 Issue.record("expected a constraint conflict, got \(error)")
                 return
             }
-            #expect(entity == "JournalEntry" && key == ["id": "7"])
-            #expect(objects == [seven])
+            #expect(entity == "JournalEntry" && error.key == ["id": "7"])
+            #expect(error.objects == [seven])
             #expect(await second.perform { second.hasChanges })
         case .success(let changes):
             #expect(policy != .error)

@@ -190,7 +190,7 @@ import Testing
             entry["id"] = 1
             do { try view.save(); return nil } catch { return error as? StoreError }
         }
-        guard case .missingRequiredValue(_, let attribute)? = error else {
+        guard let error, error.kind == .missingRequiredValue, let attribute = error.attribute else {
             Issue.record("expected missingRequiredValue, got \(String(describing: error))")
             return
         }
@@ -205,7 +205,7 @@ import Testing
             entry["rating"] = "five"
             do { try view.save(); return nil } catch { return error as? StoreError }
         }
-        guard case .typeMismatch(_, let attribute, let expected, _)? = error else {
+        guard let error, error.kind == .typeMismatch, let attribute = error.attribute, let expected = error.expectedType else {
             Issue.record("expected typeMismatch, got \(String(describing: error))")
             return
         }

@@ -121,7 +121,8 @@ import Testing
                 return error
             }
         }
-        guard case .keyPathNeedsSavedData(let entity, let keyPath)? = error as? StoreError else {
+        guard let error = error as? StoreError, error.kind == .keyPathNeedsSavedData,
+              let entity = error.entity, let keyPath = error.attribute else {
             Issue.record("expected keyPathNeedsSavedData, got \(String(describing: error))")
             return
         }

@@ -88,15 +88,15 @@ import Testing
             let entry = insertEntry(child, id: 9, location: "b")
             do { try child.save(); return (nil, entry.objectID) } catch { return (error as? StoreError, entry.objectID) }
         }
-        guard case .constraintConflict(let entity, let key, let objects)? = error else {
+        guard let error, error.kind == .constraintConflict else {
             Issue.record("expected a constraint conflict, got \(String(describing: error))")
             return
         }
-        #expect(entity == "JournalEntry")
-        #expect(key == ["id": "9"])
-        #expect(objects.contains(incoming))
-        #expect(objects.count == 2)
-        #expect(error!.description.contains("id=9"))
+        #expect(error.entity == "JournalEntry")
+        #expect(error.key == ["id": "9"])
+        #expect(error.objects.contains(incoming))
+        #expect(error.objects.count == 2)
+        #expect(error.description.contains("id=9"))
         let stillPending = await child.perform { child.hasChanges }
         #expect(stillPending)
         #expect(try entries(container.viewContext).map(\.1) == ["a"])

@@ -158,7 +158,7 @@ extension ExportRun {
     private func existingObject(_ id: ObjectID, in context: ManagedObjectContext) throws -> ManagedObject? {
         do {
             return try context.existingObject(with: id)
-        } catch StoreError.objectNotFound {
+        } catch StoreError.Kind.objectNotFound {
             return nil
         }
     }

@@ -119,7 +119,8 @@ struct GraphWriter: Sendable {
         } catch let failure as LinkedInsertFailure {
             let source = sources[failure.request]
             let entity = shape.entities[source.entity]
-            if case StoreError.invalidBatchRow(_, let n, let attribute, _) = failure.error, n < source.rows.count,
+            if let refused = failure.error as? StoreError, refused.kind == .invalidBatchRow,
+               let n = refused.row, let attribute = refused.attribute, n < source.rows.count,
                !source.attributes.contains(where: { entity.attributes[$0].name == attribute }) {
                 // A new object needs an attribute its mapping does not give (a stored one keeps its value).
                 let values = batch.objects[source.entity].values[source.rows[n]]

@@ -107,7 +107,7 @@ extension ManagedObjectContext {
             }
             accumulator = reading
             return true
-        } catch StoreError.unsupported {
+        } catch StoreError.Kind.unsupported {
             return false    // the in-memory store runs no key-path SQL: its rows are merged as unsaved ones are
         }
     }

@@ -1,12 +1,13 @@
 import CSQLite
 
-/// A SQLite result code, as `StoreError.sqlite` carries it (GRDB's `ResultCode`): the
+/// A SQLite result code (GRDB's `ResultCode`), as a `.sqlite` store error carries it (`sqliteCode`): the
 /// extended code SQLite reported, its primary code, and SQLite's name for it.
 ///
 /// Compare with the named codes or by primary code:
 ///
 /// ```swift
-/// if case .sqlite(let code, _, _) = error, code.primary == .busy { … }   // any SQLITE_BUSY_*
+/// catch SQLiteResultCode.busy { … }                 // SQLITE_BUSY and every SQLITE_BUSY_*
+/// catch SQLiteResultCode.constraintUnique { … }     // that extended code only
 /// ```
 ///
 /// `description` is SQLite's text for the code and its number, e.g.

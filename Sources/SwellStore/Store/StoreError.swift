@@ -1,142 +1,311 @@
 import Foundation
 
-/// Why a store operation failed, with what a user needs to act on it.
-public enum StoreError: Error, Sendable, CustomStringConvertible {
-    /// SQLite refused a statement: its result code (compare with `SQLiteResultCode`'s named
-    /// codes), SQLite's message and the SQL (arguments are never included).
-    case sqlite(SQLiteResultCode, message: String, sql: String?)
-    /// The file at `path` is not a Swell store (not SQLite, corrupt, a directory, unreadable).
-    case notAStore(path: String, reason: String)
-    /// The store could not be written because the disk is full.
-    case diskFull(path: String)
-    /// The store was made with a model this one cannot be migrated from automatically.
-    case migrationFailed(entity: String, attribute: String?, reason: String)
-    /// The coordinator has no persistent store yet (call `addPersistentStore(at:)` or `loadPersistentStores()`).
-    case noPersistentStore
-    /// No entity of that name in the model.
-    case unknownEntity(String)
-    /// No attribute of that name in the entity.
-    case unknownAttribute(entity: String, attribute: String)
-    /// A value does not fit its attribute's type.
-    case typeMismatch(entity: String, attribute: String, expected: AttributeType, value: String)
-    /// A required attribute has no value at save time.
-    case missingRequiredValue(object: ObjectID, attribute: String)
-    /// Two objects have the same key and the merge policy is `.error`.
-    case constraintConflict(entity: String, key: [String: String], objects: [ObjectID])
-    /// No object with that ID exists (it was deleted, merged into another, or never saved where this context can see it).
-    case objectNotFound(ObjectID)
-    /// A predicate did not parse or does not fit the entity.
-    case invalidPredicate(FetchPredicateError)
-    /// A sort key is not an attribute of the entity.
-    case invalidSortKey(entity: String, key: String)
-    /// Key-path columns (an export's `author.name`) are read from saved data, and the entity
-    /// has unsaved changes in the reading context or its ancestors: save them first.
-    case keyPathNeedsSavedData(entity: String, keyPath: String)
-    /// Seeding a store failed; nothing was left half-copied at the store's path.
-    case seedFailed(path: String, reason: String)
-    /// A delete was saved while a `deny` relationship of the deleted object still had destinations.
-    case deleteDenied(object: ObjectID, relationship: String, destinations: Int)
-    /// A required relationship was empty when its object was saved.
-    case missingRequiredRelationship(object: ObjectID, relationship: String)
-    /// A relationship was set to something it cannot hold (another entity's object, an
-    /// object of another context, or not an object or collection of objects).
-    case invalidRelationshipValue(entity: String, relationship: String, reason: String)
-    /// No store type is registered for the URL's scheme (a PostgreSQL URL needs the
-    /// `SwellPostgres` module linked into the program).
-    case unknownStoreType(scheme: String)
-    /// A database server store failed, for the reason `failure` names (unreachable, connection
-    /// lost, a statement refused with its SQLSTATE); `reason` is the whole message (it names
-    /// host, port, database and user, never a password).
-    case serverFailed(ServerFailure, reason: String)
-    /// The store cannot do what was asked (the in-memory store runs no SQL expressions).
-    case unsupported(store: String, what: String)
-    /// A batch insert's row `row` (counted from 0 in the request's order) cannot be written:
-    /// `attribute` is unknown, of the wrong type, or required and without a value (`problem` says which).
-    case invalidBatchRow(entity: String, row: Int, attribute: String, problem: String)
-    /// A `BatchExpression` does not parse or does not fit the entity; `offset` is the character where it went wrong.
-    case invalidExpression(String, offset: Int, reason: String)
-    /// A fetch request's result type, properties, grouping or having predicate do not fit
-    /// together or the entity (`reason` says how).
-    case invalidFetch(entity: String, reason: String)
-    /// An error from beneath the store that none of the other cases describes, kept as thrown.
-    case underlying(any Error)
+/// Why a store operation failed: its ``kind`` to switch on, a ``description`` that says what
+/// happened in words a user can act on, and the details the kind has (entity, attribute,
+/// objects, path…), nil or empty where it has none.
+///
+/// Match a kind with `==` or in a `catch` or `case` pattern (`~=`), as GRDB matches result codes:
+///
+/// ```swift
+/// do {
+///     try context.save()
+/// } catch StoreError.Kind.constraintConflict {
+///     …
+/// } catch let error as StoreError where error.kind == .missingRequiredValue {
+///     print(error.entity ?? "", error.attribute ?? "")
+/// }
+/// ```
+///
+/// A store adds kinds of its own (`.sqlite`, the server kinds) without breaking a caller's
+/// `switch`: kinds are values, not the cases of a closed enum.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// A kind of store failure: compare with the named kinds.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name, as `description` prints it.
+        public let name: String
 
-    /// Why a database server store failed, to switch on.
-    public enum ServerFailure: Sendable, Equatable {
-        /// The server could not be reached, or refused the login.
-        case unreachable
-        /// The connection was lost (or closed) before or during a statement.
-        case connectionLost
-        /// The server refused a statement; `sqlState` is its SQLSTATE (`23505`, `40001`, …).
-        case statementRefused(sqlState: String)
-        /// The server answered something the store cannot use (a query returned no row where one was due).
-        case unexpectedAnswer
-    }
+        /// A kind named `name` (a store's own kinds are made so).
+        public init(_ name: String) { self.name = name }
 
-    public var description: String {
-        switch self {
-        case .sqlite(let code, let message, let sql):
-            if let sql { return "SQLite error \(code.rawValue): \(message) (in: \(sql))" }
-            return "SQLite error \(code.rawValue): \(message)"
-        case .notAStore(let path, let reason): return "\(path) is not a usable Swell store: \(reason)"
-        case .diskFull(let path): return "the disk holding \(path) is full; the save was rolled back"
-        case .migrationFailed(let entity, let attribute?, let reason):
-            return "cannot migrate \(entity).\(attribute): \(reason)"
-        case .migrationFailed(let entity, nil, let reason): return "cannot migrate \(entity): \(reason)"
-        case .noPersistentStore: return "the coordinator has no persistent store: add one before using its contexts"
-        case .unknownEntity(let name): return "no entity named '\(name)' in the model"
-        case .unknownAttribute(let entity, let attribute): return "\(entity) has no attribute '\(attribute)'"
-        case .typeMismatch(let entity, let attribute, let expected, let value):
-            return "\(entity).\(attribute) expects a value of type \(expected.rawValue), got \(value)"
-        case .missingRequiredValue(let object, let attribute):
-            return "\(object.entityName).\(attribute) is required but has no value (object \(object))"
-        case .constraintConflict(let entity, let key, let objects):
-            let keyText = key.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
-            return "uniqueness conflict on \(entity) (\(keyText)) between objects \(objects.map(\.description).joined(separator: " and ")); the merge policy is .error"
-        case .objectNotFound(let id): return "no object with ID \(id)"
-        case .invalidPredicate(let error): return error.description
-        case .invalidSortKey(let entity, let key): return "cannot sort \(entity) by '\(key)': not an attribute"
-        case .keyPathNeedsSavedData(let entity, let keyPath):
-            return "cannot read '\(keyPath)' of \(entity): key paths are read from saved data, and \(entity) has unsaved changes in this context or its parents; save them first"
-        case .seedFailed(let path, let reason): return "could not seed the store at \(path): \(reason)"
-        case .deleteDenied(let object, let relationship, let destinations):
-            return "cannot delete \(object): its relationship '\(relationship)' has the delete rule deny and still has \(destinations) object(s)"
-        case .missingRequiredRelationship(let object, let relationship):
-            return "\(object.entityName).\(relationship) is a required relationship but is empty (object \(object))"
-        case .invalidRelationshipValue(let entity, let relationship, let reason):
-            return "cannot set \(entity).\(relationship): \(reason)"
-        case .unknownStoreType(let scheme):
-            let hint = ["postgres", "postgresql"].contains(scheme) ? " (a PostgreSQL store needs the SwellPostgres module linked into the program)" : ""
-            return "no store type is registered for \(scheme):// URLs\(hint); a file path or file: URL is a SQLite store, memory:// an in-memory one"
-        case .serverFailed(_, let reason): return reason
-        case .unsupported(let store, let what):
-            return "the \(store) store does not support \(what)"
-        case .invalidBatchRow(let entity, let row, let attribute, let problem):
-            return "batch insert into \(entity), row \(row): '\(attribute)' \(problem); nothing was written"
-        case .invalidExpression(let format, let offset, let reason):
-            return "cannot use the expression '\(format)' (at character \(offset)): \(reason)"
-        case .invalidFetch(let entity, let reason): return "cannot fetch \(entity) this way: \(reason)"
-        case .underlying(let error): return "\(error)"
+        public var description: String { name }
+
+        /// The file at `path` is not a Swell store (not SQLite, corrupt, a directory, unreadable).
+        public static let notAStore = Kind("notAStore")
+        /// The store could not be written because the disk is full (`path`); the save was rolled back.
+        public static let diskFull = Kind("diskFull")
+        /// The store was made with a model this one cannot be migrated from automatically (`entity`, `attribute`).
+        public static let migrationFailed = Kind("migrationFailed")
+        /// The coordinator has no persistent store (call `addPersistentStore(at:)` or `loadPersistentStores()`).
+        public static let noPersistentStore = Kind("noPersistentStore")
+        /// No entity of that name (`entity`) in the model.
+        public static let unknownEntity = Kind("unknownEntity")
+        /// No attribute of that name (`attribute`) in the entity.
+        public static let unknownAttribute = Kind("unknownAttribute")
+        /// A value does not fit its attribute's type (`expectedType`).
+        public static let typeMismatch = Kind("typeMismatch")
+        /// A required attribute of `objects[0]` has no value at save time.
+        public static let missingRequiredValue = Kind("missingRequiredValue")
+        /// Two objects (`objects`) have the same key (`key`) and the merge policy is `.error`.
+        public static let constraintConflict = Kind("constraintConflict")
+        /// No object with that ID (`objects[0]`) exists: deleted, merged into another, or never
+        /// saved where this context can see it.
+        public static let objectNotFound = Kind("objectNotFound")
+        /// A predicate did not parse or does not fit the entity (`predicateError`).
+        public static let invalidPredicate = Kind("invalidPredicate")
+        /// A sort key (`attribute`) is not an attribute of the entity.
+        public static let invalidSortKey = Kind("invalidSortKey")
+        /// Key-path columns (an export's `author.name`, in `attribute`) are read from saved data,
+        /// and the entity has unsaved changes in the reading context or its ancestors: save them first.
+        public static let keyPathNeedsSavedData = Kind("keyPathNeedsSavedData")
+        /// Seeding a store failed; nothing was left half-copied at the store's path.
+        public static let seedFailed = Kind("seedFailed")
+        /// A delete was saved while a `deny` relationship (`attribute`) of the deleted object
+        /// (`objects[0]`) still had destinations.
+        public static let deleteDenied = Kind("deleteDenied")
+        /// A required relationship (`attribute`) of `objects[0]` was empty when it was saved.
+        public static let missingRequiredRelationship = Kind("missingRequiredRelationship")
+        /// A relationship (`attribute`) was set to something it cannot hold: another entity's
+        /// object, an object of another context, or not an object or collection of objects.
+        public static let invalidRelationshipValue = Kind("invalidRelationshipValue")
+        /// No store type is registered for the URL's scheme (`scheme`).
+        public static let unknownStoreType = Kind("unknownStoreType")
+        /// The store cannot do what was asked (the in-memory store runs no SQL expressions).
+        public static let unsupported = Kind("unsupported")
+        /// A batch insert's row `row` (counted from 0 in the request's order) cannot be written:
+        /// `attribute` is unknown, of the wrong type, or required and without a value.
+        public static let invalidBatchRow = Kind("invalidBatchRow")
+        /// A `BatchExpression` does not parse or does not fit the entity.
+        public static let invalidExpression = Kind("invalidExpression")
+        /// A fetch request's result type, properties, grouping or having predicate do not fit
+        /// together or the entity.
+        public static let invalidFetch = Kind("invalidFetch")
+        /// SQLite refused a statement: `sqliteCode` is its result code, `sql` the statement
+        /// (arguments are never included).
+        public static let sqlite = Kind("sqlite")
+        /// A database server could not be reached, or refused the login.
+        public static let serverUnreachable = Kind("serverUnreachable")
+        /// The connection to a database server was lost (or closed) before or during a statement.
+        public static let connectionLost = Kind("connectionLost")
+        /// A database server refused a statement; `sqlState` is its SQLSTATE (`23505`, `40001`, …).
+        public static let statementRefused = Kind("statementRefused")
+        /// A database server answered something the store cannot use (no row where one was due).
+        public static let unexpectedAnswer = Kind("unexpectedAnswer")
+        /// An error from beneath the store that no other kind describes (`underlying`).
+        public static let underlying = Kind("underlying")
+
+        /// Whether `error` is a store error of this kind: `catch StoreError.Kind.objectNotFound`.
+        public static func ~= (kind: Kind, error: any Error) -> Bool {
+            (error as? StoreError)?.kind == kind
         }
     }
 
-    init(_ error: SQLiteError, path: String) {
-        if error.isDiskFull {
-            self = .diskFull(path: path)
-        } else if error.isNotAStore {
-            self = .notAStore(path: path, reason: error.message)
-        } else {
-            self = .sqlite(SQLiteResultCode(rawValue: error.code), message: error.message, sql: error.sql)
+    /// What failed, to switch on.
+    public var kind: Kind
+    /// What happened, in words a user can act on (server stores name host, port, database and
+    /// user, never a password).
+    public var description: String
+    /// The entity involved, when there is one.
+    public var entity: String?
+    /// The attribute, relationship, key path or sort key involved, when there is one.
+    public var attribute: String?
+    /// The objects involved: the conflicting ones, the one not found, the one being saved.
+    public var objects: [ObjectID] = []
+    /// A uniqueness conflict's key values, by attribute.
+    public var key: [String: String] = [:]
+    /// The store file involved (disk full, not a store, seeding).
+    public var path: String?
+    /// A batch insert's row, counted from 0.
+    public var row: Int?
+    /// The type an attribute expected (a type mismatch).
+    public var expectedType: AttributeType?
+    /// The URL scheme no store type is registered for.
+    public var scheme: String?
+    /// The statement a database refused (arguments are never included).
+    public var sql: String?
+    /// SQLite's result code, for `.sqlite` (compare with `SQLiteResultCode`'s named codes).
+    public var sqliteCode: SQLiteResultCode?
+    /// A server's SQLSTATE, for `.statementRefused`.
+    public var sqlState: String?
+    /// Why a predicate did not parse or fit, for `.invalidPredicate`.
+    public var predicateError: FetchPredicateError?
+    /// The error beneath this one, kept as thrown.
+    public var underlying: (any Error)?
+
+    /// A store error of `kind` saying `description`; set the details that apply after.
+    public init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
+    }
+}
+
+// The store errors Swell throws, by kind, with their words: one place for each message.
+extension StoreError {
+    /// `.notAStore`: the file at `path` cannot be used as a store, for `reason`.
+    public static func notAStore(path: String, reason: String) -> StoreError {
+        with(StoreError(.notAStore, "\(path) is not a usable Swell store: \(reason)")) { $0.path = path }
+    }
+
+    /// `.diskFull`: the disk holding `path` is full.
+    public static func diskFull(path: String) -> StoreError {
+        with(StoreError(.diskFull, "the disk holding \(path) is full; the save was rolled back")) { $0.path = path }
+    }
+
+    /// `.migrationFailed`: the store's `entity` (`attribute`) cannot be migrated, for `reason`.
+    public static func migrationFailed(entity: String, attribute: String?, reason: String) -> StoreError {
+        let what = attribute.map { "\(entity).\($0)" } ?? entity
+        return with(StoreError(.migrationFailed, "cannot migrate \(what): \(reason)")) {
+            $0.entity = entity
+            $0.attribute = attribute
         }
     }
 
-    /// `error` as a store error: a store error as it is, a SQLite error by its code (disk
-    /// full and not-a-store by name), anything else as `.underlying`.
-    init(converting error: any Error, path: String) {
-        switch error {
-        case let error as StoreError: self = error
-        case let error as SQLiteError: self.init(error, path: path)
-        default: self = .underlying(error)
+    /// `.noPersistentStore`.
+    public static var noPersistentStore: StoreError {
+        StoreError(.noPersistentStore, "the coordinator has no persistent store: add one before using its contexts")
+    }
+
+    /// `.unknownEntity`: no entity named `name`.
+    public static func unknownEntity(_ name: String) -> StoreError {
+        with(StoreError(.unknownEntity, "no entity named '\(name)' in the model")) { $0.entity = name }
+    }
+
+    /// `.unknownAttribute`: `entity` has no attribute `attribute`.
+    public static func unknownAttribute(entity: String, attribute: String) -> StoreError {
+        with(StoreError(.unknownAttribute, "\(entity) has no attribute '\(attribute)'")) {
+            $0.entity = entity
+            $0.attribute = attribute
         }
+    }
+
+    /// `.typeMismatch`: `entity.attribute` expects `expected` and got `value` (described).
+    public static func typeMismatch(entity: String, attribute: String, expected: AttributeType, value: String) -> StoreError {
+        with(StoreError(.typeMismatch, "\(entity).\(attribute) expects a value of type \(expected.rawValue), got \(value)")) {
+            $0.entity = entity
+            $0.attribute = attribute
+            $0.expectedType = expected
+        }
+    }
+
+    /// `.missingRequiredValue`: `object`'s required `attribute` has no value.
+    public static func missingRequiredValue(object: ObjectID, attribute: String) -> StoreError {
+        with(StoreError(.missingRequiredValue, "\(object.entityName).\(attribute) is required but has no value (object \(object))")) {
+            $0.entity = object.entityName
+            $0.attribute = attribute
+            $0.objects = [object]
+        }
+    }
+
+    /// `.constraintConflict`: `objects` of `entity` share `key` under the `.error` merge policy.
+    public static func constraintConflict(entity: String, key: [String: String], objects: [ObjectID]) -> StoreError {
+        let keyText = key.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+        let between = objects.map(\.description).joined(separator: " and ")
+        return with(StoreError(.constraintConflict, "uniqueness conflict on \(entity) (\(keyText)) between objects \(between); the merge policy is .error")) {
+            $0.entity = entity
+            $0.key = key
+            $0.objects = objects
+        }
+    }
+
+    /// `.objectNotFound`: no object with `id`.
+    public static func objectNotFound(_ id: ObjectID) -> StoreError {
+        with(StoreError(.objectNotFound, "no object with ID \(id)")) {
+            $0.entity = id.entityName
+            $0.objects = [id]
+        }
+    }
+
+    /// `.invalidPredicate`, for `error`.
+    public static func invalidPredicate(_ error: FetchPredicateError) -> StoreError {
+        with(StoreError(.invalidPredicate, error.description)) { $0.predicateError = error }
+    }
+
+    /// `.invalidSortKey`: `entity` cannot be sorted by `key`.
+    public static func invalidSortKey(entity: String, key: String) -> StoreError {
+        with(StoreError(.invalidSortKey, "cannot sort \(entity) by '\(key)': not an attribute")) {
+            $0.entity = entity
+            $0.attribute = key
+        }
+    }
+
+    /// `.keyPathNeedsSavedData`: `keyPath` of `entity` is read from saved data and `entity` has unsaved changes.
+    public static func keyPathNeedsSavedData(entity: String, keyPath: String) -> StoreError {
+        with(StoreError(.keyPathNeedsSavedData, "cannot read '\(keyPath)' of \(entity): key paths are read from saved data, and \(entity) has unsaved changes in this context or its parents; save them first")) {
+            $0.entity = entity
+            $0.attribute = keyPath
+        }
+    }
+
+    /// `.seedFailed`: the store at `path` could not be seeded, for `reason`.
+    public static func seedFailed(path: String, reason: String) -> StoreError {
+        with(StoreError(.seedFailed, "could not seed the store at \(path): \(reason)")) { $0.path = path }
+    }
+
+    /// `.deleteDenied`: `object`'s deny `relationship` still has `destinations` objects.
+    public static func deleteDenied(object: ObjectID, relationship: String, destinations: Int) -> StoreError {
+        with(StoreError(.deleteDenied, "cannot delete \(object): its relationship '\(relationship)' has the delete rule deny and still has \(destinations) object(s)")) {
+            $0.entity = object.entityName
+            $0.attribute = relationship
+            $0.objects = [object]
+        }
+    }
+
+    /// `.missingRequiredRelationship`: `object`'s required `relationship` is empty.
+    public static func missingRequiredRelationship(object: ObjectID, relationship: String) -> StoreError {
+        with(StoreError(.missingRequiredRelationship, "\(object.entityName).\(relationship) is a required relationship but is empty (object \(object))")) {
+            $0.entity = object.entityName
+            $0.attribute = relationship
+            $0.objects = [object]
+        }
+    }
+
+    /// `.invalidRelationshipValue`: `entity.relationship` cannot hold what it was set to, for `reason`.
+    public static func invalidRelationshipValue(entity: String, relationship: String, reason: String) -> StoreError {
+        with(StoreError(.invalidRelationshipValue, "cannot set \(entity).\(relationship): \(reason)")) {
+            $0.entity = entity
+            $0.attribute = relationship
+        }
+    }
+
+    /// `.unknownStoreType`: nothing registered for `scheme`.
+    public static func unknownStoreType(scheme: String) -> StoreError {
+        let hint = ["postgres", "postgresql"].contains(scheme) ? " (a PostgreSQL store needs the SwellPostgres module linked into the program)" : ""
+        return with(StoreError(.unknownStoreType, "no store type is registered for \(scheme):// URLs\(hint); a file path or file: URL is a SQLite store, memory:// an in-memory one")) {
+            $0.scheme = scheme
+        }
+    }
+
+    /// `.unsupported`: the `store` store cannot do `what`.
+    public static func unsupported(store: String, what: String) -> StoreError {
+        StoreError(.unsupported, "the \(store) store does not support \(what)")
+    }
+
+    /// `.invalidBatchRow`: row `row` of a batch insert into `entity` has a `problem` with `attribute`.
+    public static func invalidBatchRow(entity: String, row: Int, attribute: String, problem: String) -> StoreError {
+        with(StoreError(.invalidBatchRow, "batch insert into \(entity), row \(row): '\(attribute)' \(problem); nothing was written")) {
+            $0.entity = entity
+            $0.row = row
+            $0.attribute = attribute
+        }
+    }
+
+    /// `.invalidExpression`: `format` went wrong at character `offset`, for `reason`.
+    public static func invalidExpression(_ format: String, offset: Int, reason: String) -> StoreError {
+        StoreError(.invalidExpression, "cannot use the expression '\(format)' (at character \(offset)): \(reason)")
+    }
+
+    /// `.invalidFetch`: `entity` cannot be fetched as asked, for `reason`.
+    public static func invalidFetch(entity: String, reason: String) -> StoreError {
+        with(StoreError(.invalidFetch, "cannot fetch \(entity) this way: \(reason)")) { $0.entity = entity }
+    }
+
+    /// `.underlying`: `error`, kept as thrown.
+    public static func underlying(_ error: any Error) -> StoreError {
+        with(StoreError(.underlying, "\(error)")) { $0.underlying = error }
+    }
+
+    private static func with(_ error: StoreError, _ details: (inout StoreError) -> Void) -> StoreError {
+        var error = error
+        details(&error)
+        return error
     }
 }
