@@ -211,6 +211,7 @@ import Testing
 }
 
 /// What a fetched results controller reported: "update 2", by the object's `id`.
+/// `@unchecked Sendable`: the controller calls it on its context's queue only, where the test reads it.
 final class ChangeRecorder: FetchedResultsControllerDelegate, @unchecked Sendable {
     var changes: [String] = []
 

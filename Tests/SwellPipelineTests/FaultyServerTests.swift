@@ -112,6 +112,7 @@ import Testing
 }
 
 /// Counts requests across the server's threads.
+/// `@unchecked Sendable`: its mutable state is only touched under `lock`.
 private final class RequestCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0

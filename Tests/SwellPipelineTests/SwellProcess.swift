@@ -49,6 +49,7 @@ struct SwellProcess {
 }
 
 /// Holds stderr read on another queue.
+/// `@unchecked Sendable`: its mutable state is only touched under `lock`.
 private final class Collected: @unchecked Sendable {
     private let lock = NSLock()
     private var _err = Data()
@@ -57,6 +58,7 @@ private final class Collected: @unchecked Sendable {
 }
 
 /// A folder to run `swell` in, with the repository's fixtures copied in; removed afterwards.
+/// `@unchecked Sendable`: its one field, `url`, is set once in `init`.
 final class Workspace: @unchecked Sendable {
     static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     let url: URL

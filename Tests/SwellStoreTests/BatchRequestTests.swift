@@ -602,6 +602,7 @@ import Synchronization
 }
 
 /// A counter a `@Sendable`-free handler can bump (the handler runs on the writer's queue).
+/// `@unchecked Sendable`: its mutable state is only touched under `lock`.
 final class LockedCounter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
@@ -615,6 +616,7 @@ func executeSynchronously(_ request: any BatchRequest, in context: ManagedObject
 }
 
 /// Flags noted from any thread.
+/// `@unchecked Sendable`: its mutable state is only touched under `lock`.
 final class LockedFlags: @unchecked Sendable {
     private let lock = NSLock()
     private var flags: [Bool] = []
@@ -624,6 +626,7 @@ final class LockedFlags: @unchecked Sendable {
 
 /// Records a fetched results controller's reports (used on the main queue only).
 @MainActor
+/// `@unchecked Sendable`: the controller calls it on the main queue only, where the test reads it.
 final class ChangeRecorder: FetchedResultsControllerDelegate, @unchecked Sendable {
     struct Change { var type: FetchedResultsChangeType; var indexPath: IndexPath?; var newIndexPath: IndexPath? }
     var changes: [Change] = []

@@ -215,6 +215,7 @@ import Testing
 }
 
 /// A one-shot signal a test can await without sleeping.
+/// `@unchecked Sendable`: its mutable state is only touched under `lock`.
 final class AsyncSignal: @unchecked Sendable {
     private let lock = NSLock()
     private var fired = false

@@ -68,6 +68,7 @@ let levelsModel = ManagedObjectModel(entities: [
 
 /// One seed's run: the stack, the model, and the objects each context holds. Driven from one
 /// task; each context's objects are touched only inside that context's `performAndWait`.
+/// `@unchecked Sendable`: driven from one task at a time; each context's objects are touched only inside that context's `performAndWait`.
 final class LevelRun: @unchecked Sendable {
     typealias Key = LevelModel.Key
     typealias Row = LevelModel.Row

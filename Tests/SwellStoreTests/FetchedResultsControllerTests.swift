@@ -7,6 +7,7 @@ import Testing
     let directory = TemporaryDirectory()
 
     /// Used on the main queue only (the view context's queue).
+    /// `@unchecked Sendable`: the controller calls it on the main queue only, where the test reads it.
     final class Recorder: FetchedResultsControllerDelegate, @unchecked Sendable {
         var events: [String] = []
         func controllerWillChangeContent(_ controller: FetchedResultsController) { events.append("will") }

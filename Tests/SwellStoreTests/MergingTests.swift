@@ -142,6 +142,7 @@ import Testing
 }
 
 /// Holds what a notification observer saw, for the test to read after the save.
+/// `@unchecked Sendable`: its mutable state is only touched under `lock`.
 final class NotificationBox: @unchecked Sendable {
     private let lock = NSLock()
     private var _value: Set<ObjectID>?

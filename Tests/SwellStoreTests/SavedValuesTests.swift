@@ -121,18 +121,21 @@ import Testing
 }
 
 /// An object carried between a context's blocks (used only on that context's queue).
+/// `@unchecked Sendable`: the object is used only on its context's queue; the box only carries it between that queue's blocks.
 final class HeldObject: @unchecked Sendable {
     let object: ManagedObject?
     init(_ object: ManagedObject?) { self.object = object }
 }
 
 /// A fetched results controller carried between its context's blocks.
+/// `@unchecked Sendable`: the controller is used only on its context's queue; the box only carries it between that queue's blocks.
 final class ControllerBox: @unchecked Sendable {
     let controller: FetchedResultsController
     init(_ controller: FetchedResultsController) { self.controller = controller }
 }
 
 /// Records the title an updated object shows when the controller reports it.
+/// `@unchecked Sendable`: its mutable state is only touched under `lock`.
 final class ChangeTitles: FetchedResultsControllerDelegate, @unchecked Sendable {
     private let lock = NSLock()
     private var recorded: [String?] = []

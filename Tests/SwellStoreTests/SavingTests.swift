@@ -318,6 +318,7 @@ import Testing
 }
 
 /// A thread-safe counter for callbacks.
+/// `@unchecked Sendable`: its mutable state is only touched under `lock`.
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var _value = 0

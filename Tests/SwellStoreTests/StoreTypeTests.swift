@@ -103,6 +103,7 @@ import Testing
 }
 
 /// URLs a factory was called with, from any queue.
+/// `@unchecked Sendable`: its mutable state is only touched under `lock`.
 private final class LockedURLs: @unchecked Sendable {
     private let lock = NSLock()
     private var _urls: [URL] = []

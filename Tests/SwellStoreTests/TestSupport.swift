@@ -221,6 +221,7 @@ func count(_ context: ManagedObjectContext, _ entity: String = "JournalEntry", _
 }
 
 /// Collects did-save notifications of one context.
+/// `@unchecked Sendable`: `_changes` is only touched under `lock`; `token` is set once in `init`.
 final class SaveRecorder: @unchecked Sendable {
     private let lock = NSLock()
     private var _changes: [ContextDidSaveChanges] = []

@@ -11,6 +11,7 @@ import Testing
     let directory = TemporaryDirectory()
 
     /// Used on the main queue only (the view context's queue).
+    /// `@unchecked Sendable`: the controller calls it on the main queue only, where the test reads it.
     final class FailureRecorder: FetchedResultsControllerDelegate, @unchecked Sendable {
         var failures: [any Error] = []
         var changes = 0

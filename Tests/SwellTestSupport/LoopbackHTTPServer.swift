@@ -220,6 +220,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
 extension LoopbackHTTPServer {
     /// The server's shared state; every access holds `lock`.
+    /// `@unchecked Sendable`: `locked` is only touched under `lock`; the rest is set once in `init`.
     final class State: @unchecked Sendable {
         struct Locked {
             var requests: [Request] = []
@@ -272,6 +273,7 @@ extension LoopbackHTTPServer {
     }
 
     /// Hands out canned responses in order, repeating the last.
+    /// `@unchecked Sendable`: `index` is only touched under `lock`; `responses` is set once.
     final class ResponseQueue: @unchecked Sendable {
         private let lock = NSLock()
         private let responses: [Response]
