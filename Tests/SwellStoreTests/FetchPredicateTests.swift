@@ -71,7 +71,7 @@ private struct JournalTable {
     }
 
     func sqlMatches(_ bound: BoundPredicate) throws -> Set<Int> {
-        let (clause, arguments) = bound.sql()
+        let (clause, arguments) = bound.sql(SQLiteDialect())
         let result = try connection.query("SELECT \(layout.id) FROM \(layout.table) WHERE \(clause)", arguments)
         return Set(result.compactMap { if case .integer(let pk) = $0[0] { Int(pk) } else { nil } })
     }
@@ -500,7 +500,7 @@ func typeMismatchesAreReportedAtTheirOffset(format: String, offset: Int) {
 @Test func boundPredicateReportsAttributesAndSQL() throws {
     let bound = try FetchPredicate(format: "rating >= %@ AND (name CONTAINS[c] 'x' OR date == NIL)", 3).bind(to: journal)
     #expect(bound.attributeNames == ["rating", "name", "date"])
-    let (clause, arguments) = bound.sql()
+    let (clause, arguments) = bound.sql(SQLiteDialect())
     #expect(clause.contains("\"rating\" >= ?"))
     #expect(clause.contains("\"date\" IS NULL"))
     #expect(arguments == [.integer(3), .text("x")])

@@ -186,7 +186,7 @@ extension ManagedObjectContext {
             // key-path builder refuses is reported as the sort key it is (its error says less).
             let path = descriptor.key.split(separator: ".").map(String.init)
             guard path.count > 1, Self.isToOnePath(path, from: entity, entities: coordinator.entitiesByName),
-                  (try? KeyPathSQL(entities: coordinator.entitiesByName, dialect: SQLiteDialect()).expression(KeyPathColumn(path: path, separator: nil), from: entity)) != nil else {
+                  (try? ResolvedKeyPath(KeyPathColumn(path: path, separator: nil), from: entity, entities: coordinator.entitiesByName)) != nil else {
                 throw .invalidSortKey(entity: entity.name, key: descriptor.key)
             }
             sort.append((entity.attributes.count + sortPaths.count, descriptor.ascending))

@@ -64,8 +64,7 @@ extension ManagedObjectContext {
             var query = plan.storeQuery
             if !keyPaths.isEmpty, let coordinator {
                 // Checked here, so a bad path fails the same way in every store.
-                let builder = KeyPathSQL(entities: coordinator.entitiesByName, dialect: SQLiteDialect())
-                for path in keyPaths { _ = try builder.expression(path, from: plan.entity) }
+                for path in keyPaths { _ = try ResolvedKeyPath(path, from: plan.entity, entities: coordinator.entitiesByName) }
                 query.extraColumns = keyPaths
             }
             try storeOrThrow().read { reader in try reader.forEachRowCursor(query, body) }

@@ -91,9 +91,6 @@ public final class PersistentStoreCoordinator: Sendable {
         }
     }
 
-    /// The SQLite store, for tests that observe commits.
-    var sqliteStore: SQLiteStore? { state.withLock { $0.store as? SQLiteStore } }
-
     /// The URL of the store, once added.
     public var storeURL: URL? { state.withLock { $0.store?.url } }
 

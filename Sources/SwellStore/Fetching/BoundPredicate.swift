@@ -22,7 +22,7 @@ package struct BoundPredicate: Sendable {
 
     /// A boolean expression for a WHERE clause on the entity's table, in `dialect`'s SQL
     /// (`PredicateSQLCompiler`), with its arguments in placeholder order.
-    package func sql(_ dialect: some PredicateStringSQLDialect = SQLiteDialect()) -> (clause: String, arguments: [StoreValue]) {
+    package func sql(_ dialect: some PredicateStringSQLDialect) -> (clause: String, arguments: [StoreValue]) {
         compiled(dialect)
     }
 

@@ -1,11 +1,16 @@
 extension StoreError {
-    /// `.sqlite`: SQLite refused a statement with `code`, saying `message`.
-    static func sqlite(_ code: SQLiteResultCode, message: String, sql: String?) -> StoreError {
-        var error = StoreError(.sqlite, sql.map { "SQLite error \(code.rawValue): \(message) (in: \($0))" }
-                                          ?? "SQLite error \(code.rawValue): \(message)")
-        error.sqliteCode = code
-        error.sql = sql
+    /// `.sqlite`: SQLite refused a statement, saying why.
+    static func sqlite(_ failure: SQLiteError) -> StoreError {
+        var error = StoreError(.sqlite, failure.sql.map { "SQLite error \(failure.code): \(failure.message) (in: \($0))" }
+                                          ?? "SQLite error \(failure.code): \(failure.message)")
+        error.sql = failure.sql
+        error.underlying = failure
         return error
+    }
+
+    /// SQLite's result code, for `.sqlite` (compare with `SQLiteResultCode`'s named codes).
+    public var sqliteCode: SQLiteResultCode? {
+        (underlying as? SQLiteError).map { SQLiteResultCode(rawValue: $0.code) }
     }
 
     /// A SQLite failure as a store error: disk full and not-a-store by name, any other by its code.
@@ -15,7 +20,7 @@ extension StoreError {
         } else if error.isNotAStore {
             self = .notAStore(path: path, reason: error.message)
         } else {
-            self = .sqlite(SQLiteResultCode(rawValue: error.code), message: error.message, sql: error.sql)
+            self = .sqlite(error)
         }
     }
 

@@ -326,3 +326,8 @@ extension SQLiteStore: DeferredDiskSync {
         deferredSyncs.add(1, ordering: .relaxed)
     }
 }
+
+extension PersistentStoreCoordinator {
+    /// The coordinator's store when it is a SQLite store, for tests that observe its commits.
+    var sqliteStore: SQLiteStore? { (try? store) as? SQLiteStore }
+}

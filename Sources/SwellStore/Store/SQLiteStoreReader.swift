@@ -23,7 +23,7 @@ struct SQLiteStoreReader: StoreReader {
 
     private func whereClause(_ query: StoreQuery) -> (String, [StoreValue]) {
         guard let predicate = query.predicate else { return ("", []) }
-        let (clause, arguments) = predicate.sql()
+        let (clause, arguments) = predicate.sql(SQLiteDialect())
         return (" WHERE (\(clause))", arguments)
     }
 
@@ -88,7 +88,7 @@ struct SQLiteStoreReader: StoreReader {
             defer { statement.reset() }
             try statement.bind(arguments)
             while try statement.step() {
-                try body(StoreRowCursor(statement: statement.handle))
+                try body(StoreRowCursor(SQLiteRow(statement: statement.handle)))
             }
         }
     }
@@ -290,6 +290,27 @@ struct SQLiteStoreReader: StoreReader {
             return try body()
         } catch let error as SQLiteError {
             throw StoreError(error, path: path)
+        }
+    }
+}
+
+/// A SQLite statement on a row, read in place: attribute `i` is column `i + 1` (column 0 is `_pk`).
+struct SQLiteRow: StoreRowSource {
+    let statement: OpaquePointer
+
+    var primaryKey: Int64 { sqlite3_column_int64(statement, 0) }
+
+    /// One column call per value (`sqlite3_column_value`), where asking the type and then the
+    /// value would make two or three.
+    func withField<R>(_ attribute: Int, _ body: (StoreRowCursor.Field) throws -> R) rethrows -> R {
+        guard let value = sqlite3_column_value(statement, Int32(attribute + 1)) else { return try body(.null) }
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: return try body(.integer(sqlite3_value_int64(value)))
+        case SQLITE_FLOAT: return try body(.real(sqlite3_value_double(value)))
+        case SQLITE_NULL: return try body(.null)
+        default:
+            let text = sqlite3_value_text(value)
+            return try body(.text(UnsafeBufferPointer(start: text, count: text == nil ? 0 : Int(sqlite3_value_bytes(value)))))
         }
     }
 }

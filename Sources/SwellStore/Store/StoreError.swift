@@ -80,7 +80,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         /// together or the entity.
         public static let invalidFetch = Kind("invalidFetch")
         /// SQLite refused a statement: `sqliteCode` is its result code, `sql` the statement
-        /// (arguments are never included).
+        /// (arguments are never included), `underlying` SQLite's error.
         public static let sqlite = Kind("sqlite")
         /// A database server could not be reached, or refused the login.
         public static let serverUnreachable = Kind("serverUnreachable")
@@ -122,8 +122,6 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var scheme: String?
     /// The statement a database refused (arguments are never included).
     public var sql: String?
-    /// SQLite's result code, for `.sqlite` (compare with `SQLiteResultCode`'s named codes).
-    public var sqliteCode: SQLiteResultCode?
     /// A server's SQLSTATE, for `.statementRefused`.
     public var sqlState: String?
     /// Why a predicate did not parse or fit, for `.invalidPredicate`.

@@ -1,5 +1,3 @@
-import CSQLite
-
 /// One row of a streamed read, its values read in place from the store, without
 /// building `StoreValue`s or `String`s: valid only inside the callback that gets it.
 ///
@@ -15,8 +13,8 @@ package struct StoreRowCursor {
     }
 
     private enum Source {
-        /// A SQLite statement on a row: attribute `i` is column `i + 1` (column 0 is `_pk`).
-        case statement(OpaquePointer)
+        /// A row a store reads in place (a SQLite statement on a row).
+        case store(any StoreRowSource)
         /// A row composed in memory (unsaved changes over the store).
         case values([StoreValue])
         /// A row decoded in place from another store's bytes (PostgreSQL's COPY stream).
@@ -27,15 +25,16 @@ package struct StoreRowCursor {
     /// The primary key of a row not read from a statement.
     private let givenPrimaryKey: Int64
 
-    /// The row's primary key (its object ID's), read from the statement only when asked
+    /// The row's primary key (its object ID's), read from the store's row only when asked
     /// (an export of the store's rows never asks).
     package var primaryKey: Int64 {
-        if case .statement(let statement) = source { return sqlite3_column_int64(statement, 0) }
+        if case .store(let row) = source { return row.primaryKey }
         return givenPrimaryKey
     }
 
-    init(statement: OpaquePointer) {
-        self.source = .statement(statement)
+    /// The row `row` reads in place, valid while it is.
+    package init(_ row: some StoreRowSource) {
+        self.source = .store(row)
         self.givenPrimaryKey = 0
     }
 
@@ -50,20 +49,11 @@ package struct StoreRowCursor {
         self.givenPrimaryKey = primaryKey
     }
 
-    /// Calls `body` with the attribute's value read in place (text valid only during the call):
-    /// for SQLite one column call, where `kind` and then `integer` or `withText` make two or three.
+    /// Calls `body` with the attribute's value read in place (text valid only during the call).
     package func withField<R>(_ attribute: Int, _ body: (Field) throws -> R) rethrows -> R {
         switch source {
-        case .statement(let statement):
-            guard let value = sqlite3_column_value(statement, Int32(attribute + 1)) else { return try body(.null) }
-            switch sqlite3_value_type(value) {
-            case SQLITE_INTEGER: return try body(.integer(sqlite3_value_int64(value)))
-            case SQLITE_FLOAT: return try body(.real(sqlite3_value_double(value)))
-            case SQLITE_NULL: return try body(.null)
-            default:
-                let text = sqlite3_value_text(value)
-                return try body(.text(UnsafeBufferPointer(start: text, count: text == nil ? 0 : Int(sqlite3_value_bytes(value)))))
-            }
+        case .store(let row):
+            return try row.withField(attribute, body)
         case .values(let values):
             switch values[attribute] {
             case .null: return try body(.null)
@@ -88,4 +78,13 @@ package struct StoreRowCursor {
             }
         }
     }
+}
+
+/// A row a store reads in place for a `StoreRowCursor`: the store's own cursor on the row
+/// (a SQLite statement), valid only inside the callback that gets the cursor.
+package protocol StoreRowSource {
+    /// The row's primary key (its object ID's).
+    var primaryKey: Int64 { get }
+    /// Calls `body` with attribute `attribute`'s value read in place (text valid only during the call).
+    func withField<R>(_ attribute: Int, _ body: (StoreRowCursor.Field) throws -> R) rethrows -> R
 }
