@@ -70,7 +70,7 @@ let package = Package(
         ),
         .target(
             name: "SwellHTTP",
-            dependencies: ["CCurl", "SwellCalendar"]
+            dependencies: ["CCurl", "COpenSSLCrypto", "SwellCalendar"]
         ),
         .target(
             name: "SwellCSV",
