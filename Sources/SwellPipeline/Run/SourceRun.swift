@@ -73,9 +73,10 @@ struct SourceRun {
         let cursor = IncrementalCursor(source: source, entity: entity)
         let rejects = RejectsWriter(path: source.rejects, source: source.name, redactor: redactor)
         let mapper = RecordMapper(source: source, entity: entity)
-        let worker = UpsertWorker(source: source, entity: entity, mapper: mapper, batchSize: batchSize, container: container,
-                                  state: state, scheduler: scheduler, rejects: rejects, sweeper: sweeper, cursor: cursor,
-                                  redactor: redactor, progress: counts, pipelineEntities: pipelineEntities, logger: logger)
+        let builder = RecordBatchBuilder(source: source, entity: entity, mapper: mapper, state: state, rejects: rejects,
+                                         sweeper: sweeper, cursor: cursor, redactor: redactor, progress: counts)
+        let worker = UpsertWorker(builder: builder, batchSize: batchSize, container: container, scheduler: scheduler,
+                                  pipelineEntities: pipelineEntities, logger: logger)
         let capturePaths = Paginator.capturePaths(source.pagination, hasMore: source.hasMore) + (source.isGraphQL ? [GraphQLAnswer.errorsPath] : [])
         let group = DispatchGroup()
         let validators: [String: String]?

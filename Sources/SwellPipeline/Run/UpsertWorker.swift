@@ -5,8 +5,9 @@ import SwellCalendar
 import SwellStore
 
 /// An upsert worker: a thread with its own private child context of the view context,
-/// taking chunks of records from its queue and mapping each (the key came mapped from
-/// the router); bad ones go to the rejects file (or fail the run).
+/// taking chunks of records from its queue; its `RecordBatchBuilder` maps them (the key
+/// came mapped from the router), rejects the bad ones and de-duplicates, and the worker
+/// writes and saves what it built.
 ///
 /// Workers take the records of sources that the fetch thread cannot read straight
 /// into batches (`ColumnRecordSink`, `GraphRecordSink`): records with nested objects of
@@ -22,24 +23,21 @@ import SwellStore
 /// A failed run does not stop a worker: it keeps saving the valid records already
 /// fetched, so earlier pages stay saved.
 struct UpsertWorker: Sendable {
-    let source: SourceSpec
-    let entity: PipelineEntity
-    let mapper: RecordMapper
+    /// Maps, rejects and de-duplicates each chunk, and counts what it kept.
+    let builder: RecordBatchBuilder
     let batchSize: Int
     let container: PersistentContainer
-    let state: SourceRunState
     let scheduler: SaveScheduler
-    let rejects: RejectsWriter
-    /// Replace mode: where the keys seen go.
-    let sweeper: ReplaceSweeper?
-    /// Incremental sync: the cursor attribute whose largest value is kept.
-    let cursor: IncrementalCursor?
-    let redactor: Redactor
-    let progress: SourceProgress
     /// Every entity of the pipeline (nested mappings upsert into them).
     let pipelineEntities: [PipelineEntity]
     /// The run's log: a failure the run cannot report (it reports its first) goes here.
     let logger: Logger
+
+    private var source: SourceSpec { builder.source }
+    private var entity: PipelineEntity { builder.entity }
+    private var mapper: RecordMapper { builder.mapper }
+    private var state: SourceRunState { builder.state }
+    private var redactor: Redactor { builder.redactor }
 
     /// Starts worker `number` on its own thread, taking from `queue`; it leaves `group` when the queue is closed and drained.
     func start(number: Int, queue: BatchQueue<[IncomingRecord]>, group: DispatchGroup) {
@@ -151,7 +149,7 @@ struct UpsertWorker: Sendable {
         }
         while let chunk = queue.take() {
             do {
-                try context.performAndWait { try map(chunk, into: &batch, unwritten: &unwritten, in: context, patterns: patterns) }
+                try context.performAndWait { try builder.map(chunk, into: &batch, unwritten: &unwritten, in: context, patterns: patterns) }
             } catch {
                 state.fail(error as? PipelineError ?? PipelineError(.other, redactor("source \(source.name): \(error)"), underlying: error))
             }
@@ -160,93 +158,20 @@ struct UpsertWorker: Sendable {
         write()
     }
 
-    /// Maps a chunk of a flat source's records into `batch`; bad ones go to the rejects
-    /// file, or the first is thrown after the valid ones are in the batch.
-    /// `unwritten`: append mode's keys of the records in `batch` (not in the store yet).
-    private func map(_ chunk: [IncomingRecord], into batch: inout ColumnBatch, unwritten: inout Set<[StoreValue]>,
-                     in context: ManagedObjectContext, patterns: DatePatterns) throws {
-        var firstBad: PipelineError?
-        var rejected = 0
-        var accepted: [(IncomingRecord, [StoreValue])] = []
-        accepted.reserveCapacity(chunk.count)
-        for item in chunk {
-            switch mapper.map(item.record, key: item.key, using: patterns) {
-            case .success(let values): accepted.append((item, values))
-            case .failure(let bad): try reject(item, message: bad.message, attribute: bad.attribute, firstBad: &firstBad, rejected: &rejected)
-            }
-        }
-        if source.mode == .append {
-            accepted = try dropExisting(accepted, in: context, seen: &unwritten, firstBad: &firstBad, rejected: &rejected)
-        }
-        for (_, values) in accepted { batch.append(values) }
-        count(accepted, chunk: chunk, rejected: rejected)
-        if let firstBad { throw firstBad }
-    }
-
     private func savingFailed(_ error: any Error) -> PipelineError {
         PipelineError(.io, redactor("source \(source.name): saving a batch failed: \(error)"), underlying: error)
     }
 
-    /// Maps a chunk of records with nested objects and writes them into the worker's
-    /// context through the graph writer (not saved yet); returns how many arrived unchanged.
+    /// Maps a chunk of records with nested objects (`RecordBatchBuilder`) and writes them into
+    /// the worker's context through the graph writer (not saved yet); returns how many arrived unchanged.
     private func insert(_ chunk: [IncomingRecord], in context: ManagedObjectContext, patterns: DatePatterns,
                         graph: inout NestedUpsert?) throws -> Int {
-        var firstBad: PipelineError?
-        var rejected = 0
-        var accepted: [(IncomingRecord, [StoreValue])] = []
-        var trees: [String: MappedNode] = [:]
-        for item in chunk {
-            switch mapper.map(item.record, key: item.key, using: patterns) {
-            case .success(let values):
-                if let graph {
-                    var padded = values
-                    padded += Array(repeating: .null, count: graph.root.attributes.count - values.count)
-                    switch NestedPlan.mapLinks(of: item.record, plans: graph.plans, place: "", patterns: patterns) {
-                    case .success(let links):
-                        accepted.append((item, values))
-                        trees["\(item.index)#\(item.page)"] = MappedNode(values: padded, key: mapper.keyIndices.map { values[$0] },
-                                                                            mapped: Array(values.indices), links: links)
-                    case .failure(let bad):
-                        try reject(item, message: bad.message, attribute: bad.attribute, firstBad: &firstBad, rejected: &rejected)
-                    }
-                }
-            case .failure(let bad):
-                try reject(item, message: bad.message, attribute: bad.attribute, firstBad: &firstBad, rejected: &rejected)
-            }
-        }
-        if source.mode == .append {
-            var seen = Set<[StoreValue]>()
-            accepted = try dropExisting(accepted, in: context, seen: &seen, firstBad: &firstBad, rejected: &rejected)
-        }
-        var nodes = accepted.compactMap { trees["\($0.0.index)#\($0.0.page)"] }
-        // A to-one given by an unknown key is a bad record (on_error applies), found before any write.
-        let unknown = try graph!.unknownKeyReferences(nodes, in: context)
-        if !unknown.isEmpty {
-            for (position, bad) in unknown.sorted(by: { $0.key < $1.key }) {
-                try reject(accepted[position].0, message: bad.message, attribute: bad.path, firstBad: &firstBad, rejected: &rejected)
-            }
-            accepted = accepted.enumerated().filter { unknown[$0.offset] == nil }.map(\.element)
-            nodes = nodes.enumerated().filter { unknown[$0.offset] == nil }.map(\.element)
-        }
-        try graph!.write(nodes, in: context)
+        let built = try builder.nodes(for: chunk, graph: &graph!, in: context, patterns: patterns)
+        try graph!.write(built.nodes, in: context)
         let unchanged = graph!.takeUnchanged(of: entity.name)
-        count(accepted, chunk: chunk, rejected: rejected)
-        if let firstBad { throw firstBad }
+        builder.count(built.accepted, chunk: chunk, rejected: built.rejected)
+        if let firstBad = built.firstBad { throw firstBad }
         return unchanged
-    }
-
-    /// Counts a chunk's records, and notes their keys (replace) and cursor values.
-    private func count(_ accepted: [(IncomingRecord, [StoreValue])], chunk: [IncomingRecord], rejected: Int) {
-        let keyIndices = mapper.keyIndices
-        var keys: [[StoreValue]] = []
-        var largest: StoreValue?
-        for (_, values) in accepted {
-            if sweeper != nil { keys.append(keyIndices.map { values[$0] }) }
-            if let cursor { largest = cursor.largest(largest, values) }
-        }
-        state.count(records: chunk.count, rejected: rejected, cursor: largest)
-        sweeper?.saw(keys)
-        progress.addRecords(chunk.count)
     }
 
     /// Saves the worker's context into the view context and lets its rows go; the
@@ -284,35 +209,5 @@ struct UpsertWorker: Sendable {
         writer.batchSaved()
         graph = writer
         return counts
-    }
-
-    /// A bad record: into the rejects file (`on_error: skip`), or the chunk's failure (`fail`).
-    private func reject(_ item: IncomingRecord, message: String, attribute: String?, firstBad: inout PipelineError?, rejected: inout Int) throws {
-        let rejecter = RecordRejecter(source: source, rejects: rejects, redactor: redactor)
-        if let failure = try rejecter.reject(page: item.page, index: item.index, record: item.record, message: message, attribute: attribute) {
-            if firstBad == nil { firstBad = failure }
-        } else {
-            rejected += 1
-        }
-    }
-
-    /// Append mode: a record whose key is stored already (or came earlier in the run) is a bad record.
-    /// `seen`: the keys of records accepted earlier and not in the store yet.
-    private func dropExisting(_ accepted: [(IncomingRecord, [StoreValue])], in context: ManagedObjectContext, seen: inout Set<[StoreValue]>,
-                              firstBad: inout PipelineError?, rejected: inout Int) throws -> [(IncomingRecord, [StoreValue])] {
-        let keyIndices = mapper.keyIndices
-        let existing = try KeyLookup(entity: mapper.entity).existing(accepted.map { item in keyIndices.map { item.1[$0] } }, in: context)
-        var kept: [(IncomingRecord, [StoreValue])] = []
-        for (item, values) in accepted {
-            let key = keyIndices.map { values[$0] }
-            if existing.contains(key) || !seen.insert(key).inserted {
-                let shown = zip(entity.key, key).map { "\($0)=\(describe($1))" }.joined(separator: ", ")
-                try reject(item, message: "\(entity.key.first ?? "key"): \(shown) exists already (mode: append)", attribute: entity.key.first,
-                           firstBad: &firstBad, rejected: &rejected)
-            } else {
-                kept.append((item, values))
-            }
-        }
-        return kept
     }
 }
