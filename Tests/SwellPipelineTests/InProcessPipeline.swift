@@ -78,8 +78,9 @@ final class InProcessPipeline {
         var entries: [RunReport.Source] = []
         for source in pipeline.sources {
             guard let entity = pipeline.entity(named: source.entity) else { continue }
-            let run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities, container: container, options: options,
-                                logger: logger, redactor: pipeline.redactor, progress: ProgressCounter())
+            let environment = RunEnvironment(options: options, logger: logger, redactor: pipeline.redactor, progress: ProgressCounter())
+            let run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities, container: container,
+                                environment: environment)
             let (entry, error) = run.run()
             if let error { throw error }
             entries.append(entry)

@@ -109,17 +109,16 @@ public struct PipelineRunner: Sendable {
             opened = container
             if runSources {
                 try deferDiskSync(container)
-                let tokens = RunTokens()
+                let environment = RunEnvironment(options: options, logger: logger, redactor: redactor, progress: progress,
+                                                 cancellation: cancellation)
                 for position in selectedPositions {
                     for source in try expansions(of: pipeline.sources[position], at: position, in: container) {
                         guard let entity = pipeline.entity(named: source.entity) else { continue }
                         let hold = try holdSource(source.name, in: container)
                         defer { hold?.release() }
                         logger.notice("source started", metadata: ["source": "\(source.name)"])
-                        var run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities, container: container, options: options,
-                                            logger: logger, redactor: redactor, progress: progress)
-                        run.tokens = tokens
-                        run.cancellation = cancellation
+                        let run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities,
+                                            container: container, environment: environment)
                         if let interrupted = cancellation.error { throw interrupted }
                         let (entry, error) = run.run()
                         report.sources.append(entry)

@@ -48,14 +48,15 @@ struct SourceRun {
     /// Every entity of the pipeline (nested mappings upsert into them).
     let pipelineEntities: [PipelineEntity]
     let container: PersistentContainer
-    let options: RunOptions
-    let logger: Logger
-    let redactor: Redactor
-    let progress: ProgressCounter
-    /// The run's OAuth 2.0 tokens (shared by its sources).
-    var tokens = RunTokens()
-    /// The run's cancellation (`PipelineRunner.cancellation`).
-    var cancellation = RunCancellation()
+    /// What the run's stages share: options, log, redactor, progress, cancellation, tokens.
+    let environment: RunEnvironment
+
+    private var options: RunOptions { environment.options }
+    private var logger: Logger { environment.logger }
+    private var redactor: Redactor { environment.redactor }
+    private var progress: ProgressCounter { environment.progress }
+    private var tokens: RunTokens { environment.tokens }
+    private var cancellation: RunCancellation { environment.cancellation }
 
     /// Runs the source; returns its report entry and the failure, if any.
     func run() -> (RunReport.Source, PipelineError?) {
