@@ -52,6 +52,10 @@ let package = Package(
             name: "SwellLocks"
         ),
         .target(
+            name: "SwellLibcrypto",
+            dependencies: ["COpenSSLCrypto"]
+        ),
+        .target(
             name: "SwellCalendar"
         ),
         .target(
@@ -66,15 +70,15 @@ let package = Package(
         ),
         .target(
             name: "SwellPostgres",
-            dependencies: ["CLibPQ", "SwellStore", "SwellLocks"]
+            dependencies: ["CLibPQ", "SwellLibcrypto", "SwellStore", "SwellLocks"]
         ),
         .target(
             name: "SwellHTTP",
-            dependencies: ["CCurl", "COpenSSLCrypto", "SwellCalendar"]
+            dependencies: ["CCurl", "SwellLibcrypto", "SwellCalendar"]
         ),
         .target(
             name: "SwellCSV",
-            dependencies: ["CZlib", "CLibDeflate", "COpenSSLCrypto", "SwellCalendar"]
+            dependencies: ["CZlib", "CLibDeflate", "COpenSSLCrypto", "SwellLibcrypto", "SwellCalendar"]
         ),
         .target(
             name: "SwellPipeline",

@@ -1,4 +1,5 @@
 import COpenSSLCrypto
+import SwellLibcrypto
 
 /// A SHA-256 computed incrementally (OpenSSL's libcrypto, which libcurl links already): the
 /// digest of an export file from its bytes as they are written.
@@ -9,7 +10,7 @@ public final class SHA256Digest {
 
     /// A digest of nothing yet.
     public init() {
-        _ = LibcryptoLifetime.keptUntilExit
+        LibcryptoLifetime.keepUntilExit()
         // EVP_MD_CTX_new fails only when memory does: as Swift's own allocations do, that stops the process.
         guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
             fatalError("libcrypto cannot start a SHA-256 digest")
@@ -45,17 +46,4 @@ public final class SHA256Digest {
         array.withUnsafeBytes { digest.update($0) }
         return digest.finishHex()
     }
-}
-
-/// libcrypto's process-wide state, kept until the process ends: by default the first use of
-/// libcrypto registers an exit handler (`OPENSSL_cleanup`) that frees its tables while other
-/// threads may still be digesting or ending (their own clean-up frees per-thread state) —
-/// a race that aborted `swell` at exit now and then ("double free or corruption") after a
-/// run had succeeded. `OPENSSL_INIT_NO_ATEXIT` leaves the memory to the end of the process,
-/// as every other library's. It must come before libcrypto's first initialisation, so
-/// libcurl's process-wide set-up asks for it too (SwellHTTP's `CurlGlobal`).
-enum LibcryptoLifetime {
-    static let keptUntilExit: Void = {
-        OPENSSL_init_crypto(UInt64(OPENSSL_INIT_NO_ATEXIT), nil)
-    }()
 }

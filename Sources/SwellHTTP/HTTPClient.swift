@@ -1,5 +1,5 @@
 import CCurl
-import COpenSSLCrypto
+import SwellLibcrypto
 import Foundation
 
 /// One libcurl easy handle, reused across requests (keep-alive). Not Sendable: one thread at a time.
@@ -278,11 +278,10 @@ public final class HTTPClient {
 extension HTTPClient: Sendable {}
 
 /// libcurl's process-wide initialisation, done once on first use. libcrypto (libcurl's TLS)
-/// is initialised first without its exit handler, which would free its tables under threads
-/// still ending at exit (SwellCSV's `LibcryptoLifetime` has the whole story).
+/// is initialised first without its exit handler (`LibcryptoLifetime`).
 enum CurlGlobal {
     static let isInitialised: Bool = {
-        OPENSSL_init_crypto(UInt64(OPENSSL_INIT_NO_ATEXIT), nil)
+        LibcryptoLifetime.keepUntilExit()
         return curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
     }()
 }

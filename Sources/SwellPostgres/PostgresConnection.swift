@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import SwellLibcrypto
 import SwellStore
 
 /// Where a PostgreSQL store lives, as messages may name it: host, port,
@@ -56,6 +57,8 @@ public final class PostgresConnection {
     ///
     /// - Throws: `PostgresError.connectionFailed` naming host, port, database and user.
     public init(_ conninfo: String) throws(PostgresError) {
+        // libpq starts libcrypto for TLS: first without its exit handler (`LibcryptoLifetime`).
+        LibcryptoLifetime.keepUntilExit()
         let connection = PQconnectdb(conninfo)
         endpoint = Self.endpoint(of: connection)
         guard let connection, PQstatus(connection) == CONNECTION_OK else {

@@ -1,0 +1,25 @@
+import COpenSSLCrypto
+
+/// libcrypto's process-wide state, kept until the process ends.
+///
+/// By default the first initialisation of libcrypto registers an exit handler
+/// (`OPENSSL_cleanup`) that frees its tables while other threads may still be using them or
+/// ending (their own clean-up frees per-thread state): a race that aborted `swell` at exit
+/// now and then ("double free or corruption") after a run had succeeded. Initialised with
+/// `OPENSSL_INIT_NO_ATEXIT`, libcrypto leaves that memory to the end of the process, as
+/// every other library does.
+///
+/// The option counts only in the process's first initialisation, and three libraries start
+/// libcrypto: the export digest (SwellCSV), libcurl (SwellHTTP) and libpq's TLS
+/// (SwellPostgres). Each calls ``keepUntilExit()`` before its first use, so whichever
+/// comes first sets it.
+public enum LibcryptoLifetime {
+    private static let kept: Void = {
+        OPENSSL_init_crypto(UInt64(OPENSSL_INIT_NO_ATEXIT), nil)
+    }()
+
+    /// Initialises libcrypto without its exit handler, once per process (later calls do nothing).
+    public static func keepUntilExit() {
+        kept
+    }
+}
