@@ -31,8 +31,7 @@ public struct RunOptions: Sendable {
 }
 
 /// Runs one source through the three-level stack, wiring its stages: this
-/// thread fetches pages (`PageFetcher`, following the `Paginator`) and parses
-/// them. A flat source's records are read straight into columns
+/// thread fetches pages (`PageLoop`) and parses them. A flat source's records are read straight into columns
 /// (`ColumnRecordSink`) that the `ColumnWriter` writes as batch inserts; nested
 /// records of the shapes `GraphShape` admits straight into graph batches
 /// (`GraphRecordSink`) that the `GraphWriter` writes, a transaction each. Other
@@ -55,7 +54,6 @@ struct SourceRun {
     private var logger: Logger { environment.logger }
     private var redactor: Redactor { environment.redactor }
     private var progress: ProgressCounter { environment.progress }
-    private var tokens: RunTokens { environment.tokens }
     private var cancellation: RunCancellation { environment.cancellation }
 
     /// Runs the source; returns its report entry and the failure, if any.
@@ -79,6 +77,8 @@ struct SourceRun {
         let worker = UpsertWorker(builder: builder, batchSize: batchSize, container: container, scheduler: scheduler,
                                   pipelineEntities: pipelineEntities, logger: logger)
         let capturePaths = Paginator.capturePaths(source.pagination, hasMore: source.hasMore) + (source.isGraphQL ? [GraphQLAnswer.errorsPath] : [])
+        let pageLoop = PageLoop(source: source, container: container, environment: environment, state: state,
+                                cursor: cursor, counts: counts)
         let group = DispatchGroup()
         let validators: [String: String]?
         if source.nested.isEmpty && source.mode != .append {
@@ -90,7 +90,7 @@ struct SourceRun {
             let sink = ColumnRecordSink(mapper: mapper, rejecter: rejecter, batchSize: batchSize, output: batches, state: state,
                                         progress: counts, sweeper: sweeper, cursor: cursor)
             var pages = ProjectionPages(sink: sink, source: source, capturePaths: capturePaths, closeOutput: batches.close)
-            validators = fetchAll(into: &pages, state: state, cursor: cursor, counts: counts)
+            validators = pageLoop.run(into: &pages)
         } else if source.mode != .append, let shape = graphShape(state: state) {
             // Nested records of the common shapes: this thread reads them straight into graph
             // batches, in the order they came (the later record wins, for links as for values);
@@ -102,7 +102,7 @@ struct SourceRun {
             let sink = GraphRecordSink(shape: shape, mapper: mapper, rejecter: rejecter, batchSize: batchSize, output: batches, state: state,
                                        progress: counts, sweeper: sweeper, cursor: cursor)
             var pages = ProjectionPages(sink: sink, source: source, capturePaths: capturePaths, closeOutput: batches.close)
-            validators = fetchAll(into: &pages, state: state, cursor: cursor, counts: counts)
+            validators = pageLoop.run(into: &pages)
         } else {
             // Nested records link objects that records of other keys share: one worker writes them
             // in the order they came, so the later record wins for links as for values.
@@ -113,7 +113,7 @@ struct SourceRun {
             }
             let router = RecordRouter(queues: queues, chunk: min(batchSize, 500), mapper: mapper)
             var pages = TreePages(router: router, source: source, capturePaths: capturePaths)
-            validators = fetchAll(into: &pages, state: state, cursor: cursor, counts: counts)
+            validators = pageLoop.run(into: &pages)
         }
         group.wait()
         do { try rejects.close() } catch { state.fail(error) }
@@ -142,64 +142,6 @@ struct SourceRun {
                   }) else { return nil }
             return GraphShape(root: root, plans: plans)
         }
-    }
-
-    /// Fetches every page into `pages`, then sends on what it holds and closes it (also
-    /// after a failure: the next stage drains what was fetched, and earlier pages stay
-    /// saved). Returns the validators to keep (by metadata key) when the last page was
-    /// reached, nil when the run failed.
-    private func fetchAll<Pages: PageParser>(into pages: inout Pages, state: SourceRunState, cursor: IncrementalCursor?,
-                                             counts: SourceProgress) -> [String: String]? {
-        defer {
-            pages.flush()
-            pages.close()
-        }
-        do {
-            return try fetchPages(into: &pages, state: state, cursor: cursor, counts: counts)
-        } catch let error as PipelineError {
-            state.fail(error)
-        } catch {
-            state.fail(PipelineError(.other, redactor("source \(source.name): \(error)"), underlying: error))
-        }
-        return nil
-    }
-
-    private func fetchPages<Pages: PageParser>(into pages: inout Pages, state: SourceRunState, cursor: IncrementalCursor?,
-                                               counts: SourceProgress) throws -> [String: String]? {
-        let fetcher = try PageFetcher(source: source, container: container,
-                                      logger: logger, redactor: redactor, progress: counts, tokens: tokens)
-        var sourceURL = source.url
-        if let cursor {
-            sourceURL = cursor.url(sourceURL, stored: try fetcher.storeMetadata(forKey: cursor.metadataKey))
-        }
-        var paginator = Paginator(source.pagination, source: PageRequest(url: sourceURL, body: source.body), placement: source.pagingIn,
-                                  hasMore: source.hasMore)
-        var request: PageRequest? = paginator.first
-        var visited = Set<String>()
-        var validators: [String: String] = [:]
-        while let current = request {
-            guard state.failure == nil else { return nil }
-            guard visited.insert(current.identity).inserted else {
-                let body = current.body.map { " with body \($0.jsonText)" } ?? ""
-                throw PipelineError(.data, redactor("source \(source.name): pagination returned to \(current.url)\(body), a page already fetched"))
-            }
-            let page: FetchedPage
-            do {
-                page = try fetcher.fetch(current, into: &pages) { state.failure }
-            } catch {
-                // The retries of a page that failed in the end count too.
-                state.count(retries: fetcher.retriesOfLastPage)
-                throw error
-            }
-            state.count(page)
-            if let pageValidators = page.validators {
-                // A URL may carry a key the server echoed into its next links: never kept in clear.
-                validators[redactor(HTTPValidators.metadataKey(source: source.name, url: current.url))] = pageValidators.metadataText
-            }
-            guard state.failure == nil else { return nil }
-            request = paginator.nextRequest(after: page)
-        }
-        return validators
     }
 
     /// The last saves: what the workers saved, then (only when `validators` is
