@@ -1,6 +1,8 @@
 #ifndef SWELL_COPENSSLCRYPTO_SHIM_H
 #define SWELL_COPENSSLCRYPTO_SHIM_H
-/* OpenSSL's libcrypto, for SHA-256 only (the export files' digests). libcurl links it
-   already, so the binary depends on no further library; EVP is its current digest API. */
+/* OpenSSL's libcrypto: SHA-256 for the export files' digests (EVP, its current digest API),
+   and its process-wide initialisation (SwellLibcrypto). libcurl and libpq link it already,
+   so the binary depends on no further library. */
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #endif

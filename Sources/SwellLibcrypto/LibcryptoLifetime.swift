@@ -14,12 +14,10 @@ import COpenSSLCrypto
 /// (SwellPostgres). Each calls ``keepUntilExit()`` before its first use, so whichever
 /// comes first sets it.
 public enum LibcryptoLifetime {
-    private static let kept: Void = {
-        OPENSSL_init_crypto(UInt64(OPENSSL_INIT_NO_ATEXIT), nil)
-    }()
-
-    /// Initialises libcrypto without its exit handler, once per process (later calls do nothing).
+    /// Initialises libcrypto without its exit handler. Called before each start of libcrypto:
+    /// OpenSSL runs its initialisation once per process, thread-safely, and a later call costs
+    /// a check of a flag (a direct call, where a lazy static could be optimised away).
     public static func keepUntilExit() {
-        kept
+        OPENSSL_init_crypto(UInt64(OPENSSL_INIT_NO_ATEXIT), nil)
     }
 }

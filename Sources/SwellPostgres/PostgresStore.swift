@@ -330,9 +330,11 @@ extension StoreError {
         switch error {
         case .connectionFailed: self.init(.serverUnreachable, error.description)
         case .connectionLost: self.init(.connectionLost, error.description)
-        case .statementFailed(let sqlState, _, _):
+        case .statementFailed(let sqlState, let message, let sql):
             self.init(.statementRefused, error.description)
             self.sqlState = sqlState
+            self.reason = message
+            self.sql = sql
         case .unreadableAnswer: self.init(.unexpectedAnswer, error.description)
         }
         underlying = error

@@ -74,7 +74,7 @@ import Testing
         }
     }
 
-    @Test func touchingAContextOffItsQueueStopsTheProgramInDebugMode() async throws {
+    @Test(.onSQLiteOnly("an exit test: its child process opens a SQLite file")) func touchingAContextOffItsQueueStopsTheProgramInDebugMode() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             setenv("SWELL_CONCURRENCY_DEBUG", "1", 1)
             let directory = TemporaryDirectory()
@@ -92,7 +92,7 @@ import Testing
 
     /// Issue 13, item 4: a debug build checks without the variable, and warns (once per
     /// context, naming it) instead of stopping; a release build does not check.
-    @Test func withoutTheVariableADebugBuildWarnsOncePerContextAndGoesOn() async throws {
+    @Test(.onSQLiteOnly("an exit test: its child process opens a SQLite file")) func withoutTheVariableADebugBuildWarnsOncePerContextAndGoesOn() async throws {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             unsetenv("SWELL_CONCURRENCY_DEBUG")
             let directory = TemporaryDirectory()
@@ -114,7 +114,7 @@ import Testing
         #endif
     }
 
-    @Test func theVariableAtZeroTurnsTheCheckOff() async throws {
+    @Test(.onSQLiteOnly("an exit test: its child process opens a SQLite file")) func theVariableAtZeroTurnsTheCheckOff() async throws {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             setenv("SWELL_CONCURRENCY_DEBUG", "0", 1)
             let directory = TemporaryDirectory()
@@ -128,7 +128,7 @@ import Testing
         #expect(!stderr.contains("SwellStore concurrency"), "\(stderr)")
     }
 
-    @Test func usingAContextOnItsQueueInDebugModeIsFine() async throws {
+    @Test(.onSQLiteOnly("an exit test: its child process opens a SQLite file")) func usingAContextOnItsQueueInDebugModeIsFine() async throws {
         await #expect(processExitsWith: .success) {
             setenv("SWELL_CONCURRENCY_DEBUG", "1", 1)
             let directory = TemporaryDirectory()

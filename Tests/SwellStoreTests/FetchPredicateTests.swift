@@ -672,7 +672,7 @@ private let keyPredicates: [FetchPredicate] = [
 
 /// Fetches through a store agree with the in-memory rule (sort descriptors, then the rowid
 /// key, then the ID) whether the rows come from SQL alone or from SQL and unsaved changes.
-@Test func storeFetchesOrderLikeTheInMemoryPathForAnEntityWhoseKeyIsTheRowid() async throws {
+@Test(.onEveryStore) func storeFetchesOrderLikeTheInMemoryPathForAnEntityWhoseKeyIsTheRowid() async throws {
     let directory = TemporaryDirectory()
     let model = ManagedObjectModel(entities: [keyedJournal])
     let container = try makeContainer(directory, name: "keyed", model: model)

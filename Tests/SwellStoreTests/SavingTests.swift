@@ -57,7 +57,7 @@ import Testing
         #expect(stillPending == 2)
     }
 
-    @Test func aProcessKilledMidSaveLeavesNoPartialTransaction() async throws {
+    @Test(.onSQLiteOnly("an exit test: its child process opens a SQLite file")) func aProcessKilledMidSaveLeavesNoPartialTransaction() async throws {
         let directory = TemporaryDirectory()
         let url = directory.file("killed.sqlite")
         // The store's path goes to the child process in the exit test's capture list (not through

@@ -21,7 +21,8 @@ import Testing
     /// `addPersistentStore(at:)` selects the PostgreSQL store in a program that links
     /// SwellPostgres, also when nobody called `PostgresStore.register()` (a fresh process:
     /// other tests of this one register it). A closed port shows the PostgreSQL store tried.
-    @Test func aPostgresURLSelectsThePostgresStoreWithoutRegisteringIt() async throws {
+    @Test(.onSQLiteOnly("an exit test whose child process picks its store by URL"))
+    func aPostgresURLSelectsThePostgresStoreWithoutRegisteringIt() async throws {
         await #expect(processExitsWith: .success) {
             let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
@@ -91,7 +92,7 @@ import Testing
         #expect(try first.allocatePrimaryKeys(for: "Note", count: 1).lowerBound >= next.upperBound)
     }
 
-    @Test func aFileURLOrPlainPathIsTheSQLiteStore() throws {
+    @Test(.onSQLiteOnly("opens SQLite files of its own")) func aFileURLOrPlainPathIsTheSQLiteStore() throws {
         let directory = TemporaryDirectory(store: .sqlite)
         let context = try makeRootContext(at: directory.file("plain.sqlite"))
         try context.performAndWait {

@@ -43,15 +43,29 @@ enum TestStore: String, CaseIterable, Sendable, CustomTestStringConvertible {
     @TaskLocal static var current: TestStore = .sqlite
 
     /// The stores a test runs on: every store, or the one `SWELL_TEST_STORE` names (to replay a
-    /// failure on one store: `SWELL_TEST_STORE=memory swift test --filter …`).
-    static let chosen: [TestStore] = ProcessInfo.processInfo.environment["SWELL_TEST_STORE"]
-        .flatMap(TestStore.init).map { [$0] } ?? allCases
+    /// failure on one store: `SWELL_TEST_STORE=memory swift test --filter …`); a value that
+    /// names no store is an error, not every store.
+    static let chosen: Result<[TestStore], StoreChoiceError> = {
+        guard let name = ProcessInfo.processInfo.environment["SWELL_TEST_STORE"] else { return .success(allCases) }
+        guard let store = TestStore(rawValue: name) else { return .failure(StoreChoiceError(name: name)) }
+        return .success([store])
+    }()
+}
+
+/// `SWELL_TEST_STORE` names no store.
+struct StoreChoiceError: Error, CustomStringConvertible {
+    let name: String
+    var description: String {
+        "SWELL_TEST_STORE=\(name) names no store (\(TestStore.allCases.map(\.rawValue).joined(separator: ", ")))"
+    }
 }
 
 /// Runs each test of a store suite once on each store, in this process: SQLite, in-memory,
 /// PostgreSQL, one after another, with `TestStore.current` set for the pass. A test's
-/// `.onStores` trait narrows the set. Every issue a pass records names its store, so a
-/// failure says where it happened.
+/// `.onStores` trait narrows the set. Every pass runs, also after one fails. An issue a pass
+/// records on the test's own task names its store (one recorded on a context's queue, off
+/// the task, does not: its pass is the one whose store line precedes it), and so does an
+/// error it throws.
 struct EveryStoreTrait: SuiteTrait, TestTrait, TestScoping {
     var isRecursive: Bool { true }
 
@@ -63,21 +77,26 @@ struct EveryStoreTrait: SuiteTrait, TestTrait, TestScoping {
     func provideScope(for test: Test, testCase: Test.Case?,
                       performing function: @Sendable () async throws -> Void) async throws {
         let narrowed = test.traits.compactMap { $0 as? StoreSelectionTrait }
-        let stores = TestStore.chosen.filter { store in narrowed.allSatisfy { $0.stores.contains(store) } }
+        let stores = try TestStore.chosen.get().filter { store in narrowed.allSatisfy { $0.stores.contains(store) } }
+        var firstFailure: (any Error)?
         for store in stores {
             let naming = IssueHandlingTrait.compactMapIssues { issue in
                 var issue = issue
                 issue.comments.append("on the \(store) store")
                 return issue
             }
-            try await TestStore.$current.withValue(store) {
-                do {
+            do {
+                try await TestStore.$current.withValue(store) {
                     try await naming.provideScope(for: test, testCase: testCase, performing: function)
-                } catch {
-                    throw StorePassError(store: store, error: error)
                 }
+            } catch let failed as ExpectationFailedError {
+                // A `#require` that failed: recorded already, with its store.
+                firstFailure = firstFailure ?? failed
+            } catch {
+                firstFailure = firstFailure ?? StorePassError(store: store, error: error)
             }
         }
+        if let firstFailure { throw firstFailure }
     }
 }
 
@@ -105,6 +124,12 @@ extension Trait where Self == StoreSelectionTrait {
     /// the other stores have no such thing.
     static var sqliteStoreOnly: Self {
         StoreSelectionTrait(stores: [.sqlite], comments: ["tests the SQLite store's file itself"])
+    }
+
+    /// For a test that opens a SQLite file whatever the pass (in an exit test's child process,
+    /// which has no pass, or at a path of its own): the other passes would repeat it.
+    static func onSQLiteOnly(_ why: Comment) -> Self {
+        StoreSelectionTrait(stores: [.sqlite], comments: [why])
     }
 
     /// For a test that does not apply to one store; `why` says why.

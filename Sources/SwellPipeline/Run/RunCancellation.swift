@@ -1,7 +1,8 @@
 import Synchronization
 
 /// The one way a run is stopped from outside (SIGINT or SIGTERM in `swell`): once cancelled,
-/// every source's fetch loop ends after the page in hand, its workers save what was fetched,
+/// every source's fetch loop ends at once (the page in transfer is abandoned; its records
+/// already parsed go on with the rest), its workers save what was fetched,
 /// no export is started and one in progress is dropped (its file is never put in place), and
 /// the run fails with the reason — `.interrupted`, exit 1 in `swell`: run again.
 ///

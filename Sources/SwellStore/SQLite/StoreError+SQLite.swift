@@ -4,6 +4,7 @@ extension StoreError {
         var error = StoreError(.sqlite, failure.sql.map { "SQLite error \(failure.code): \(failure.message) (in: \($0))" }
                                           ?? "SQLite error \(failure.code): \(failure.message)")
         error.sql = failure.sql
+        error.reason = failure.message
         error.underlying = failure
         return error
     }

@@ -116,6 +116,14 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var path: String?
     /// A batch insert's row, counted from 0.
     public var row: Int?
+    /// Why, in the kind's own words without the rest of the message: SQLite's or the server's
+    /// message, a migration's, a seed's, a batch row's problem, an expression's or a fetch's
+    /// reason, the value a type mismatch got.
+    public var reason: String?
+    /// Where an expression went wrong: its character offset (`.invalidExpression`).
+    public var offset: Int?
+    /// How many objects a `deny` relationship still had (`.deleteDenied`).
+    public var count: Int?
     /// The type an attribute expected (a type mismatch).
     public var expectedType: AttributeType?
     /// The URL scheme no store type is registered for.
@@ -140,7 +148,10 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 extension StoreError {
     /// `.notAStore`: the file at `path` cannot be used as a store, for `reason`.
     public static func notAStore(path: String, reason: String) -> StoreError {
-        with(StoreError(.notAStore, "\(path) is not a usable Swell store: \(reason)")) { $0.path = path }
+        with(StoreError(.notAStore, "\(path) is not a usable Swell store: \(reason)")) {
+            $0.path = path
+            $0.reason = reason
+        }
     }
 
     /// `.diskFull`: the disk holding `path` is full.
@@ -154,6 +165,7 @@ extension StoreError {
         return with(StoreError(.migrationFailed, "cannot migrate \(what): \(reason)")) {
             $0.entity = entity
             $0.attribute = attribute
+            $0.reason = reason
         }
     }
 
@@ -181,6 +193,7 @@ extension StoreError {
             $0.entity = entity
             $0.attribute = attribute
             $0.expectedType = expected
+            $0.reason = value
         }
     }
 
@@ -235,7 +248,10 @@ extension StoreError {
 
     /// `.seedFailed`: the store at `path` could not be seeded, for `reason`.
     public static func seedFailed(path: String, reason: String) -> StoreError {
-        with(StoreError(.seedFailed, "could not seed the store at \(path): \(reason)")) { $0.path = path }
+        with(StoreError(.seedFailed, "could not seed the store at \(path): \(reason)")) {
+            $0.path = path
+            $0.reason = reason
+        }
     }
 
     /// `.deleteDenied`: `object`'s deny `relationship` still has `destinations` objects.
@@ -244,6 +260,7 @@ extension StoreError {
             $0.entity = object.entityName
             $0.attribute = relationship
             $0.objects = [object]
+            $0.count = destinations
         }
     }
 
@@ -261,6 +278,7 @@ extension StoreError {
         with(StoreError(.invalidRelationshipValue, "cannot set \(entity).\(relationship): \(reason)")) {
             $0.entity = entity
             $0.attribute = relationship
+            $0.reason = reason
         }
     }
 
@@ -283,17 +301,24 @@ extension StoreError {
             $0.entity = entity
             $0.row = row
             $0.attribute = attribute
+            $0.reason = problem
         }
     }
 
     /// `.invalidExpression`: `format` went wrong at character `offset`, for `reason`.
     public static func invalidExpression(_ format: String, offset: Int, reason: String) -> StoreError {
-        StoreError(.invalidExpression, "cannot use the expression '\(format)' (at character \(offset)): \(reason)")
+        with(StoreError(.invalidExpression, "cannot use the expression '\(format)' (at character \(offset)): \(reason)")) {
+            $0.offset = offset
+            $0.reason = reason
+        }
     }
 
     /// `.invalidFetch`: `entity` cannot be fetched as asked, for `reason`.
     public static func invalidFetch(entity: String, reason: String) -> StoreError {
-        with(StoreError(.invalidFetch, "cannot fetch \(entity) this way: \(reason)")) { $0.entity = entity }
+        with(StoreError(.invalidFetch, "cannot fetch \(entity) this way: \(reason)")) {
+            $0.entity = entity
+            $0.reason = reason
+        }
     }
 
     /// `.underlying`: `error`, kept as thrown.
