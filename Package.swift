@@ -59,9 +59,27 @@ let package = Package(
             name: "SwellCalendar"
         ),
         .target(
+            name: "SwellStoreCore",
+            dependencies: [
+                "SwellCalendar", "SwellLocks",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "SwellSQLite",
+            dependencies: [
+                "CSQLite", "SwellStoreCore", "SwellCalendar", "SwellLocks",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "SwellInMemoryStore",
+            dependencies: ["SwellStoreCore", "SwellLocks"]
+        ),
+        .target(
             name: "SwellStore",
             dependencies: [
-                "CSQLite", "SwellCalendar", "SwellLocks",
+                "SwellStoreCore", "SwellSQLite", "SwellInMemoryStore", "SwellPostgres", "SwellCalendar", "SwellLocks",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -70,7 +88,7 @@ let package = Package(
         ),
         .target(
             name: "SwellPostgres",
-            dependencies: ["CLibPQ", "SwellLibcrypto", "SwellStore", "SwellLocks"]
+            dependencies: ["CLibPQ", "SwellLibcrypto", "SwellStoreCore", "SwellLocks"]
         ),
         .target(
             name: "SwellHTTP",
@@ -92,7 +110,6 @@ let package = Package(
             name: "swell",
             dependencies: [
                 "SwellPipeline",
-                "SwellPostgres",
                 "SwellStore",
                 "SwellHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -117,11 +134,11 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellStoreTests",
-            dependencies: ["SwellStore", "SwellLocks", "SwellPostgres", "SwellTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SwellStore", "SwellStoreCore", "SwellSQLite", "SwellInMemoryStore", "SwellLocks", "SwellPostgres", "SwellTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "SwellPostgresTests",
-            dependencies: ["SwellPostgres", "SwellStore", "SwellTestSupport"]
+            dependencies: ["SwellPostgres", "SwellStore", "SwellStoreCore", "SwellTestSupport"]
         ),
         .testTarget(
             name: "SwellLocksTests",
@@ -145,7 +162,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellPipelineTests",
-            dependencies: ["SwellPipeline", "SwellStore", "SwellCSV", "SwellPostgres", "SwellHTTP", "SwellJSON", "SwellTestSupport", "SwellLocks", "swell"]
+            dependencies: ["SwellPipeline", "SwellStore", "SwellStoreCore", "SwellSQLite", "SwellCSV", "SwellPostgres", "SwellHTTP", "SwellJSON", "SwellTestSupport", "SwellLocks", "swell"]
         ),
     ],
     swiftLanguageModes: [.v6]

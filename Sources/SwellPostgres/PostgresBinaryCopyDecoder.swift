@@ -1,4 +1,4 @@
-import SwellStore
+import SwellStoreCore
 
 /// Decodes the stream of `COPY … TO STDOUT (FORMAT binary)` into rows of values read in
 /// place (`StoreRowCursor.Field`: texts point into the stream's bytes), however the server

@@ -1,4 +1,4 @@
-import SwellStore
+import SwellStoreCore
 
 /// Writes rows in the format `COPY … FROM STDIN (FORMAT binary)` reads, straight into an
 /// entity's table columns: `_pk`, then each stored attribute in its column's binary form

@@ -1,4 +1,4 @@
-import SwellStore
+import SwellStoreCore
 
 /// A commit on the PostgreSQL store's writer session (`CommitDriver`'s primitives): `BEGIN`
 /// … `COMMIT`, rows written by `PostgresCommitter` (runs of inserts and of plain updates as

@@ -1,4 +1,4 @@
-import SwellStore
+import SwellStoreCore
 
 /// The batched paths of a commit: runs of new objects of one entity by binary COPY straight
 /// into the table (or through a staging table when a key meets a stored row), runs of updates

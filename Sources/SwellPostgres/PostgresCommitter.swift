@@ -1,4 +1,4 @@
-import SwellStore
+import SwellStoreCore
 
 /// Writes one root save's operations inside the writer's open transaction,
 /// applying the merge policy's decisions (`MergePolicy`) to keys that already

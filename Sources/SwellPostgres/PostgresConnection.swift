@@ -1,7 +1,7 @@
 import CLibPQ
 import Foundation
 import SwellLibcrypto
-import SwellStore
+import SwellStoreCore
 
 /// Where a PostgreSQL store lives, as messages may name it: host, port,
 /// database and user — never the password.

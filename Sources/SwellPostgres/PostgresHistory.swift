@@ -1,5 +1,5 @@
 import Foundation
-import SwellStore
+import SwellStoreCore
 
 /// Persistent history in the PostgreSQL store (Store guarantees 46–48), as in SQLite: two tables in
 /// the store's schema, `swell_history_transactions` (its `id` is the token) and

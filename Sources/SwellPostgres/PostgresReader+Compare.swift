@@ -1,5 +1,5 @@
 import Foundation
-import SwellStore
+import SwellStoreCore
 
 /// A batch's rows compared with their stored rows in PostgreSQL (`StoreReader.compareRows`).
 extension PostgresReader {

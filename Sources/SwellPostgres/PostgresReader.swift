@@ -1,5 +1,5 @@
 import Foundation
-import SwellStore
+import SwellStoreCore
 
 /// Reads from one connection inside its repeatable-read transaction (one snapshot).
 ///

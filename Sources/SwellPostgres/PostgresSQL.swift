@@ -1,4 +1,4 @@
-import SwellStore
+import SwellStoreCore
 
 /// How the PostgreSQL store writes SQL for an entity: quoted names, each
 /// attribute's column type (PostgreSQL store guarantees 5), and the expressions that turn

@@ -1,5 +1,5 @@
 import Foundation
-import SwellStore
+import SwellStoreCore
 
 /// Creates and migrates the PostgreSQL store's tables (PostgreSQL store guarantees 5, 6):
 /// a table per entity named after it, a column per attribute (quoted: case

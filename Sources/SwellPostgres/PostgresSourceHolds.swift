@@ -1,5 +1,5 @@
 import Foundation
-import SwellStore
+import SwellStoreCore
 
 /// Per-source holds for runners sharing one database (PostgreSQL store guarantees 7): a
 /// session advisory lock on its own connection, keyed by the schema and the

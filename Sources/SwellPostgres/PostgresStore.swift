@@ -1,12 +1,12 @@
 import Foundation
 import SwellLocks
-import SwellStore
+import SwellStoreCore
 
 /// The PostgreSQL store: the same contexts, stack and guarantees as the SQLite
 /// store, over one PostgreSQL database that many runners on many hosts write
 /// at once (PostgreSQL store guarantees).
 ///
-/// Register it once (`PostgresStore.register()`), then add a store by URL:
+/// SwellStore opens it for a `postgres://` or `postgresql://` URL:
 /// `addPersistentStore(at: URL(string: "postgres://user@host/db")!)`. libpq's own
 /// environment (`PGPASSWORD`, `.pgpass`, `PGSSLMODE`, service files) applies; a
 /// `schema` query parameter picks the schema; without one, the connection's own
@@ -22,7 +22,7 @@ import SwellStore
 /// connections only by the caller that checked one out of `readers` (under
 /// `poolLock`, which also guards `closed`); `model` and `identifier` are set once by `load`, under `writerLock`,
 /// before any read or commit.
-public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchecked Sendable {
+public final class PostgresStore: PersistentStore, @unchecked Sendable {
     package let url: URL
     package private(set) var identifier = ""
     private var model = ManagedObjectModel(entities: [])
@@ -49,15 +49,15 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
     static let idRangeBits: Int64 = 40
 
     /// Makes `postgres://` and `postgresql://` URLs open this store, for every coordinator.
-    /// (A program that links this module gets it the first time such a URL is opened, also
-    /// without this call: `SwellStore` finds the type by name, as a `RegisteringStoreType`.)
+    /// SwellStore does so without this call (PostgreSQL is one of its own store types); it
+    /// stays for programs written when the call was needed.
     public static func register() {
         for scheme in ["postgres", "postgresql"] {
-            PersistentStoreTypes.register(scheme: scheme) { PostgresStore(url: $0) }
+            StoreTypeRegistry.register(scheme: scheme) { PostgresStore(url: $0) }
         }
     }
 
-    init(url: URL) {
+    package init(url: URL) {
         self.url = url
         var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         let items = components?.queryItems ?? []
@@ -305,7 +305,7 @@ public final class PostgresStore: PersistentStore, RegisteringStoreType, @unchec
             // two runners purging at once take turns on the row.
             try writer.query("INSERT INTO swell_state (key, value) VALUES ($1::text, $2::text) ON CONFLICT (key) DO UPDATE SET "
                              + "value = GREATEST(swell_state.value::bigint, excluded.value::bigint)::text",
-                             [.text(ManagedObjectContext.historyPurgedBeforeKey), .text(String(token.value))])
+                             [.text(PersistentHistoryKeys.purgedBefore), .text(String(token.value))])
         }
     }
 

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import Logging
 import SwellPipeline
-import SwellPostgres
 
 /// The `swell` command: sync remote JSON into a local store and export it as gzipped CSV.
 @main
@@ -26,9 +25,6 @@ struct Swell: AsyncParsableCommand {
         if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil {
             limitMallocArenas(to: 2)
         }
-        // A `postgres://` store opens the PostgreSQL store (a table entry: nothing connects
-        // unless a pipeline names such a store).
-        PostgresStore.register()
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

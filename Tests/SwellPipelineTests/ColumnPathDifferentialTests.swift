@@ -1,7 +1,9 @@
 import Foundation
 import SwellJSON
 @testable import SwellPipeline
+@testable import SwellSQLite
 @testable import SwellStore
+import SwellStoreCore
 import SwellTestSupport
 import Testing
 

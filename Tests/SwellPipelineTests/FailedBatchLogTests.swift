@@ -1,6 +1,8 @@
 import Foundation
 import SwellPipeline
+@testable import SwellSQLite
 @testable import SwellStore
+import SwellStoreCore
 import SwellTestSupport
 import Testing
 

@@ -1,5 +1,7 @@
 import Foundation
+@testable import SwellSQLite
 @testable import SwellStore
+import SwellStoreCore
 import Testing
 
 /// A store `swell import` wrote in store format 1 (fixtures/stores/surf-journal-format1.sqlite,

@@ -2,7 +2,9 @@ import Foundation
 import Logging
 @testable import SwellPipeline
 import SwellPostgres
+@testable import SwellSQLite
 @testable import SwellStore
+import SwellStoreCore
 import SwellTestSupport
 import Testing
 
@@ -216,4 +218,9 @@ struct StoredGraph: Equatable, CustomStringConvertible {
         }
         return lines
     }
+}
+
+extension PersistentStoreCoordinator {
+    /// The coordinator's store when it is a SQLite store, for tests that observe its commits.
+    var sqliteStore: SQLiteStore? { (try? store) as? SQLiteStore }
 }

@@ -2,7 +2,9 @@ import Foundation
 import SwellCSV
 import SwellCalendar
 import SwellJSON
+@testable import SwellSQLite
 @testable import SwellStore
+import SwellStoreCore
 import Testing
 @testable import SwellPipeline
 

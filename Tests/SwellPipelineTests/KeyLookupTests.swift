@@ -1,4 +1,6 @@
+@testable import SwellSQLite
 import SwellStore
+import SwellStoreCore
 import Testing
 @testable import SwellPipeline
 

@@ -1,5 +1,7 @@
 import Foundation
+@testable import SwellSQLite
 import SwellStore
+import SwellStoreCore
 import SwellTestSupport
 import Synchronization
 

@@ -1,6 +1,8 @@
 import Foundation
 import SwellPostgres
+@testable import SwellSQLite
 import SwellStore
+import SwellStoreCore
 import SwellTestSupport
 import Testing
 

@@ -1,4 +1,6 @@
+@testable import SwellSQLite
 @testable import SwellStore
+import SwellStoreCore
 import Testing
 @testable import SwellPipeline
 

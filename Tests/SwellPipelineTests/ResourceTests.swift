@@ -1,5 +1,7 @@
 import Foundation
+@testable import SwellSQLite
 @testable import SwellStore
+import SwellStoreCore
 import Testing
 
 /// Issue 5's resources: a full disk under the store and under the export

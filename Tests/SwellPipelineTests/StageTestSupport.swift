@@ -1,6 +1,8 @@
 import Foundation
+@testable import SwellSQLite
 import SwellStore
 @testable import SwellPipeline
+import SwellStoreCore
 
 /// Items keyed by an integer `id`, with an optional `title`.
 let itemEntity = PipelineEntity(name: "Item", key: ["id"], attributes: [

@@ -1,7 +1,9 @@
 import Foundation
 import SwellLocks
 import SwellPostgres
+@testable import SwellSQLite
 import SwellStore
+import SwellStoreCore
 import SwellTestSupport
 import Testing
 

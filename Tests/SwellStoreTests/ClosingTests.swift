@@ -1,5 +1,7 @@
 import Foundation
 import CSQLite
+@testable import SwellSQLite
+import SwellStoreCore
 import Testing
 @testable import SwellStore
 

@@ -1,5 +1,7 @@
 import CSQLite
 import Foundation
+@testable import SwellSQLite
+import SwellStoreCore
 import Testing
 @testable import SwellStore
 

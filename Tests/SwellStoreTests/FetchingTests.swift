@@ -1,5 +1,7 @@
 import Dispatch
 import Foundation
+@testable import SwellSQLite
+import SwellStoreCore
 import Synchronization
 import SwellLocks
 import Testing

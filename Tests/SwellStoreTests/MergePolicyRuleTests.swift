@@ -1,4 +1,6 @@
+@testable import SwellSQLite
 import SwellStore
+import SwellStoreCore
 import Testing
 
 /// The merge policies' rules, from the one place they live (`MergePolicy`'s

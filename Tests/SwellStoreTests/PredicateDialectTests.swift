@@ -1,3 +1,5 @@
+@testable import SwellSQLite
+import SwellStoreCore
 import Testing
 @testable import SwellStore
 

@@ -1,4 +1,6 @@
 import Dispatch
+@testable import SwellSQLite
+import SwellStoreCore
 import Synchronization
 import Foundation
 import Testing

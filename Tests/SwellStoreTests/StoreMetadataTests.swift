@@ -1,4 +1,6 @@
 import Foundation
+@testable import SwellSQLite
+import SwellStoreCore
 import Testing
 @testable import SwellStore
 

@@ -1,4 +1,7 @@
 import Foundation
+@testable import SwellInMemoryStore
+@testable import SwellSQLite
+import SwellStoreCore
 import Testing
 @testable import SwellStore
 
@@ -49,7 +52,7 @@ import Testing
     @Test func aRegisteredSchemeGetsItsStoreType() throws {
         let scheme = "test-\(UUID().uuidString.prefix(8).lowercased())"
         let made = LockedURLs()
-        PersistentStoreTypes.register(scheme: scheme) { url in
+        StoreTypeRegistry.register(scheme: scheme) { url in
             made.append(url)
             return InMemoryStore(url: url)
         }

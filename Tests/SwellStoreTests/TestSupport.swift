@@ -2,7 +2,10 @@ import Foundation
 import SwellPostgres
 import SwellTestSupport
 import Testing
+@testable import SwellInMemoryStore
+@testable import SwellSQLite
 @testable import SwellStore
+import SwellStoreCore
 
 /// The SurfJournal model: journal entries keyed by `id`.
 let journalEntity = EntityDescription(
@@ -264,4 +267,9 @@ final class SaveRecorder: @unchecked Sendable {
     }
 
     var changes: [ContextDidSaveChanges] { lock.withLock { _changes } }
+}
+
+extension PersistentStoreCoordinator {
+    /// The coordinator's store when it is a SQLite store, for tests that observe its commits.
+    var sqliteStore: SQLiteStore? { (try? store) as? SQLiteStore }
 }

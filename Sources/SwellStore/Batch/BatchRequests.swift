@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 /// What a batch request reports when it is done (Store guarantees 40).
 public enum BatchResultType: Sendable, Hashable {

@@ -1,3 +1,4 @@
+import SwellStoreCore
 /// A batch insert of columns: its rows by key, where they are compared with the store
 /// (possibly ahead of their turn at the writer), and how the new rows go down as buffers.
 

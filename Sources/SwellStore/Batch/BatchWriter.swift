@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 /// Turns a batch request into one store commit (Store guarantees 37–43): reads the stored rows it
 /// meets from one snapshot, decides each row by the merge policy's rules (`MergePolicy`,

@@ -1,3 +1,4 @@
+import SwellStoreCore
 /// The rows of a linked insert that point at its records by a to-one (`LinkedChildren`):
 /// the record each carried row points at, the stored rows to unlink (they point at one of
 /// the records and no request carries them), and the records whose set of such rows changed.

@@ -1,5 +1,6 @@
 import Foundation
 import SwellLocks
+import SwellStoreCore
 
 extension ManagedObjectContext {
     // MARK: Batch requests (Store guarantees 37–43)

@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 /// How many rows of one entity a linked batch insert inserted, updated and left unchanged.
 package struct LinkedInsertCounts: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SwellStoreCore
 
 /// The kind of a change a fetched results controller reports.
 public enum FetchedResultsChangeType: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 /// The three-level stack, ready to use: a private-queue **writer** context
 /// that owns the store and is the only one that writes to disk, the main-queue

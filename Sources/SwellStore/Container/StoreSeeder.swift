@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 /// Copies a seed store (with its `-wal` and `-shm` files) to a store path so
 /// that the store appears whole or not at all.

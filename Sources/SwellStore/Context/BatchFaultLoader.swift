@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SwellStoreCore
 
 /// Loads the values of a batched fetch's objects one batch at a time,
 /// letting the previous batch's values go.

@@ -1,3 +1,5 @@
+import SwellStoreCore
+
 /// What resolving an entity's rows needs, worked out once per save rather than per row.
 private struct EntityPlan {
     let entity: EntityDescription

@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 /// What a context does when it is touched off its queue (GRDB's
 /// `SchedulingWatchdog.preconditionValidQueue`, Core Data's `ConcurrencyDebug`).

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SwellStoreCore
 import Synchronization
 
 /// The queue a context's work runs on, and the check "am I on it?".

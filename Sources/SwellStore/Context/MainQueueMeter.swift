@@ -1,4 +1,5 @@
 import Dispatch
+import SwellStoreCore
 import Synchronization
 
 /// Measures how long main-queue contexts keep the main queue busy (the

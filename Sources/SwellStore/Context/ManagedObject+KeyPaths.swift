@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 extension ManagedObject {
     /// The value at a dot-separated key path, as this object's context sees it (Core Data's

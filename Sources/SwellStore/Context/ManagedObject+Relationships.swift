@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 /// Relationships (Store guarantees 28–30): a to-one is a column of the object's row
 /// holding the destination's primary key, so it moves up the levels, merges and

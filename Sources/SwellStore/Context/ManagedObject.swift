@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 /// An object in a managed object context: an instance of an entity whose
 /// attribute values the context tracks.
@@ -188,3 +189,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
 @available(*, unavailable, message: "a managed object is confined to its context's queue: pass its objectID")
 extension ManagedObject: Sendable {}
+
+extension ManagedObject: PredicateObjectArgument {
+    package var predicateObjectID: ObjectID { objectID }
+}

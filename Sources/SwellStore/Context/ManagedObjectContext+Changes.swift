@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 /// A context's registered objects and the changes recorded on them: inserting, deleting,
 /// setting values, and the unsaved row each object has at this level.

@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 /// Delete rules and required to-many relationships (Store guarantees 31), applied by
 /// every context's `save()` before its changes move, so they hold at every

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SwellStoreCore
 
 /// A fetch request checked against the model.
 struct FetchPlan {

@@ -1,3 +1,5 @@
+import SwellStoreCore
+
 extension ManagedObjectContext {
     /// A context's unsaved changes as other queues see them (behind the context's
     /// `level` lock): its own edits and children's saves, the segments moved up

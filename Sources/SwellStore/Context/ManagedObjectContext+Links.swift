@@ -1,3 +1,5 @@
+import SwellStoreCore
+
 extension ManagedObjectContext {
     /// The objects of `join.owner` whose join-table to-many (their column `column`) lists
     /// `member`, as this context sees them: the store's links, overridden by unsaved changes

@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 /// Something that hears of changes that reached a context (a fetched results controller).
 protocol ContextChangeObserver: AnyObject {

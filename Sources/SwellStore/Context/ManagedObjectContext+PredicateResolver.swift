@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SwellStoreCore
 
 /// Key-path predicates evaluated in memory read related objects as this context sees them.
 /// The predicate engine cannot throw: a related object that cannot be read counts as absent

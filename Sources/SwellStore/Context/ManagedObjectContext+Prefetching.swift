@@ -1,3 +1,5 @@
+import SwellStoreCore
+
 /// `relationshipKeyPathsForPrefetching` (Store guarantees 34): the destinations of a whole
 /// fetch loaded with one query per key path (and level of a dotted one), so that
 /// reading the relationship of every fetched object issues no further query.

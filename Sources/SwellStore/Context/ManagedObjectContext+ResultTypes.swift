@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 /// Fetch result types other than objects (Store guarantees 44–45): object IDs and dictionaries,
 /// with aggregates, grouping, a having predicate and distinct rows. Every result is

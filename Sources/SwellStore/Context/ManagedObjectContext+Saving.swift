@@ -1,10 +1,11 @@
 import Foundation
+import SwellStoreCore
 
 extension ManagedObjectContext {
     // MARK: Saving
 
     /// Moves this context's inserts, updates and deletes one level up: into the
-    /// parent context, or — for a root context — into the store, as one SQLite
+    /// parent context, or — for a root context — into the store, as one store
     /// transaction. Nothing reaches disk until a root context saves.
     ///
     /// Uniqueness constraints are resolved at the receiving level with its merge

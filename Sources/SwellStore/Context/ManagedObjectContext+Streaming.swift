@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 extension ManagedObjectContext {
     // MARK: Store metadata
@@ -34,7 +35,7 @@ extension ManagedObjectContext {
     /// Calls `body` with the primary key and values (by attribute index) of each
     /// object a fetch would return, in order, without creating managed objects.
     /// With no unsaved changes for the entity in this context or its ancestors,
-    /// rows stream from one SQLite snapshot in constant memory.
+    /// rows stream from one snapshot of the store in constant memory.
     package func enumerateRows(_ request: FetchRequest, _ body: (Int64, [StoreValue]) throws -> Void) throws {
         assertOnQueue("read \(request.entityName)")
         let plan = try makePlan(request)

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import SwellLocks
+import SwellStoreCore
 import Synchronization
 
 /// A scratchpad of managed objects on one queue: insert, fetch, change and

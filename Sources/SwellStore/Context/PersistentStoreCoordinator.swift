@@ -1,5 +1,6 @@
 import Foundation
 import SwellLocks
+import SwellStoreCore
 import Synchronization
 
 /// Connects root contexts to the persistent store: loads it, hands out

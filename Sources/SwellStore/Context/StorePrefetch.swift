@@ -1,3 +1,4 @@
+import SwellStoreCore
 /// The store's rows a child's save needs to resolve its changes, read before
 /// the parent's lock is taken, so that nothing waiting for that lock (a
 /// main-queue fetch on the view context) ever waits for the disk (Store guarantees 11, 14).

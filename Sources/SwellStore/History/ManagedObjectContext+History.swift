@@ -1,4 +1,5 @@
 import Foundation
+import SwellStoreCore
 
 /// Persistent history (Store guarantees 46–48): what every writer of the store — this process or
 /// another, contexts, batch requests, `swell` runs — committed, in order, to be merged as
@@ -32,8 +33,7 @@ extension ManagedObjectContext {
         return try storeOrThrow().lastHistoryToken(before: date)
     }
 
-    /// The store metadata key under which a store notes how far its history was purged.
-    package static let historyPurgedBeforeKey = "swell.history.purged_before"
+    package static var historyPurgedBeforeKey: String { PersistentHistoryKeys.purgedBefore }
 
     /// The largest token any `deleteHistory(before:)` was given (nil: never purged): the
     /// transactions before it are gone. A reader whose last merged token is below
