@@ -16,14 +16,15 @@ import Testing
             guard let error = error as? StoreError, error.kind == .unknownStoreType else { return false }
             return error.scheme == "nosuch" && !"\(error)".contains("pw")
         }
-        // In a program without SwellPostgres, a PostgreSQL URL says what it needs.
-        #expect(StoreError.unknownStoreType(scheme: "postgres").description.contains("SwellPostgres module linked"))
+        // The refusal says which schemes there are.
+        let refusal = StoreError.unknownStoreType(scheme: "nosuch").description
+        #expect(refusal.contains("file: URL is a SQLite store") && refusal.contains("postgres://"), "\(refusal)")
     }
 
     /// PostgreSQL store guarantees, "Choosing the store": a `postgres://` URL given to
-    /// `addPersistentStore(at:)` selects the PostgreSQL store in a program that links
-    /// SwellPostgres, also when nobody called `PostgresStore.register()` (a fresh process:
-    /// other tests of this one register it). A closed port shows the PostgreSQL store tried.
+    /// `addPersistentStore(at:)` selects the PostgreSQL store with nothing but `import
+    /// SwellStore` and nobody calling `PostgresStore.register()` (a fresh process: other tests
+    /// of this one register it). A closed port shows the PostgreSQL store tried.
     @Test(.onSQLiteOnly("an exit test whose child process picks its store by URL"))
     func aPostgresURLSelectsThePostgresStoreWithoutRegisteringIt() async throws {
         await #expect(processExitsWith: .success) {

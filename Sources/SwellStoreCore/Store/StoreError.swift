@@ -284,8 +284,7 @@ extension StoreError {
 
     /// `.unknownStoreType`: nothing registered for `scheme`.
     public static func unknownStoreType(scheme: String) -> StoreError {
-        let hint = ["postgres", "postgresql"].contains(scheme) ? " (a PostgreSQL store needs the SwellPostgres module linked into the program)" : ""
-        return with(StoreError(.unknownStoreType, "no store type is registered for \(scheme):// URLs\(hint); a file path or file: URL is a SQLite store, memory:// an in-memory one")) {
+        with(StoreError(.unknownStoreType, "no store type is registered for \(scheme):// URLs; a file path or file: URL is a SQLite store, memory:// an in-memory one, postgres:// or postgresql:// a PostgreSQL one")) {
             $0.scheme = scheme
         }
     }
