@@ -76,10 +76,15 @@ let package = Package(
             name: "SwellInMemoryStore",
             dependencies: ["SwellStoreCore", "SwellLocks"]
         ),
+        // The store types a container opens by URL: the one module that names them.
+        .target(
+            name: "SwellDefaultStores",
+            dependencies: ["SwellStoreCore", "SwellSQLite", "SwellInMemoryStore", "SwellPostgres"]
+        ),
         .target(
             name: "SwellStore",
             dependencies: [
-                "SwellStoreCore", "SwellSQLite", "SwellInMemoryStore", "SwellPostgres", "SwellCalendar", "SwellLocks",
+                "SwellStoreCore", "SwellDefaultStores", "SwellCalendar", "SwellLocks",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

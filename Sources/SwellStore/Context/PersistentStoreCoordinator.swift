@@ -1,4 +1,5 @@
 import Foundation
+import SwellDefaultStores
 import SwellLocks
 import SwellStoreCore
 import Synchronization
@@ -65,7 +66,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// (`PersistentStoreOptions`); it stays on for every later writer of the store.
     public func addPersistentStore(at url: URL, options: PersistentStoreOptions = PersistentStoreOptions()) throws {
         try managedObjectModel.validate()
-        let store = try PersistentStoreTypes.store(for: url)
+        let store = try DefaultStoreTypes.store(for: url)
         try store.load(model: storageModel)
         if options.history { try store.startHistory() }
         state.withLock { $0.store = store }
