@@ -303,15 +303,15 @@ package struct SQLiteRow: StoreRowSource {
 
     /// One column call per value (`sqlite3_column_value`), where asking the type and then the
     /// value would make two or three.
-    package func withField<R>(_ attribute: Int, _ body: (StoreRowCursor.Field) throws -> R) rethrows -> R {
-        guard let value = sqlite3_column_value(statement, Int32(attribute + 1)) else { return try body(.null) }
+    package func field(_ attribute: Int) -> StoreRowCursor.Field {
+        guard let value = sqlite3_column_value(statement, Int32(attribute + 1)) else { return .null }
         switch sqlite3_value_type(value) {
-        case SQLITE_INTEGER: return try body(.integer(sqlite3_value_int64(value)))
-        case SQLITE_FLOAT: return try body(.real(sqlite3_value_double(value)))
-        case SQLITE_NULL: return try body(.null)
+        case SQLITE_INTEGER: return .integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: return .real(sqlite3_value_double(value))
+        case SQLITE_NULL: return .null
         default:
             let text = sqlite3_value_text(value)
-            return try body(.text(UnsafeBufferPointer(start: text, count: text == nil ? 0 : Int(sqlite3_value_bytes(value)))))
+            return .text(UnsafeBufferPointer(start: text, count: text == nil ? 0 : Int(sqlite3_value_bytes(value))))
         }
     }
 }

@@ -53,7 +53,7 @@ package struct StoreRowCursor {
     package func withField<R>(_ attribute: Int, _ body: (Field) throws -> R) rethrows -> R {
         switch source {
         case .store(let row):
-            return try row.withField(attribute, body)
+            return try body(row.field(attribute))
         case .values(let values):
             switch values[attribute] {
             case .null: return try body(.null)
@@ -85,6 +85,7 @@ package struct StoreRowCursor {
 package protocol StoreRowSource {
     /// The row's primary key (its object ID's).
     var primaryKey: Int64 { get }
-    /// Calls `body` with attribute `attribute`'s value read in place (text valid only during the call).
-    func withField<R>(_ attribute: Int, _ body: (StoreRowCursor.Field) throws -> R) rethrows -> R
+    /// Attribute `attribute`'s value read in place (text valid until the row moves on); one
+    /// plain call per value, so the caller's formatting stays specialised and inlined.
+    func field(_ attribute: Int) -> StoreRowCursor.Field
 }
