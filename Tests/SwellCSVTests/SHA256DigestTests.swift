@@ -1,4 +1,3 @@
-import Foundation
 import SwellCSV
 import Testing
 
@@ -22,27 +21,5 @@ import Testing
             piece = piece * 3 % 9_973 + 1
         }
         #expect(digest.finishHex() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
-    }
-
-    /// The process exits while another thread is digesting (an export thread, a fetch thread's
-    /// TLS): libcrypto's exit-time clean-up must not free its tables under that thread. With
-    /// it, `swell` died now and then at exit with "double free or corruption" in a run that
-    /// had succeeded (an exit's OPENSSL_cleanup against a thread's own clean-up). One child
-    /// process lost that race about two times in five: twelve of them lose it at least once
-    /// all but once in a hundred and fifty runs.
-    @Test(arguments: 1...12) func exitingWhileAThreadDigestsEndsTheProcessCleanly(child: Int) async {
-        await #expect(processExitsWith: .exitCode(0)) {
-            let running = DispatchSemaphore(value: 0)
-            let bytes = [UInt8](repeating: 7, count: 4096)
-            for _ in 0..<2 {
-                Thread {
-                    running.signal()
-                    while true { _ = SHA256Digest.hex(of: bytes) }
-                }.start()
-            }
-            running.wait()
-            running.wait()
-            exit(0)
-        }
     }
 }
