@@ -34,6 +34,12 @@ public protocol BatchRequest: AnyObject, Sendable {
 /// is done, or columns (`BatchColumns`). A row that meets a stored row with its key is
 /// resolved by the executing context's merge policy; within one request the later row for
 /// a key wins; a row equal to its stored row is not written.
+///
+/// `@unchecked Sendable` (its rows hold `Any` values, as Core Data's requests do): a request is
+/// configured on one thread and then handed whole to `execute`, which reads it on the root
+/// context's queue; the pipeline's comparer sets `comparedAhead` before it hands the request
+/// to the writer and never touches it again. It has no lock: don't change a request while it
+/// executes.
 public final class BatchInsertRequest: BatchRequest, @unchecked Sendable {
     public let entityName: String
     public var resultType: BatchResultType = .statusOnly
@@ -76,6 +82,9 @@ public final class BatchInsertRequest: BatchRequest, @unchecked Sendable {
 /// objects (Store guarantees 42). `propertiesToUpdate` maps attribute names to a new value (as
 /// `setValue(_:forKey:)` takes it; `NSNull()` or nil for nil) or to a `BatchExpression`
 /// over the row's own attributes (`rating + 1`).
+///
+/// `@unchecked Sendable` (`propertiesToUpdate` holds `Any` values): configured on one thread,
+/// then handed whole to `execute`, which reads it on the root context's queue; no lock.
 public final class BatchUpdateRequest: BatchRequest, @unchecked Sendable {
     public let entityName: String
     public var resultType: BatchResultType = .statusOnly
@@ -93,6 +102,9 @@ public final class BatchUpdateRequest: BatchRequest, @unchecked Sendable {
 /// Deletes the stored rows a fetch request matches, or the objects with the given IDs,
 /// without loading them into the caller's contexts, applying every relationship's delete
 /// rule (cascade, nullify, deny: a deny refuses the whole request) (Store guarantees 42).
+///
+/// `@unchecked Sendable` (as the other requests): configured on one thread, then handed whole
+/// to `execute`, which reads it on the root context's queue; no lock.
 public final class BatchDeleteRequest: BatchRequest, @unchecked Sendable {
     public let entityName: String
     public var resultType: BatchResultType = .statusOnly

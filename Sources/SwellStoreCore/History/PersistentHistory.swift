@@ -69,6 +69,10 @@ public struct HistoryTransaction: Sendable {
 }
 
 /// One object's change in a `HistoryTransaction`.
+///
+/// `@unchecked Sendable`: every field is a `let`; `deletedKey` and `previousKey` are typed
+/// `[String: Any]` (Core Data's tombstone shape) but hold only the values a store reads back —
+/// `Int`, `Double`, `String`, `Bool`, `Date` — which are all Sendable.
 public struct HistoryChange: @unchecked Sendable {
     /// What happened to the object.
     public enum ChangeType: String, Sendable, Hashable, Codable {
