@@ -1,4 +1,5 @@
 // swift-tools-version:6.1
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -16,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         // `swift package generate-documentation --target SwellStore`: the DocC catalog.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // `@Entity` and its companions: the macro plugin (SwellMacros) is built on it.
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -81,10 +84,21 @@ let package = Package(
             name: "SwellDefaultStores",
             dependencies: ["SwellStoreCore", "SwellSQLite", "SwellInMemoryStore", "SwellPostgres"]
         ),
+        // The compiler plugin expanding `@Entity`, `@Unique`, `@Relationship`, `@Transient`.
+        .macro(
+            name: "SwellMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
         .target(
             name: "SwellStore",
             dependencies: [
-                "SwellStoreCore", "SwellDefaultStores", "SwellCalendar", "SwellLocks",
+                "SwellStoreCore", "SwellDefaultStores", "SwellMacros", "SwellCalendar", "SwellLocks",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -140,6 +154,13 @@ let package = Package(
         .testTarget(
             name: "SwellStoreTests",
             dependencies: ["SwellStore", "SwellStoreCore", "SwellSQLite", "SwellInMemoryStore", "SwellLocks", "SwellPostgres", "SwellTestSupport", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(
+            name: "SwellMacrosTests",
+            dependencies: [
+                "SwellMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ]
         ),
         .testTarget(
             name: "SwellPostgresTests",

@@ -27,6 +27,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// Destinations a fetch prefetched for this object, kept alive with it (until `reset()`).
     var prefetchedObjects: [ManagedObject] = []
     let attributeIndex: [String: Int]
+    /// The `@Entity` object handed out for this object, while someone holds it.
+    weak var typedModel: AnyObject?
 
     /// Creates an object of `entity` and inserts it into `context`. Its ID is permanent at once.
     ///

@@ -1,0 +1,186 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxBuilder
+import SwiftSyntaxMacros
+
+/// `@Entity`: the entity description, the backing object, the initialisers and the
+/// key-path table of a final class, and `@_EntityProperty` on each stored property.
+public struct EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
+        conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        let sink = CompilerDiagnostics(context: context)
+        guard let entity = EntityReader.read(declaration, attribute: node, sink: sink) else { return [] }
+        return EntityMembers(entity: entity).declarations
+    }
+
+    public static func expansion(
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
+        providingAttributesFor member: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [AttributeSyntax] {
+        guard declaration.is(ClassDeclSyntax.self), let variable = member.as(VariableDeclSyntax.self),
+              variable.isStoredInstanceProperty, !variable.hasAttribute(named: "Transient"),
+              !variable.hasAttribute(named: "_EntityProperty"),
+              PropertyReader.read(variable, in: NoDiagnostics()) != nil else { return [] }
+        return ["@SwellStore._EntityProperty"]
+    }
+
+    public static func expansion(
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
+        providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [ExtensionDeclSyntax] {
+        guard declaration.is(ClassDeclSyntax.self), !protocols.isEmpty else { return [] }
+        return [try ExtensionDeclSyntax("extension \(type.trimmed): SwellStore.PersistentModel {}")]
+    }
+}
+
+/// An `@Entity` class as read: its name, access level, stored properties and key.
+struct EntityDeclaration {
+    var name: String
+    /// `public ` when the class is public or open, else empty.
+    var access: String
+    var properties: [EntityProperty]
+    var uniquenessConstraint: [String]
+    var declaresInitialiser: Bool
+}
+
+enum EntityReader {
+    static func read(_ declaration: some DeclGroupSyntax, attribute: AttributeSyntax, sink: some DiagnosticSink) -> EntityDeclaration? {
+        guard let classDecl = declaration.as(ClassDeclSyntax.self) else {
+            sink.report(.notAClass, at: Syntax(attribute))
+            return nil
+        }
+        let name = classDecl.name.trimmedDescription
+        let modifiers = classDecl.modifiers.map(\.name.text)
+        guard modifiers.contains("final") else {
+            sink.report(.notFinal(name), at: Syntax(classDecl.classKeyword))
+            return nil
+        }
+        var properties: [EntityProperty] = []
+        var valid = true
+        var uniqueFromMacro: [String]?
+        var declaresInitialiser = false
+        for member in classDecl.memberBlock.members {
+            if member.decl.is(InitializerDeclSyntax.self) { declaresInitialiser = true }
+            if let expansion = member.decl.as(MacroExpansionDeclSyntax.self), expansion.macroName.text == "Unique" {
+                guard uniqueFromMacro == nil else {
+                    sink.report(.uniqueTwice(name), at: Syntax(expansion))
+                    valid = false
+                    continue
+                }
+                guard let names = uniqueKeyPaths(expansion) else {
+                    sink.report(.uniqueArguments, at: Syntax(expansion))
+                    valid = false
+                    continue
+                }
+                uniqueFromMacro = names
+                continue
+            }
+            guard let variable = member.decl.as(VariableDeclSyntax.self), variable.isStoredInstanceProperty,
+                  !variable.hasAttribute(named: "Transient") else { continue }
+            if let property = PropertyReader.read(variable, in: sink) { properties.append(property) } else { valid = false }
+        }
+        let marked = properties.filter(\.isUnique)
+        if marked.count > 1 || (!marked.isEmpty && uniqueFromMacro != nil) {
+            sink.report(.uniqueTwice(name), at: Syntax(marked.last!.node))
+            valid = false
+        }
+        let attributeNames = Set(properties.filter(\.kind.isAttribute).map(\.name))
+        for unique in uniqueFromMacro ?? [] where !attributeNames.contains(unique) {
+            sink.report(.uniqueNotAnAttribute(unique), at: Syntax(classDecl.name))
+            valid = false
+        }
+        if valid, attributeNames.isEmpty {
+            sink.report(.noAttributes(name), at: Syntax(classDecl.name))
+            valid = false
+        }
+        guard valid else { return nil }
+        let access = modifiers.contains("public") || modifiers.contains("open") ? "public " : ""
+        return EntityDeclaration(name: name, access: access, properties: properties,
+                                 uniquenessConstraint: uniqueFromMacro ?? marked.map(\.name),
+                                 declaresInitialiser: declaresInitialiser)
+    }
+
+    /// `#Unique<T>([\.a, \.b])`: the property names, or nil when the arguments are not that shape.
+    static func uniqueKeyPaths(_ expansion: MacroExpansionDeclSyntax) -> [String]? {
+        guard expansion.arguments.count == 1, let array = expansion.arguments.first?.expression.as(ArrayExprSyntax.self),
+              !array.elements.isEmpty else { return nil }
+        var names: [String] = []
+        for element in array.elements {
+            guard let keyPath = element.expression.as(KeyPathExprSyntax.self), keyPath.components.count == 1,
+                  let property = keyPath.components.first?.component.as(KeyPathPropertyComponentSyntax.self) else { return nil }
+            names.append(property.declName.baseName.text)
+        }
+        return names
+    }
+}
+
+/// The members `@Entity` adds.
+struct EntityMembers {
+    let entity: EntityDeclaration
+
+    var declarations: [DeclSyntax] {
+        let access = entity.access
+        let placeholders = entity.properties.filter(\.needsInitialisationCheck)
+            .map { "self._$\($0.name) = SwellStore._EntityValueSet()\n" }.joined()
+        var result: [DeclSyntax] = [
+            "\(raw: access)let _$backing = SwellStore.EntityBacking()",
+            "\(raw: access)static let entityDescription = \(raw: descriptionExpression)",
+            """
+            /// Wraps a managed object of this entity; `ManagedObjectContext` calls it for fetched objects.
+            \(raw: access)init(backing object: SwellStore.ManagedObject) {
+            \(raw: placeholders)_$backing.attach(object, to: self)
+            }
+            """,
+            """
+            /// Creates an object of this entity inserted into `context`: properties with an
+            /// initial value have it, other attributes are unset.
+            \(raw: access)init(context: SwellStore.ManagedObjectContext) {
+            \(raw: placeholders)context.insert(self)
+            }
+            """,
+            """
+            \(raw: access)static func _$storedName(for keyPath: AnyKeyPath) -> String? {
+            \(raw: entity.properties.map { "if keyPath == \\\(entity.name).\($0.name) as AnyKeyPath { return \"\($0.name)\" }\n" }.joined())return nil
+            }
+            """,
+        ]
+        if !entity.declaresInitialiser, placeholders.isEmpty {
+            result.append("\(raw: access)init() {}")
+        }
+        return result
+    }
+
+    var descriptionExpression: String {
+        let attributes = entity.properties.compactMap { property -> String? in
+            guard case .attribute(let type, let isOptional) = property.kind else { return nil }
+            return "SwellStore.AttributeDescription(name: \"\(property.name)\", type: .\(type), isOptional: \(isOptional))"
+        }
+        let relationships = entity.properties.compactMap { property -> String? in
+            let rule = property.deleteRule ?? "nullify"
+            let inverse = property.inverse.map { "\"\($0)\"" } ?? "nil"
+            switch property.kind {
+            case .attribute: return nil
+            case .toOne(let destination):
+                return "SwellStore.RelationshipDescription(name: \"\(property.name)\", destination: \"\(destination)\", "
+                    + "inverse: \(inverse), deleteRule: .\(rule))"
+            case .toMany(let destination, let isOrdered):
+                return "SwellStore.RelationshipDescription(name: \"\(property.name)\", destination: \"\(destination)\", "
+                    + "toMany: true, isOrdered: \(isOrdered), inverse: \(inverse), deleteRule: .\(rule))"
+            }
+        }
+        let unique = entity.uniquenessConstraint.map { "\"\($0)\"" }.joined(separator: ", ")
+        return """
+            SwellStore.EntityDescription(
+            name: "\(entity.name)",
+            attributes: [\(attributes.map { "\n\($0)," }.joined())
+            ],
+            relationships: [\(relationships.map { "\n\($0)," }.joined())
+            ],
+            uniquenessConstraint: [\(unique)]
+            )
+            """
+    }
+}

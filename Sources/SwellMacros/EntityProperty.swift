@@ -1,0 +1,212 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxMacros
+
+/// What a stored property of an `@Entity` class becomes in the entity's description.
+enum PropertyKind: Equatable {
+    /// An attribute: its `AttributeType` case name, and whether nil is allowed.
+    case attribute(type: String, isOptional: Bool)
+    /// A to-one relationship to the named entity (always optional).
+    case toOne(destination: String)
+    /// A to-many relationship: a `Set` of the destination, or an array when ordered.
+    case toMany(destination: String, isOrdered: Bool)
+}
+
+/// One stored property of an `@Entity` class, read from its declaration.
+struct EntityProperty {
+    var name: String
+    /// The type as written, trimmed.
+    var typeText: String
+    var kind: PropertyKind
+    /// Whether the declaration gives an initial value (`var tags: Set<Tag> = []`).
+    var hasInitialValue: Bool
+    var isUnique: Bool
+    /// `@Relationship(inverse:deleteRule:)`'s arguments, when written.
+    var inverse: String?
+    var deleteRule: String?
+    var node: VariableDeclSyntax
+
+    /// Non-optional attributes without an initial value must be set by every initialiser:
+    /// a zero-size placeholder the init accessor initialises lets the compiler check it.
+    var needsInitialisationCheck: Bool {
+        if hasInitialValue { return false }
+        if case .attribute(_, false) = kind { return true }
+        return false
+    }
+}
+
+/// Swift types an attribute can have, and the `AttributeType` each is stored as.
+let attributeTypes: [String: String] = [
+    "String": "string", "Swift.String": "string",
+    "Int": "integer", "Swift.Int": "integer",
+    "Double": "double", "Swift.Double": "double",
+    "Bool": "boolean", "Swift.Bool": "boolean",
+    "Date": "date", "Foundation.Date": "date",
+    "JSONText": "json", "SwellStore.JSONText": "json",
+]
+
+extension VariableDeclSyntax {
+    /// Whether the declaration is a stored instance property (no accessors, not static).
+    var isStoredInstanceProperty: Bool {
+        if modifiers.contains(where: { ["static", "class"].contains($0.name.text) }) { return false }
+        guard bindings.count == 1, let binding = bindings.first else { return true }
+        switch binding.accessorBlock?.accessors {
+        case nil: return true
+        case .getter: return false
+        case .accessors(let accessors):
+            // willSet/didSet observers keep a property stored.
+            return accessors.allSatisfy { ["willSet", "didSet"].contains($0.accessorSpecifier.text) }
+        }
+    }
+
+    func hasAttribute(named name: String) -> Bool {
+        attribute(named: name) != nil
+    }
+
+    func attribute(named name: String) -> AttributeSyntax? {
+        for element in attributes {
+            if case .attribute(let attribute) = element,
+               attribute.attributeName.trimmedDescription == name || attribute.attributeName.trimmedDescription == "SwellStore.\(name)" {
+                return attribute
+            }
+        }
+        return nil
+    }
+}
+
+/// Reads a stored property, or reports why it cannot be stored.
+enum PropertyReader {
+    static func read(_ variable: VariableDeclSyntax, in context: some DiagnosticSink) -> EntityProperty? {
+        guard variable.bindings.count == 1, let binding = variable.bindings.first,
+              let identifier = binding.pattern.as(IdentifierPatternSyntax.self) else {
+            context.report(.oneNamePerDeclaration, at: Syntax(variable))
+            return nil
+        }
+        let name = identifier.identifier.trimmedDescription
+        if variable.bindingSpecifier.tokenKind == .keyword(.let) {
+            context.report(.letProperty(name), at: Syntax(variable.bindingSpecifier))
+            return nil
+        }
+        guard let type = binding.typeAnnotation?.type else {
+            context.report(.missingType(name), at: Syntax(binding))
+            return nil
+        }
+        guard let kind = classify(type, name: name, in: context) else { return nil }
+        var property = EntityProperty(name: name, typeText: type.trimmedDescription, kind: kind,
+                                      hasInitialValue: binding.initializer != nil,
+                                      isUnique: variable.hasAttribute(named: "Unique"), node: variable)
+        if let relationship = variable.attribute(named: "Relationship") {
+            guard !kind.isAttribute else {
+                context.report(.relationshipOnAttribute(name), at: Syntax(relationship))
+                return nil
+            }
+            for argument in relationship.arguments?.as(LabeledExprListSyntax.self) ?? [] {
+                switch argument.label?.text {
+                case "inverse":
+                    guard let literal = argument.expression.as(StringLiteralExprSyntax.self),
+                          let text = literal.representedLiteralValue, !text.isEmpty else {
+                        context.report(.inverseNotAName(name), at: Syntax(argument.expression))
+                        return nil
+                    }
+                    property.inverse = text
+                case "deleteRule":
+                    property.deleteRule = argument.expression.trimmedDescription
+                        .split(separator: ".").last.map(String.init)
+                default: break
+                }
+            }
+        }
+        if !kind.isAttribute, property.inverse == nil {
+            context.report(.missingInverse(name, destination: kind.destination ?? ""), at: Syntax(variable))
+            return nil
+        }
+        if property.isUnique, !kind.isAttribute {
+            context.report(.uniqueRelationship(name), at: Syntax(variable))
+            return nil
+        }
+        return property
+    }
+
+    /// The kind a declared type stands for, or nil after reporting why it cannot be stored.
+    static func classify(_ type: TypeSyntax, name: String, in context: some DiagnosticSink) -> PropertyKind? {
+        if let wrapped = optionalWrapped(type) {
+            let text = wrapped.trimmedDescription
+            if let attribute = attributeTypes[text] { return .attribute(type: attribute, isOptional: true) }
+            if collectionElement(wrapped) != nil {
+                context.report(.optionalToMany(name, type: type.trimmedDescription), at: Syntax(type))
+                return nil
+            }
+            if isPlainTypeName(wrapped) { return .toOne(destination: lastComponent(text)) }
+            context.report(.unsupportedType(name, type: type.trimmedDescription), at: Syntax(type))
+            return nil
+        }
+        let text = type.trimmedDescription
+        if let attribute = attributeTypes[text] { return .attribute(type: attribute, isOptional: false) }
+        if let (element, isOrdered) = collectionElement(type) {
+            let elementText = element.trimmedDescription
+            guard isPlainTypeName(element), attributeTypes[elementText] == nil else {
+                context.report(.collectionOfValues(name, type: text), at: Syntax(type))
+                return nil
+            }
+            return .toMany(destination: lastComponent(elementText), isOrdered: isOrdered)
+        }
+        if isPlainTypeName(type), !knownValueTypes.contains(text) {
+            context.report(.nonOptionalToOne(name, type: text), at: Syntax(type))
+            return nil
+        }
+        context.report(.unsupportedType(name, type: text), at: Syntax(type))
+        return nil
+    }
+
+    /// Value types a user might expect to store that Swell does not: named in the error rather
+    /// than taken for an entity.
+    static let knownValueTypes: Set<String> = [
+        "Float", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16", "UInt32", "UInt64",
+        "Data", "Decimal", "URL", "UUID", "Character", "Float80", "CGFloat",
+    ]
+
+    static func optionalWrapped(_ type: TypeSyntax) -> TypeSyntax? {
+        if let optional = type.as(OptionalTypeSyntax.self) { return optional.wrappedType }
+        if let implicit = type.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return implicit.wrappedType }
+        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional",
+           let argument = identifier.genericArgumentClause?.arguments.first {
+            return argument.argument.as(TypeSyntax.self)
+        }
+        return nil
+    }
+
+    /// The element of `Set<X>` (unordered) or `[X]` / `Array<X>` (ordered).
+    static func collectionElement(_ type: TypeSyntax) -> (TypeSyntax, Bool)? {
+        if let array = type.as(ArrayTypeSyntax.self) { return (array.element, true) }
+        if let identifier = type.as(IdentifierTypeSyntax.self), ["Set", "Array"].contains(identifier.name.text),
+           let argument = identifier.genericArgumentClause?.arguments.first,
+           let element = argument.argument.as(TypeSyntax.self) {
+            return (element, identifier.name.text == "Array")
+        }
+        return nil
+    }
+
+    static func isPlainTypeName(_ type: TypeSyntax) -> Bool {
+        if let identifier = type.as(IdentifierTypeSyntax.self) { return identifier.genericArgumentClause == nil }
+        if let member = type.as(MemberTypeSyntax.self) { return member.genericArgumentClause == nil }
+        return false
+    }
+
+    static func lastComponent(_ text: String) -> String {
+        text.split(separator: ".").last.map(String.init) ?? text
+    }
+}
+
+extension PropertyKind {
+    var isAttribute: Bool {
+        if case .attribute = self { return true }
+        return false
+    }
+
+    var destination: String? {
+        switch self {
+        case .attribute: nil
+        case .toOne(let destination), .toMany(let destination, _): destination
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import SwellStoreCore
+
+/// Where a typed object's values live: the managed object behind it once it is in a context,
+/// and before that the values its initialiser set, applied when it is inserted.
+///
+/// `@Entity` gives every typed object one; its accessors call the methods here. It is not
+/// used directly.
+public final class EntityBacking {
+    /// The managed object, once the typed object is inserted (or was fetched).
+    public private(set) var object: ManagedObject?
+    /// Values set before insertion, by property name.
+    private var unsaved: [String: Any] = [:]
+
+    public init() {}
+
+    /// Makes `object` the managed object behind `model`; values set before are dropped
+    /// (`init(backing:)` runs property initial values before it attaches).
+    public func attach(_ object: ManagedObject, to model: some PersistentModel) {
+        precondition(object.entity.name == type(of: model).entityDescription.name,
+                     "SwellStore: a \(object.entity.name) cannot back a \(type(of: model).entityDescription.name)")
+        self.object = object
+        unsaved = [:]
+        object.typedModel = model
+    }
+
+    /// Records an initial value, before the object has a context.
+    public func setInitialValue<Value>(_ value: Value, forKey key: String) {
+        if let object {
+            object.setValue(Self.managedValue(of: value, insertingInto: object.managedObjectContext), forKey: key)
+        } else {
+            unsaved[key] = value
+        }
+    }
+
+    // MARK: Attributes
+
+    public func attribute<Value: EntityAttributeValue>(forKey key: String, as type: Value.Type) -> Value {
+        guard let object else { return unsaved[key] as? Value ?? .unsetValue }
+        return Value(managedValue: object.value(forKey: key)) ?? .unsetValue
+    }
+
+    public func setAttribute<Value: EntityAttributeValue>(_ value: Value, forKey key: String) {
+        guard let object else {
+            unsaved[key] = value
+            return
+        }
+        object.setValue(value.managedValue, forKey: key)
+    }
+
+    // MARK: Relationships
+
+    public func toOne<Destination: PersistentModel>(forKey key: String, as type: Destination.Type) -> Destination? {
+        guard let object else { return unsaved[key] as? Destination }
+        return (object.value(forKey: key) as? ManagedObject).map(Destination.model(for:))
+    }
+
+    public func setToOne<Destination: PersistentModel>(_ value: Destination?, forKey key: String) {
+        guard let object else {
+            unsaved[key] = value as Any
+            return
+        }
+        object.setValue(value.map { $0._$backing.managedObject(for: $0, in: object.managedObjectContext) }, forKey: key)
+    }
+
+    public func toMany<Destination: PersistentModel>(forKey key: String, as type: Destination.Type) -> Set<Destination> {
+        Set(orderedToMany(forKey: key, as: type))
+    }
+
+    public func orderedToMany<Destination: PersistentModel>(forKey key: String, as type: Destination.Type) -> [Destination] {
+        guard let object else {
+            if let set = unsaved[key] as? Set<Destination> { return Array(set) }
+            return unsaved[key] as? [Destination] ?? []
+        }
+        guard let relationship = object.entity.relationship(named: key) else { return [] }
+        object.managedObjectContext?.assertOnQueue("read \(object.entity.name).\(key)")
+        return object.members(of: relationship).map(Destination.model(for:))
+    }
+
+    public func setToMany<Destination: PersistentModel>(_ value: Set<Destination>, forKey key: String) {
+        setOrderedToMany(Array(value), forKey: key)
+    }
+
+    public func setOrderedToMany<Destination: PersistentModel>(_ value: [Destination], forKey key: String) {
+        guard let object else {
+            unsaved[key] = value
+            return
+        }
+        let context = object.managedObjectContext
+        object.setValue(value.map { $0._$backing.managedObject(for: $0, in: context) }, forKey: key)
+    }
+
+    // MARK: Insertion
+
+    /// The managed object behind `model`, inserting it (and, through its unsaved values, the
+    /// typed objects it points to) into `context` when it has none yet.
+    func managedObject(for model: some PersistentModel, in context: ManagedObjectContext?) -> ManagedObject {
+        if let object {
+            if let context, let owner = object.managedObjectContext, owner !== context {
+                preconditionFailure("SwellStore: a \(object.entity.name) of context \(owner.displayName) cannot be used in context "
+                    + "\(context.displayName); look it up there with object(with: objectID)")
+            }
+            return object
+        }
+        guard let context else {
+            preconditionFailure("SwellStore: a \(type(of: model).entityDescription.name) that is in no context cannot be related "
+                + "to an object that is in none either: insert one of them into a context")
+        }
+        let values = unsaved
+        let object = ManagedObject(entity: type(of: model).entityDescription, insertInto: context)
+        attach(object, to: model)
+        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+            object.setValue(Self.managedValue(of: value, insertingInto: context), forKey: key)
+        }
+        return object
+    }
+
+    /// A value set before insertion as `setValue(_:forKey:)` takes it: typed objects become
+    /// their managed objects (inserted into `context` when they are not yet).
+    private static func managedValue(of value: Any, insertingInto context: ManagedObjectContext?) -> Any? {
+        if let attribute = value as? any EntityAttributeValue { return attribute.managedValue }
+        if let model = value as? any PersistentModel { return managedObject(of: model, in: context) }
+        if let models = value as? any Sequence {
+            return models.compactMap { ($0 as? any PersistentModel).map { managedObject(of: $0, in: context) } }
+        }
+        return nil
+    }
+
+    private static func managedObject(of model: some PersistentModel, in context: ManagedObjectContext?) -> ManagedObject {
+        model._$backing.managedObject(for: model, in: context)
+    }
+}

@@ -1,0 +1,48 @@
+// The macros of typed entities. Their expansions live in the `SwellMacros` compiler plugin;
+// what each generates is described in "Typed entities" (DocC) and the README.
+
+/// Makes a final class an entity: generates its `EntityDescription` from the stored
+/// properties (attributes of the six attribute types and their optionals, relationships to
+/// other `@Entity` classes), typed accessors over the managed object behind it, the
+/// initialisers `init(backing:)` and `init(context:)`, and the conformance to
+/// ``PersistentModel``.
+///
+/// ```swift
+/// @Entity final class JournalEntry {
+///     @Unique var id: Int
+///     var date: Date
+///     var rating: Int?
+///     @Relationship(inverse: "entries", deleteRule: .nullify) var spot: Spot?
+///     init(id: Int, date: Date) { self.id = id; self.date = date }
+/// }
+/// ```
+@attached(member, names: named(_$backing), named(entityDescription), named(init), named(_$storedName))
+@attached(memberAttribute)
+@attached(extension, conformances: PersistentModel)
+public macro Entity() = #externalMacro(module: "SwellMacros", type: "EntityMacro")
+
+/// Put on each stored property by `@Entity`: the accessors that read and write the managed
+/// object's value. Not written by hand.
+@attached(accessor, names: named(init), named(get), named(set))
+@attached(peer, names: prefixed(_$))
+public macro _EntityProperty() = #externalMacro(module: "SwellMacros", type: "EntityPropertyMacro")
+
+/// Makes an attribute the entity's uniqueness constraint (its key): saving a second object
+/// with the same value merges or conflicts by the context's merge policy.
+@attached(peer)
+public macro Unique() = #externalMacro(module: "SwellMacros", type: "EntityMarkerMacro")
+
+/// The uniqueness constraint of several attributes together: `#Unique<Visit>([\.spot, \.date])`
+/// inside the class. An entity has one constraint.
+@freestanding(declaration)
+public macro Unique<T>(_ keyPaths: [PartialKeyPath<T>]) = #externalMacro(module: "SwellMacros", type: "UniqueConstraintMacro")
+
+/// A relationship's inverse (the destination's property pointing back) and what deleting
+/// this object does to its destinations. Every relationship names its inverse.
+@attached(peer)
+public macro Relationship(inverse: String, deleteRule: DeleteRule = .nullify) =
+    #externalMacro(module: "SwellMacros", type: "EntityMarkerMacro")
+
+/// A stored property that is not part of the entity: kept on the Swift object only, never saved.
+@attached(peer)
+public macro Transient() = #externalMacro(module: "SwellMacros", type: "EntityMarkerMacro")

@@ -1,0 +1,52 @@
+import Foundation
+import SwellStoreCore
+
+/// A typed fetch: which objects of an `@Entity` class, in what order, how many.
+///
+/// SwiftData's name and shape; `FetchRequest` stays the untyped request beneath it.
+///
+/// ```swift
+/// let good = try context.fetch(FetchDescriptor<JournalEntry>(
+///     predicate: #Predicate { $0.rating ?? 0 >= 3 },
+///     sortBy: [SortDescriptor(\.date, order: .reverse)]))
+/// ```
+public struct FetchDescriptor<T: PersistentModel> {
+    /// Which objects; nil for all.
+    public var predicate: Predicate<T>?
+    /// The order: each a stored property of `T`.
+    public var sortBy: [SortDescriptor<T>]
+    /// At most this many objects; nil for no limit.
+    public var fetchLimit: Int?
+    /// Skip this many first.
+    public var fetchOffset: Int?
+    /// Objects read at once from the store (0: all), as `FetchRequest.fetchBatchSize`.
+    public var fetchBatchSize = 0
+    /// Relationships whose destinations are loaded with the objects.
+    public var relationshipKeyPathsForPrefetching: [PartialKeyPath<T>] = []
+
+    /// Creates a descriptor.
+    public init(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {
+        self.predicate = predicate
+        self.sortBy = sortBy
+    }
+
+    /// The untyped request this descriptor stands for.
+    ///
+    /// - Throws: `StoreError.invalidPredicate` or `.invalidSortKey` when the predicate or a
+    ///   sort cannot be compiled.
+    public func fetchRequest() throws -> FetchRequest {
+        var request = FetchRequest(entityName: T.entityDescription.name)
+        request.predicate = try predicate.map { try FetchPredicate($0) }
+        request.sortDescriptors = try sortBy.map { try FetchSortDescriptor($0) }
+        request.fetchLimit = fetchLimit ?? 0
+        request.fetchOffset = fetchOffset ?? 0
+        request.fetchBatchSize = fetchBatchSize
+        request.relationshipKeyPathsForPrefetching = try relationshipKeyPathsForPrefetching.map { keyPath in
+            guard let name = T._$storedName(for: keyPath) else {
+                throw StoreError.invalidFetch(entity: T.entityDescription.name, reason: "a prefetched key path is not a stored relationship")
+            }
+            return name
+        }
+        return request
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import SwellStoreCore
+
+/// Typed entities in a context: inserting, fetching and looking up `@Entity` objects.
+extension ManagedObjectContext {
+    /// Inserts a typed object made with its own initialiser, and the typed objects its
+    /// relationships point to that are in no context yet. Inserting an object of another
+    /// context is a programming error.
+    public func insert<T: PersistentModel>(_ model: T) {
+        assertOnQueue("insert a \(T.entityDescription.name)")
+        _ = model._$backing.managedObject(for: model, in: self)
+    }
+
+    /// Marks a typed object deleted (one never inserted is just dropped).
+    public func delete<T: PersistentModel>(_ model: T) {
+        guard let object = model.managedObject else { return }
+        delete(object)
+    }
+
+    /// The typed objects a descriptor matches, as `fetch(_:)` with its `FetchRequest` finds them.
+    ///
+    /// - Throws: `StoreError.invalidPredicate` when the predicate uses an operation
+    ///   Swell cannot compile (the message names it), and whatever the fetch throws.
+    public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
+        let objects = try fetch(descriptor.fetchRequest())
+        return objects.map(T.model(for:))
+    }
+
+    /// How many objects a descriptor matches.
+    public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
+        try count(for: descriptor.fetchRequest())
+    }
+
+    /// The IDs of the objects a descriptor matches.
+    public func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [ObjectID] {
+        try fetchObjectIDs(descriptor.fetchRequest())
+    }
+
+    /// The typed object for an ID of `T`'s entity (see `object(with:)`). An ID of another
+    /// entity is a programming error; `existingObject(with:as:)` throws instead.
+    public func object<T: PersistentModel>(with id: ObjectID, as type: T.Type = T.self) -> T {
+        precondition(id.entityName == T.entityDescription.name,
+                     "SwellStore: \(id) is an ID of \(id.entityName), not of \(T.entityDescription.name)")
+        return T.model(for: object(with: id))
+    }
+
+    /// The typed object for an ID, or `StoreError.objectNotFound` when it does not exist in
+    /// this context's view or is of another entity than `T`.
+    public func existingObject<T: PersistentModel>(with id: ObjectID, as type: T.Type = T.self) throws -> T {
+        guard id.entityName == T.entityDescription.name else { throw StoreError.objectNotFound(id) }
+        return T.model(for: try existingObject(with: id))
+    }
+}
+
+extension ManagedObjectModel {
+    /// A model of `@Entity` classes, and described entities beside them.
+    ///
+    /// `ManagedObjectModel(entities: [JournalEntry.self, Spot.self])`; to mix, list
+    /// descriptions in `described`, or write `JournalEntry.entityDescription` among them.
+    public init(entities: [any PersistentModel.Type], described: [EntityDescription] = []) {
+        self.init(entities: entities.map { $0.entityDescription } + described)
+    }
+}

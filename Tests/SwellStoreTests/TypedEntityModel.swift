@@ -1,0 +1,48 @@
+import Foundation
+import SwellStore
+
+// The typed entities the typed-entity tests use: the store contract's own example.
+
+@Entity final class Spot {
+    @Unique var name: String
+    var latitude: Double?
+    @Relationship(inverse: "spot", deleteRule: .nullify) var entries: Set<JournalEntry> = []
+
+    init(name: String, latitude: Double? = nil) {
+        self.name = name
+        self.latitude = latitude
+    }
+}
+
+@Entity final class JournalEntry {
+    @Unique var id: Int
+    var date: Date
+    var height: String?
+    var rating: Int?
+    var isFavourite: Bool = false
+    var conditions: JSONText?
+    @Relationship(inverse: "entries", deleteRule: .nullify) var spot: Spot?
+    @Relationship(inverse: "entries", deleteRule: .nullify) var tags: Set<Tag> = []
+    @Transient var scratch = 0
+
+    init(id: Int, date: Date, height: String? = nil, rating: Int? = nil) {
+        self.id = id
+        self.date = date
+        self.height = height
+        self.rating = rating
+    }
+}
+
+@Entity final class Tag {
+    var label: String
+    @Relationship(inverse: "tags", deleteRule: .nullify) var entries: Set<JournalEntry> = []
+
+    #Unique<Tag>([\.label])
+
+    init(label: String) { self.label = label }
+}
+
+/// The typed model, with a described entity beside it.
+let typedModel = ManagedObjectModel(entities: [JournalEntry.self, Spot.self, Tag.self], described: [
+    EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)]),
+])

@@ -1,0 +1,177 @@
+import Foundation
+@testable import SwellSQLite
+import SwellStoreCore
+import Testing
+@testable import SwellStore
+import SwellTestSupport
+
+/// `@Entity` classes over contexts (store guarantees 50–51): typed values round-trip
+/// through every level, one typed object per managed object, relationships both ways,
+/// lookups by ID, models mixing typed and described entities.
+@Suite(.onEveryStore) struct TypedEntityTests {
+    @Test func valuesAndRelationshipsRoundTripThroughTheStack() async throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory, name: "typed", model: typedModel)
+        let worker = container.newBackgroundContext()
+        let ids = try worker.performAndWait {
+            let spot = Spot(name: "Ocean Beach", latitude: 37.76)
+            let entry = JournalEntry(id: 1, date: Date(timeIntervalSince1970: 1_700_000_000.5), height: "2-3 ft", rating: 4)
+            entry.spot = spot
+            entry.isFavourite = true
+            entry.conditions = JSONText(#"{"wind":"light"}"#)
+            entry.tags = [Tag(label: "glassy"), Tag(label: "crowded")]
+            entry.scratch = 9
+            // Nothing is in a context yet: the values wait on the typed objects.
+            #expect(entry.managedObject == nil && entry.rating == 4 && entry.spot === spot)
+            worker.insert(entry)
+            // Inserting the entry inserted what it points to, and the inverses are in step.
+            #expect(spot.managedObject?.isInserted == true)
+            #expect(spot.entries == [entry])
+            #expect(entry.tags.map(\.label).sorted() == ["crowded", "glassy"])
+            #expect(entry.managedObject?.value(forKey: "rating") as? Int == 4)
+            try worker.save()
+            return (entry.objectID, spot.objectID)
+        }
+        try await container.saveToDisk()
+        #expect(JournalEntry.entityDescription.attribute(named: "scratch") == nil, "@Transient is not stored")
+
+        let reader = try makeRootContext(at: directory.storeURL("typed"), model: typedModel)
+        try reader.performAndWait {
+            let entries = try reader.fetch(FetchDescriptor<JournalEntry>())
+            let entry = try #require(entries.first)
+            #expect(entries.count == 1)
+            #expect(entry.objectID == ids.0)
+            #expect(entry.date == Date(timeIntervalSince1970: 1_700_000_000.5))
+            #expect(entry.height == "2-3 ft" && entry.rating == 4 && entry.isFavourite)
+            #expect(entry.conditions == JSONText(#"{"wind":"light"}"#))
+            #expect(entry.scratch == 0, "a @Transient property starts afresh on a fetched object")
+            let spot = try #require(entry.spot)
+            #expect(spot.objectID == ids.1 && spot.name == "Ocean Beach" && spot.latitude == 37.76)
+            #expect(spot.entries.first === entry)
+            #expect(Set(entry.tags.map(\.label)) == ["glassy", "crowded"])
+            #expect(entry.tags.allSatisfy { $0.entries == [entry] })
+        }
+    }
+
+    @Test func aContextHandsOutOneTypedObjectPerObject() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory, name: "typed", model: typedModel)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            context.insert(JournalEntry(id: 1, date: Date(timeIntervalSince1970: 0)))
+            try context.save()
+            let first = try context.fetch(FetchDescriptor<JournalEntry>())
+            let second = try context.fetch(FetchDescriptor<JournalEntry>())
+            #expect(first[0] === second[0])
+            let byID: JournalEntry = context.object(with: first[0].objectID)
+            #expect(byID === first[0])
+            #expect(try context.existingObject(with: first[0].objectID, as: JournalEntry.self) === first[0])
+            #expect(first[0].managedObject?.model(as: JournalEntry.self) === first[0])
+            #expect(first[0].managedObject?.model(as: Spot.self) == nil)
+            let error = #expect(throws: StoreError.self) { try context.existingObject(with: first[0].objectID, as: Spot.self) }
+            #expect(error?.kind == .objectNotFound)
+        }
+    }
+
+    @Test func typedSettersAreChangesLikeAnyOther() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory, name: "typed", model: typedModel)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let entry = JournalEntry(context: context)
+            // Never set: a non-optional reads its zero, an optional nil.
+            #expect(entry.id == 0 && entry.rating == nil && entry.date == Date(timeIntervalSince1970: 0))
+            #expect(entry.isFavourite == false && entry.managedObject?.value(forKey: "isFavourite") as? Bool == false,
+                    "an initial value is the new object's value")
+            #expect(entry.managedObject?.isInserted == true && context.hasChanges)
+            entry.id = 7
+            entry.date = Date(timeIntervalSince1970: 10)
+            try context.save()
+            entry.rating = 5
+            #expect(entry.managedObject?.isUpdated == true)
+            #expect(entry.managedObject?.changedValues()["rating"] as? Int == 5)
+            context.rollback()
+            #expect(entry.rating == nil, "rollback reverts what a typed setter set")
+            context.delete(entry)
+            #expect(entry.managedObject?.isDeleted == true)
+        }
+    }
+
+    @Test func aMissingRequiredValueOfATypedObjectFailsTheSave() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory, name: "typed", model: typedModel)
+        let context = container.newBackgroundContext()
+        context.performAndWait {
+            _ = Spot(context: context)  // name never set
+            let error = #expect(throws: StoreError.self) { try context.save() }
+            #expect(error?.kind == .missingRequiredValue && error?.attribute == "name")
+        }
+    }
+
+    @Test func savesReachTheViewContextsTypedObjects() async throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory, name: "typed", model: typedModel)
+        let view = container.viewContext
+        let entry = try view.performAndWait {
+            let entry = JournalEntry(id: 1, date: Date(timeIntervalSince1970: 0), rating: 2)
+            view.insert(entry)
+            try view.save()
+            return UncheckedBox(entry)
+        }
+        let id = view.performAndWait { entry.value.objectID }
+        let worker = container.newBackgroundContext()
+        try worker.performAndWait {
+            let mine: JournalEntry = worker.object(with: id)
+            #expect(mine !== entry.value)
+            #expect(mine.rating == 2, "the worker sees what its parent saved")
+            mine.rating = 5
+            try worker.save()
+        }
+        view.performAndWait {
+            #expect(entry.value.rating == 5, "the view context's typed object reads the merged value")
+        }
+        try await container.saveToDisk()
+        let reader = try makeRootContext(at: directory.storeURL("typed"), model: typedModel)
+        try reader.performAndWait {
+            let ratings = try reader.fetch(FetchDescriptor<JournalEntry>()).map(\.rating)
+            #expect(ratings == [5])
+        }
+    }
+
+    @Test func aModelMixesTypedAndDescribedEntities() throws {
+        #expect(typedModel.entities.map(\.name) == ["JournalEntry", "Spot", "Tag", "Note"])
+        #expect(JournalEntry.entityDescription.uniquenessConstraint == ["id"])
+        #expect(Tag.entityDescription.uniquenessConstraint == ["label"])
+        let spot = try #require(JournalEntry.entityDescription.relationship(named: "spot"))
+        #expect(spot.destination == "Spot" && spot.inverse == "entries" && !spot.isToMany && spot.deleteRule == .nullify)
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory, name: "typed", model: typedModel)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            context.insertNewObject(forEntityName: "Note")["text"] = "described"
+            context.insert(Spot(name: "Pacifica"))
+            try context.save()
+            #expect(try context.count(for: FetchRequest(entityName: "Note")) == 1)
+            #expect(try context.fetch(FetchRequest(entityName: "Spot")).first?.model(as: Spot.self)?.name == "Pacifica")
+        }
+    }
+
+    @Test func uniquenessHoldsForTypedObjects() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory, name: "typed", model: typedModel)
+        let context = container.newBackgroundContext()
+        context.performAndWait {
+            context.insert(Tag(label: "glassy"))
+            context.insert(Tag(label: "glassy"))
+            let error = #expect(throws: StoreError.self) { try context.save() }
+            #expect(error?.kind == .constraintConflict && error?.entity == "Tag")
+        }
+    }
+}
+
+/// Hands a non-Sendable test value across a `performAndWait` boundary it never leaves
+/// the queue of.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
