@@ -23,7 +23,7 @@ public struct EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
               variable.isStoredInstanceProperty, !variable.hasAttribute(named: "Transient"),
               !variable.hasAttribute(named: "_EntityProperty"),
               PropertyReader.read(variable, in: NoDiagnostics()) != nil else { return [] }
-        return ["@SwellStore._EntityProperty"]
+        return ["@_EntityProperty"]
     }
 
     public static func expansion(

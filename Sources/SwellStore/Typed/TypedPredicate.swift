@@ -53,9 +53,18 @@ struct UnsupportedPredicate: Error {
 struct ScopedKeyPath {
     var path: String
     var isOptional: Bool
+    /// The to-one relationships optional chaining went through (`spot` in `$0.spot?.name`).
+    var optionalHops: [String] = []
 
     func appending(_ name: String, isOptional optional: Bool) -> ScopedKeyPath {
-        ScopedKeyPath(path: path.isEmpty ? name : "\(path).\(name)", isOptional: isOptional || optional)
+        ScopedKeyPath(path: path.isEmpty ? name : "\(path).\(name)", isOptional: isOptional || optional, optionalHops: optionalHops)
+    }
+
+    /// When the Swift expression is nil: the value is, or a relationship on the way is (a key
+    /// path through a nil to-one matches no comparison in a format predicate, `== NIL` included).
+    var isNilFormat: String {
+        let parts = (optionalHops + [path]).map { "\($0) == NIL" }
+        return parts.count == 1 ? parts[0] : "(\(parts.joined(separator: " OR ")))"
     }
 }
 
@@ -82,11 +91,11 @@ enum PredicateTerm {
     func condition() throws -> FormatPiece {
         switch self {
         case .condition(let piece): return piece
-        case .keyPath(let keyPath): return FormatPiece(format: "%K == %@", arguments: [keyPath.path, true], isComparison: true)
+        case .keyPath(let keyPath): return FormatPiece(format: "\(keyPath.path) == %@", arguments: [true], isComparison: true)
         case .value(let value as Bool): return value ? .truePredicate : .falsePredicate
         case .coalesced(let keyPath, let fallback as Bool):
-            let equal = FormatPiece(format: "%K == %@", arguments: [keyPath.path, true], isComparison: true)
-            return fallback ? FormatPiece(format: "(%K == %@ OR %K == NIL)", arguments: [keyPath.path, true, keyPath.path]) : equal
+            let equal = FormatPiece(format: "\(keyPath.path) == %@", arguments: [true], isComparison: true)
+            return fallback ? FormatPiece(format: "(\(keyPath.path) == %@ OR \(keyPath.isNilFormat))", arguments: [true]) : equal
         default: throw UnsupportedPredicate(reason: "a value that is not a condition is used as one")
         }
     }

@@ -26,7 +26,7 @@ extension PredicateExpressions.KeyPath: TypedPredicateExpression {
         if Root.Output.self is any Collection.Type, !base.path.isEmpty {
             if Output.self == Int.self { return .keyPath(ScopedKeyPath(path: "\(base.path).@count", isOptional: false)) }
             if Output.self == Bool.self {
-                return .condition(FormatPiece(format: "%K == 0", arguments: ["\(base.path).@count"]))
+                return .condition(FormatPiece(format: "\(base.path).@count == 0", arguments: []))
             }
         }
         throw UnsupportedPredicate(reason: "Swell cannot compile a key path on \(Root.Output.self) in a #Predicate")
@@ -95,7 +95,7 @@ extension PredicateExpressions.OptionalFlatMap: TypedPredicateExpression {
         guard case .keyPath(let base) = try scope.term(of: wrapped) else {
             throw UnsupportedPredicate(reason: "optional chaining on a value that is not a property")
         }
-        scope.variables[variable.key] = ScopedKeyPath(path: base.path, isOptional: true)
+        scope.variables[variable.key] = ScopedKeyPath(path: base.path, isOptional: true, optionalHops: base.optionalHops + [base.path])
         return try scope.term(of: transform)
     }
 }
@@ -118,9 +118,9 @@ extension PredicateExpressions.SequenceContains: TypedPredicateExpression {
         let list = try scope.term(of: sequence), item = try scope.term(of: element)
         switch (list, item) {
         case (.value(let values), .keyPath(let keyPath)):
-            return .condition(FormatPiece(format: "%K IN %@", arguments: [keyPath.path, values], isComparison: true))
+            return .condition(FormatPiece(format: "\(keyPath.path) IN %@", arguments: [values], isComparison: true))
         case (.keyPath(let keyPath), .value(let value)):
-            return .condition(FormatPiece(format: "ANY %K == %@", arguments: [keyPath.path, value]))
+            return .condition(FormatPiece(format: "ANY \(keyPath.path) == %@", arguments: [value]))
         default:
             throw UnsupportedPredicate(reason: "contains(_:) is compiled for a list of values and a property, or a to-many and an object")
         }
@@ -156,7 +156,7 @@ enum StringOperationBuilder {
         guard case .keyPath(let keyPath) = base, case .value(let value) = other else {
             throw UnsupportedPredicate(reason: "\(operation) is compiled for a property and a constant")
         }
-        return .condition(FormatPiece(format: "%K \(operation) %@", arguments: [keyPath.path, value], isComparison: true))
+        return .condition(FormatPiece(format: "\(keyPath.path) \(operation) %@", arguments: [value], isComparison: true))
     }
 }
 
@@ -195,16 +195,21 @@ enum ComparisonBuilder {
         switch (lhs, rhs) {
         case (.value, .keyPath), (.value, .coalesced): return try compare(rhs, op.flipped, lhs)
         case (.keyPath(let keyPath), .value(let value)):
-            var piece = FormatPiece(format: "%K \(op.rawValue) %@", arguments: [keyPath.path, value], isComparison: true)
-            // In Swift nil != 3; in a format predicate a null matches only == NIL and != NIL.
-            if op == .notEqual, value != nil, keyPath.isOptional {
-                piece = FormatPiece(format: "(%K != %@ OR %K == NIL)", arguments: [keyPath.path, value, keyPath.path])
+            // In Swift nil != 3, and `$0.spot?.name == nil` holds when there is no spot; in a
+            // format predicate a null matches only == NIL and != NIL, and a key path through a
+            // nil to-one matches nothing.
+            if value == nil, op == .equal || op == .notEqual, !keyPath.optionalHops.isEmpty {
+                let isNil = FormatPiece(format: keyPath.isNilFormat, arguments: [])
+                return .condition(op == .equal ? isNil : FormatPiece(format: "NOT \(isNil.format)", arguments: []))
             }
-            return .condition(piece)
+            if op == .notEqual, value != nil, keyPath.isOptional {
+                return .condition(FormatPiece(format: "(\(keyPath.path) != %@ OR \(keyPath.isNilFormat))", arguments: [value]))
+            }
+            return .condition(FormatPiece(format: "\(keyPath.path) \(op.rawValue) %@", arguments: [value], isComparison: true))
         case (.coalesced(let keyPath, let fallback), .value(let value)):
-            let piece = FormatPiece(format: "%K \(op.rawValue) %@", arguments: [keyPath.path, value], isComparison: true)
+            let piece = FormatPiece(format: "\(keyPath.path) \(op.rawValue) %@", arguments: [value], isComparison: true)
             guard try constant(fallback, op, value) else { return .condition(piece) }
-            return .condition(FormatPiece(format: "(\(piece.format) OR %K == NIL)", arguments: piece.arguments + [keyPath.path]))
+            return .condition(FormatPiece(format: "(\(piece.format) OR \(keyPath.isNilFormat))", arguments: piece.arguments))
         case (.value(let left), .value(let right)):
             return .condition(try constant(left, op, right) ? .truePredicate : .falsePredicate)
         default:

@@ -1,0 +1,124 @@
+import SwellMacros
+import SwiftDiagnostics
+import SwiftParser
+import SwiftSyntax
+import SwiftSyntaxMacroExpansion
+import SwiftSyntaxMacros
+import Testing
+
+/// `@Unique` and `#Unique` share a name; the compiler tells them apart by role, the test
+/// expansion system by name only, so one type plays both here.
+private enum UniqueMarker: PeerMacro, DeclarationMacro {
+    static func expansion(of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
+                          in context: some MacroExpansionContext) throws -> [DeclSyntax] { [] }
+    static func expansion(of node: some FreestandingMacroExpansionSyntax,
+                          in context: some MacroExpansionContext) throws -> [DeclSyntax] { [] }
+}
+
+/// What `@Entity` generates, and what it refuses at compile time with the line it names.
+@Suite struct EntityMacroTests {
+    private static let macros: [String: MacroSpec] = [
+        "Entity": MacroSpec(type: EntityMacro.self, conformances: ["PersistentModel"]),
+        "_EntityProperty": MacroSpec(type: EntityPropertyMacro.self),
+        "Unique": MacroSpec(type: UniqueMarker.self),
+        "Relationship": MacroSpec(type: EntityMarkerMacro.self),
+        "Transient": MacroSpec(type: EntityMarkerMacro.self),
+    ]
+
+    /// The expanded source, and the diagnostics as "line: message".
+    private func expand(_ source: String) -> (source: String, diagnostics: [String]) {
+        let file = Parser.parse(source: source)
+        let context = BasicMacroExpansionContext(sourceFiles: [file: .init(moduleName: "Journal", fullFilePath: "Journal.swift")])
+        let expanded = file.expand(macroSpecs: Self.macros, contextGenerator: { _ in context }, indentationWidth: .spaces(4))
+        let converter = SourceLocationConverter(fileName: "Journal.swift", tree: file)
+        let diagnostics = context.diagnostics.map { "\($0.location(converter: converter).line): \($0.message)" }
+        return (expanded.description, diagnostics)
+    }
+
+    @Test func anEntityGetsItsDescriptionAccessorsAndConformance() {
+        let (source, diagnostics) = expand("""
+            @Entity final class JournalEntry {
+                @Unique var id: Int
+                var date: Date
+                var rating: Int?
+                var isFavourite: Bool = false
+                @Relationship(inverse: "entries", deleteRule: .cascade) var spot: Spot?
+                @Relationship(inverse: "entries") var tags: [Tag] = []
+                @Transient var scratch: Float = 0
+                var computed: Int { id * 2 }
+                init(id: Int, date: Date) { self.id = id; self.date = date }
+            }
+            """)
+        #expect(diagnostics == [])
+        for generated in [
+            "let _$backing = SwellStore.EntityBacking()",
+            "static let entityDescription = SwellStore.EntityDescription(",
+            #"SwellStore.AttributeDescription(name: "id", type: .integer, isOptional: false)"#,
+            #"SwellStore.AttributeDescription(name: "date", type: .date, isOptional: false)"#,
+            #"SwellStore.AttributeDescription(name: "rating", type: .integer, isOptional: true)"#,
+            #"SwellStore.AttributeDescription(name: "isFavourite", type: .boolean, isOptional: false)"#,
+            #"SwellStore.RelationshipDescription(name: "spot", destination: "Spot", inverse: "entries", deleteRule: .cascade)"#,
+            #"SwellStore.RelationshipDescription(name: "tags", destination: "Tag", toMany: true, isOrdered: true, inverse: "entries", deleteRule: .nullify)"#,
+            #"uniquenessConstraint: ["id"]"#,
+            "init(backing object: SwellStore.ManagedObject)",
+            "init(context: SwellStore.ManagedObjectContext)",
+            // Non-optional attributes without an initial value: the compiler checks initialisers set them.
+            "@storageRestrictions(initializes: _$date, accesses: _$backing)",
+            "private var _$date: SwellStore._EntityValueSet",
+            "@storageRestrictions(accesses: _$backing)",
+            #"_$backing.attribute(forKey: "rating", as: (Int?).self)"#,
+            #"_$backing.toOne(forKey: "spot", as: Spot.self)"#,
+            #"_$backing.orderedToMany(forKey: "tags", as: Tag.self)"#,
+            #"if keyPath == \JournalEntry.rating as AnyKeyPath {"#,
+            "extension JournalEntry: SwellStore.PersistentModel {",
+        ] {
+            #expect(source.contains(generated), "\(generated)")
+        }
+        #expect(!source.contains(#"name: "scratch""#) && !source.contains(#"name: "computed""#))
+        #expect(!source.contains("_$isFavourite"), "an attribute with an initial value needs no initialisation check")
+        #expect(!source.contains("init() {"), "the class declares its own initialiser")
+    }
+
+    @Test func aClassWithOnlyOptionalValuesAndNoInitialiserGetsAnEmptyOne() {
+        let (source, diagnostics) = expand("""
+            @Entity public final class Note {
+                var text: String?
+            }
+            """)
+        #expect(diagnostics == [])
+        #expect(source.contains("public init() {"))
+        #expect(source.contains("public static let entityDescription"))
+    }
+
+    @Test(arguments: [
+        ("@Entity struct Spot { var name: String }", "1: @Entity applies to a final class"),
+        ("@Entity class Spot {\n    var name: String\n}", "1: @Entity class 'Spot' must be final"),
+        ("@Entity final class Spot {\n    var colour: Float\n}", "2: 'colour' has type 'Float', which cannot be stored"),
+        ("@Entity final class Spot {\n    var name: String\n    var labels: [String] = []\n}", "3: 'labels' is '[String]': a collection of values cannot be stored"),
+        ("@Entity final class Spot {\n    var name: String\n    var region: Region\n}", "3: 'region' is 'Region': a to-one relationship must be optional"),
+        ("@Entity final class Spot {\n    var name: String\n    var region: Region?\n}", "3: relationship 'region' to 'Region' has no inverse"),
+        ("@Entity final class Spot {\n    var name: String\n    @Relationship(inverse: \"spot\") var visits: Set<Visit>?\n}", "3: 'visits' is 'Set<Visit>?': a to-many relationship is never nil"),
+        ("@Entity final class Spot {\n    let name: String\n}", "2: 'name' is a 'let'"),
+        ("@Entity final class Spot {\n    var name = \"\"\n}", "2: 'name' needs a type annotation"),
+        ("@Entity final class Spot {\n    @Unique var name: String\n    @Unique var code: Int\n}", "3: 'Spot' has one uniqueness constraint already"),
+        ("@Entity final class Spot {\n    var name: String\n    #Unique<Spot>([\\.nope])\n}", "1: #Unique names 'nope', which is not a stored attribute"),
+        ("@Entity final class Spot {\n    @Relationship(inverse: \"x\") var name: String\n}", "2: 'name' is an attribute: @Relationship applies"),
+        ("@Entity final class Spot {\n    @Relationship(inverse: name) var region: Region?\n    var name: String\n}", "2: the inverse of 'region' must be a string literal"),
+        ("@Entity final class Spot {\n    @Transient var cache: [String: Int] = [:]\n}", "1: @Entity class 'Spot' has no stored attributes"),
+    ])
+    func whatCannotBeStoredIsACompileError(source: String, expected: String) {
+        let diagnostics = expand(source).diagnostics
+        #expect(diagnostics.count == 1 && diagnostics.first?.hasPrefix(expected) == true, "\(diagnostics)")
+    }
+
+    @Test func aTransientPropertyOfAnyTypeIsFine() {
+        let (_, diagnostics) = expand("""
+            @Entity final class Spot {
+                var name: String
+                @Transient var cache: [String: Int] = [:]
+                init(name: String) { self.name = name }
+            }
+            """)
+        #expect(diagnostics == [])
+    }
+}
