@@ -146,6 +146,13 @@ let package = Package(
             dependencies: ["SwellJSON"],
             path: "bench/swell-json-bench"
         ),
+        // `swift build -c release --product swell-typed-batch-bench`: a batch insert through a
+        // described entity and through the same entity as an @Entity class; in no shipped product.
+        .executableTarget(
+            name: "swell-typed-batch-bench",
+            dependencies: ["SwellStore"],
+            path: "bench/swell-typed-batch-bench"
+        ),
         .executableTarget(
             name: "SurfJournalExample",
             dependencies: ["SwellStore"],

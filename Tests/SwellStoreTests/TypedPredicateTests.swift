@@ -116,6 +116,10 @@ import SwellTestSupport
             ("spot?.latitude != nil", #Predicate { $0.spot?.latitude != nil }),
             ("spot?.latitude ?? 9 > x", #Predicate { $0.spot?.latitude ?? 9 > x }),
             ("spot != nil && !isFavourite", #Predicate { $0.spot != nil && !$0.isFavourite }),
+            ("height?.contains(2) == true", #Predicate { $0.height?.contains("2") == true }),
+            ("height?.contains(2) != true", #Predicate { $0.height?.contains("2") != true }),
+            ("height?.starts(with: 1) ?? false", #Predicate { $0.height?.starts(with: "1") ?? false }),
+            ("spot?.name.contains(a) == true", #Predicate { $0.spot?.name.contains("a") == true }),
         ]
         try context.performAndWait {
             let spots = spotNames.map { Spot(name: $0, latitude: Double.random(in: 0...3, using: &random)) }

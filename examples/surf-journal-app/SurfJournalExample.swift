@@ -9,27 +9,32 @@
 import Foundation
 import SwellStore
 
-let model = ManagedObjectModel(entities: [
-    EntityDescription(
-        name: "JournalEntry",
-        attributes: [
-            AttributeDescription(name: "id", type: .integer),
-            AttributeDescription(name: "date", type: .date),
-            AttributeDescription(name: "height", type: .string, isOptional: true),
-            AttributeDescription(name: "period", type: .string, isOptional: true),
-            AttributeDescription(name: "wind", type: .string, isOptional: true),
-            AttributeDescription(name: "location", type: .string, isOptional: true),
-            AttributeDescription(name: "rating", type: .integer, isOptional: true),
-        ],
-        relationships: [RelationshipDescription(name: "spot", destination: "Spot", inverse: "entries")],
-        uniquenessConstraint: ["id"]),
-    EntityDescription(
-        name: "Spot",
-        attributes: [AttributeDescription(name: "name", type: .string)],
-        relationships: [RelationshipDescription(name: "entries", destination: "JournalEntry", toMany: true,
-                                                inverse: "spot", deleteRule: .nullify)],
-        uniquenessConstraint: ["name"]),
-])
+/// A logged surf session: an `@Entity` class, so its properties read and write the context's values.
+@Entity final class JournalEntry {
+    @Unique var id: Int
+    var date: Date
+    var height: String?
+    var period: String?
+    var wind: String?
+    var location: String?
+    var rating: Int?
+    @Relationship(inverse: "entries", deleteRule: .nullify) var spot: Spot?
+
+    init(id: Int, date: Date) {
+        self.id = id
+        self.date = date
+    }
+}
+
+/// A surf spot; deleting one leaves its entries without a spot.
+@Entity final class Spot {
+    @Unique var name: String
+    @Relationship(inverse: "spot", deleteRule: .nullify) var entries: Set<JournalEntry> = []
+
+    init(name: String) { self.name = name }
+}
+
+let model = ManagedObjectModel(entities: [JournalEntry.self, Spot.self])
 
 /// One journal entry as it arrives in the bundled pages.
 struct Entry: Decodable, Sendable {
@@ -76,26 +81,20 @@ struct SurfJournalExample {
         let entries = try loadPages(from: URL(fileURLWithPath: "fixtures/surf-journal/page-0001.json"))
         let imported = try await container.performBackgroundTask { context throws -> Int in
             // One Spot per name: those already stored, then those this import creates.
-            var spots: [String: ManagedObject] = [:]
-            for spot in try context.fetch(FetchRequest(entityName: "Spot")) {
-                if let name = spot["name"] as? String { spots[name] = spot }
-            }
+            var spots: [String: Spot] = [:]
+            for spot in try context.fetch(FetchDescriptor<Spot>()) { spots[spot.name] = spot }
             for entry in entries {
-                let object = context.insertNewObject(forEntityName: "JournalEntry")
-                object["id"] = entry.id
-                object["date"] = entry.date
-                object["height"] = entry.height
-                object["period"] = entry.period
-                object["wind"] = entry.wind
-                object["location"] = entry.location
-                object["rating"] = entry.rating
+                let object = JournalEntry(id: entry.id, date: entry.date)
+                object.height = entry.height
+                object.period = entry.period
+                object.wind = entry.wind
+                object.location = entry.location
+                object.rating = entry.rating
+                context.insert(object)
                 if let name = entry.spot?.name {
-                    let spot = spots[name] ?? context.insertNewObject(forEntityName: "Spot")
-                    spot["name"] = name
+                    let spot = spots[name] ?? Spot(name: name)
                     spots[name] = spot
-                    object.setValue(spot, forKey: "spot")   // Spot.entries gains the entry at once
-                } else {
-                    object.setValue(nil, forKey: "spot")
+                    object.spot = spot   // inserts a new spot; Spot.entries gains the entry at once
                 }
             }
             try context.save()
@@ -105,67 +104,62 @@ struct SurfJournalExample {
         print("imported \(imported) journal entries into \(storeURL.path)")
 
         let view = container.viewContext
-        var firstRequest = FetchRequest(entityName: "JournalEntry")
-        firstRequest.sortDescriptors = [FetchSortDescriptor(key: "id")]
-        firstRequest.fetchLimit = 1
-        let request = firstRequest
-        let firstID = try await view.perform { try view.fetch(request)[0].objectID }
+        let firstID = try await view.perform {
+            var first = FetchDescriptor<JournalEntry>(sortBy: [SortDescriptor(\.id)])
+            first.fetchLimit = 1
+            return try view.fetch(first)[0].objectID
+        }
 
         // 2. Edit in a child context, then discard: the view context never sees it.
         let scratchpad = ManagedObjectContext(concurrencyType: .mainQueue)
         scratchpad.parent = view
-        await scratchpad.perform { scratchpad.object(with: firstID)["rating"] = 1 }
-        let ratingAfterDiscard = await view.perform { view.object(with: firstID)["rating"] as? Int }
+        await scratchpad.perform { scratchpad.object(with: firstID, as: JournalEntry.self).rating = 1 }
+        let ratingAfterDiscard = await view.perform { view.object(with: firstID, as: JournalEntry.self).rating }
         print("after a discarded edit, entry 1 is rated \(ratingAfterDiscard.map(String.init) ?? "-")")
 
         // 3. Edit in a child context and save: the change moves into the view context, then to disk.
         let editor = ManagedObjectContext(concurrencyType: .mainQueue)
         editor.parent = view
         try await editor.perform {
-            editor.object(with: firstID)["rating"] = 5
+            editor.object(with: firstID, as: JournalEntry.self).rating = 5
             try editor.save()
         }
         try await container.saveToDisk()
-        let ratingAfterSave = await view.perform { view.object(with: firstID)["rating"] as? Int }
+        let ratingAfterSave = await view.perform { view.object(with: firstID, as: JournalEntry.self).rating }
         print("after a saved edit, entry 1 is rated \(ratingAfterSave.map(String.init) ?? "-")")
 
         // 4. Add in a child context and cancel: nothing reaches the view context.
         let adder = ManagedObjectContext(concurrencyType: .mainQueue)
         adder.parent = view
         await adder.perform {
-            let entry = adder.insertNewObject(forEntityName: "JournalEntry")
-            entry["id"] = 999
-            entry["date"] = Date()
+            adder.insert(JournalEntry(id: 999, date: Date()))
         }
-        let count = try await view.perform { try view.count(for: FetchRequest(entityName: "JournalEntry")) }
+        let count = try await view.perform { try view.fetchCount(FetchDescriptor<JournalEntry>()) }
         print("after a cancelled add, the journal holds \(count) entries")
 
         // 5. Export on a background context while the view context stays in use.
         let exporter = container.newBackgroundContext()
         async let exported: Int = exporter.perform { () throws -> Int in
-            var request = FetchRequest(entityName: "JournalEntry")
-            request.sortDescriptors = [FetchSortDescriptor(key: "date"), FetchSortDescriptor(key: "id")]
-            request.fetchBatchSize = 500
-            let columns = ["id", "date", "height", "period", "wind", "location", "rating"]
-            var csv = (columns + ["spot"]).joined(separator: ",") + "\n"
-            let objects = try exporter.fetch(request)
-            for object in objects {
-                let spot = (object.value(forKey: "spot") as? ManagedObject)?["name"]
-                csv += (columns.map { csvField(object[$0]) } + [csvField(spot)]).joined(separator: ",") + "\n"
+            var all = FetchDescriptor<JournalEntry>(sortBy: [SortDescriptor(\.date), SortDescriptor(\.id)])
+            all.fetchBatchSize = 500
+            var csv = "id,date,height,period,wind,location,rating,spot\n"
+            let objects = try exporter.fetch(all)
+            for entry in objects {
+                let fields: [Any?] = [entry.id, entry.date, entry.height, entry.period, entry.wind, entry.location,
+                                      entry.rating, entry.spot?.name]
+                csv += fields.map(csvField).joined(separator: ",") + "\n"
             }
             try FileManager.default.createDirectory(atPath: "out", withIntermediateDirectories: true)
             try csv.write(toFile: "out/surf-journal-example.csv", atomically: true, encoding: .utf8)
             return objects.count
         }
         let highlyRated = try await view.perform { () throws -> Int in
-            var request = FetchRequest(entityName: "JournalEntry")
-            request.predicate = FetchPredicate(format: "rating >= %@", 4)
-            return try view.count(for: request)
+            try view.fetchCount(FetchDescriptor<JournalEntry>(predicate: #Predicate { $0.rating ?? 0 >= 4 }))
         }
         print("\(highlyRated) entries are rated 4 or 5")
         let busiest = try await view.perform { () throws -> String in
-            let spots = try view.fetch(FetchRequest(entityName: "Spot"))
-            let counts = spots.map { spot in ((spot["name"] as? String) ?? "?", (spot.value(forKey: "entries") as? Set<ManagedObject>)?.count ?? 0) }
+            let spots = try view.fetch(FetchDescriptor<Spot>())
+            let counts = spots.map { ($0.name, $0.entries.count) }
             guard let top = counts.max(by: { $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 > $1.0) }) else { return "no spots" }
             return "\(spots.count) spots; the most logged is \(top.0) with \(top.1) entries"
         }

@@ -102,7 +102,10 @@ extension PredicateExpressions.OptionalFlatMap: TypedPredicateExpression {
 
 extension PredicateExpressions.NilCoalesce: TypedPredicateExpression {
     func term(in scope: inout PredicateScope) throws -> PredicateTerm {
-        guard case .keyPath(let keyPath) = try scope.term(of: lhs), case .value(let fallback) = try scope.term(of: rhs) else {
+        let left = try scope.term(of: lhs), right = try scope.term(of: rhs)
+        // `$0.height?.contains("2") ?? false`: nil is false, as a null matches no comparison.
+        if case .condition(let piece) = left, case .value(false as Bool) = right { return .condition(piece) }
+        guard case .keyPath(let keyPath) = left, case .value(let fallback) = right else {
             throw UnsupportedPredicate(reason: "'??' is compiled with a property on the left and a constant on the right")
         }
         return .coalesced(keyPath, fallback: fallback)
@@ -210,6 +213,10 @@ enum ComparisonBuilder {
             let piece = FormatPiece(format: "\(keyPath.path) \(op.rawValue) %@", arguments: [value], isComparison: true)
             guard try constant(fallback, op, value) else { return .condition(piece) }
             return .condition(FormatPiece(format: "(\(piece.format) OR \(keyPath.isNilFormat))", arguments: piece.arguments))
+        case (.value, .condition): return try compare(rhs, op.flipped, lhs)
+        case (.condition(let piece), .value(true as Bool)) where op == .equal || op == .notEqual:
+            // `$0.height?.contains("2") == true`: nil is not true, and a null matches no comparison.
+            return .condition(op == .equal ? piece : FormatPiece(format: "NOT (\(piece.format))", arguments: piece.arguments))
         case (.value(let left), .value(let right)):
             return .condition(try constant(left, op, right) ? .truePredicate : .falsePredicate)
         default:
