@@ -6,7 +6,13 @@ import SwiftSyntaxMacros
 enum EntityDiagnostic: DiagnosticMessage {
     case notAClass
     case notFinal(String)
-    case hasSuperclass(String)
+    case genericClass(String)
+    case invalidName(String)
+    case sameNameTwice(String, String)
+    case lazyProperty(String)
+    case propertyWrapper(String, attribute: String)
+    case observers(String)
+    case transientWithoutValue(String)
     case oneNamePerDeclaration
     case letProperty(String)
     case missingType(String)
@@ -29,8 +35,21 @@ enum EntityDiagnostic: DiagnosticMessage {
             "@Entity applies to a final class"
         case .notFinal(let name):
             "@Entity class '\(name)' must be final"
-        case .hasSuperclass(let name):
-            "@Entity class '\(name)' cannot have a superclass (it is backed by a ManagedObject)"
+        case .genericClass(let name):
+            "@Entity class '\(name)' cannot be generic: an entity has one description"
+        case .invalidName(let name):
+            "'\(name)' cannot be stored under this name: a stored name matches [A-Za-z_][A-Za-z0-9_]* and does not "
+                + "start with '_', 'swell_' or 'sqlite_' (rename it, or mark it @Transient)"
+        case .sameNameTwice(let first, let second):
+            "'\(first)' and '\(second)' differ only in case: the store's names compare without case"
+        case .lazyProperty(let name):
+            "'\(name)' is lazy: a stored property of an entity cannot be (mark it @Transient)"
+        case .propertyWrapper(let name, let attribute):
+            "'\(name)' has @\(attribute): a stored property of an entity cannot have a property wrapper (mark it @Transient)"
+        case .observers(let name):
+            "'\(name)' has willSet/didSet: the entity's accessors replace them; observe the context's changes instead"
+        case .transientWithoutValue(let name):
+            "@Transient '\(name)' needs an initial value: objects fetched from the store are made without your initialiser"
         case .oneNamePerDeclaration:
             "declare one stored property per 'var' in an @Entity class"
         case .letProperty(let name):

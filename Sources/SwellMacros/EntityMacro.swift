@@ -39,7 +39,7 @@ public struct EntityMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
 /// An `@Entity` class as read: its name, access level, stored properties and key.
 struct EntityDeclaration {
     var name: String
-    /// `public ` when the class is public or open, else empty.
+    /// `public ` when the class is public or open, `package ` when package, else empty.
     var access: String
     var properties: [EntityProperty]
     var uniquenessConstraint: [String]
@@ -56,6 +56,14 @@ enum EntityReader {
         let modifiers = classDecl.modifiers.map(\.name.text)
         guard modifiers.contains("final") else {
             sink.report(.notFinal(name), at: Syntax(classDecl.classKeyword))
+            return nil
+        }
+        if classDecl.genericParameterClause != nil {
+            sink.report(.genericClass(name), at: Syntax(classDecl.name))
+            return nil
+        }
+        guard PropertyReader.isValidStoredName(name) else {
+            sink.report(.invalidName(name), at: Syntax(classDecl.name))
             return nil
         }
         var properties: [EntityProperty] = []
@@ -78,14 +86,29 @@ enum EntityReader {
                 uniqueFromMacro = names
                 continue
             }
-            guard let variable = member.decl.as(VariableDeclSyntax.self), variable.isStoredInstanceProperty,
-                  !variable.hasAttribute(named: "Transient") else { continue }
+            guard let variable = member.decl.as(VariableDeclSyntax.self), variable.isStoredInstanceProperty else { continue }
+            if variable.hasAttribute(named: "Transient") {
+                if let binding = variable.bindings.first, binding.initializer == nil,
+                   let type = binding.typeAnnotation?.type, PropertyReader.optionalWrapped(type) == nil {
+                    sink.report(.transientWithoutValue(binding.pattern.trimmedDescription), at: Syntax(variable))
+                    valid = false
+                }
+                continue
+            }
             if let property = PropertyReader.read(variable, in: sink) { properties.append(property) } else { valid = false }
         }
         let marked = properties.filter(\.isUnique)
         if marked.count > 1 || (!marked.isEmpty && uniqueFromMacro != nil) {
             sink.report(.uniqueTwice(name), at: Syntax(marked.last!.node))
             valid = false
+        }
+        var seen: [String: String] = [:]
+        for property in properties {
+            if let earlier = seen[property.name.lowercased()] {
+                sink.report(.sameNameTwice(earlier, property.name), at: Syntax(property.node))
+                valid = false
+            }
+            seen[property.name.lowercased()] = property.name
         }
         let attributeNames = Set(properties.filter(\.kind.isAttribute).map(\.name))
         for unique in uniqueFromMacro ?? [] where !attributeNames.contains(unique) {
@@ -97,7 +120,7 @@ enum EntityReader {
             valid = false
         }
         guard valid else { return nil }
-        let access = modifiers.contains("public") || modifiers.contains("open") ? "public " : ""
+        let access = modifiers.contains("public") || modifiers.contains("open") ? "public " : modifiers.contains("package") ? "package " : ""
         return EntityDeclaration(name: name, access: access, properties: properties,
                                  uniquenessConstraint: uniqueFromMacro ?? marked.map(\.name),
                                  declaresInitialiser: declaresInitialiser)
@@ -124,7 +147,7 @@ struct EntityMembers {
     var declarations: [DeclSyntax] {
         let access = entity.access
         let placeholders = entity.properties.filter(\.needsInitialisationCheck)
-            .map { "self._$\($0.name) = SwellStore._EntityValueSet()\n" }.joined()
+            .map { "self._$set_\($0.name) = SwellStore._EntityValueSet()\n" }.joined()
         var result: [DeclSyntax] = [
             "\(raw: access)let _$backing = SwellStore.EntityBacking()",
             "\(raw: access)static let entityDescription = \(raw: descriptionExpression)",

@@ -18,6 +18,8 @@ struct EntityProperty {
     /// The type as written, trimmed.
     var typeText: String
     var kind: PropertyKind
+    /// A relationship's destination type as written (`Beach.Spot`), for the accessors.
+    var destinationType: String?
     /// Whether the declaration gives an initial value (`var tags: Set<Tag> = []`).
     var hasInitialValue: Bool
     var isUnique: Bool
@@ -59,6 +61,19 @@ extension VariableDeclSyntax {
         }
     }
 
+    /// An attribute that is not one of the entity macros' own (a property wrapper, another macro).
+    var foreignAttribute: String? {
+        let ours: Set<String> = ["Unique", "Relationship", "Transient", "_EntityProperty"]
+        for element in attributes {
+            guard case .attribute(let attribute) = element else { continue }
+            let name = attribute.attributeName.trimmedDescription
+            let last = name.split(separator: ".").last.map(String.init) ?? name
+            if ours.contains(last) { continue }
+            if last.first?.isUppercase == true { return name }
+        }
+        return nil
+    }
+
     func hasAttribute(named name: String) -> Bool {
         attribute(named: name) != nil
     }
@@ -82,7 +97,23 @@ enum PropertyReader {
             context.report(.oneNamePerDeclaration, at: Syntax(variable))
             return nil
         }
-        let name = identifier.identifier.trimmedDescription
+        let name = identifier.identifier.identifier?.name ?? identifier.identifier.trimmedDescription
+        guard isValidStoredName(name) else {
+            context.report(.invalidName(name), at: Syntax(identifier))
+            return nil
+        }
+        if variable.modifiers.contains(where: { $0.name.tokenKind == .keyword(.lazy) }) {
+            context.report(.lazyProperty(name), at: Syntax(variable))
+            return nil
+        }
+        if let wrapper = variable.foreignAttribute {
+            context.report(.propertyWrapper(name, attribute: wrapper), at: Syntax(variable))
+            return nil
+        }
+        if binding.accessorBlock != nil {
+            context.report(.observers(name), at: Syntax(binding))
+            return nil
+        }
         if variable.bindingSpecifier.tokenKind == .keyword(.let) {
             context.report(.letProperty(name), at: Syntax(variable.bindingSpecifier))
             return nil
@@ -92,7 +123,9 @@ enum PropertyReader {
             return nil
         }
         guard let kind = classify(type, name: name, in: context) else { return nil }
-        var property = EntityProperty(name: name, typeText: type.trimmedDescription, kind: kind,
+        var typeText = type.trimmedDescription
+        if case .attribute(_, true) = kind, let wrapped = optionalWrapped(type) { typeText = "\(wrapped.trimmedDescription)?" }
+        var property = EntityProperty(name: name, typeText: typeText, kind: kind, destinationType: destinationType(of: type),
                                       hasInitialValue: binding.initializer != nil,
                                       isUnique: variable.hasAttribute(named: "Unique"), node: variable)
         if let relationship = variable.attribute(named: "Relationship") {
@@ -132,6 +165,10 @@ enum PropertyReader {
         if let wrapped = optionalWrapped(type) {
             let text = wrapped.trimmedDescription
             if let attribute = attributeTypes[text] { return .attribute(type: attribute, isOptional: true) }
+            if knownValueTypes.contains(lastComponent(text)) {
+                context.report(.unsupportedType(name, type: type.trimmedDescription), at: Syntax(type))
+                return nil
+            }
             if collectionElement(wrapped) != nil {
                 context.report(.optionalToMany(name, type: type.trimmedDescription), at: Syntax(type))
                 return nil
@@ -150,7 +187,7 @@ enum PropertyReader {
             }
             return .toMany(destination: lastComponent(elementText), isOrdered: isOrdered)
         }
-        if isPlainTypeName(type), !knownValueTypes.contains(text) {
+        if isPlainTypeName(type), !knownValueTypes.contains(lastComponent(text)) {
             context.report(.nonOptionalToOne(name, type: text), at: Syntax(type))
             return nil
         }
@@ -168,22 +205,47 @@ enum PropertyReader {
     static func optionalWrapped(_ type: TypeSyntax) -> TypeSyntax? {
         if let optional = type.as(OptionalTypeSyntax.self) { return optional.wrappedType }
         if let implicit = type.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return implicit.wrappedType }
-        if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional",
-           let argument = identifier.genericArgumentClause?.arguments.first {
-            return argument.argument.as(TypeSyntax.self)
-        }
+        if let (name, argument) = genericStandardType(type), name == "Optional" { return argument }
         return nil
     }
 
     /// The element of `Set<X>` (unordered) or `[X]` / `Array<X>` (ordered).
     static func collectionElement(_ type: TypeSyntax) -> (TypeSyntax, Bool)? {
         if let array = type.as(ArrayTypeSyntax.self) { return (array.element, true) }
-        if let identifier = type.as(IdentifierTypeSyntax.self), ["Set", "Array"].contains(identifier.name.text),
-           let argument = identifier.genericArgumentClause?.arguments.first,
-           let element = argument.argument.as(TypeSyntax.self) {
-            return (element, identifier.name.text == "Array")
-        }
+        if let (name, element) = genericStandardType(type), name == "Set" || name == "Array" { return (element, name == "Array") }
         return nil
+    }
+
+    /// `Optional<X>`, `Set<X>`, `Array<X>`, also written `Swift.Optional<X>`: the name and X.
+    static func genericStandardType(_ type: TypeSyntax) -> (String, TypeSyntax)? {
+        let name: String, clause: GenericArgumentClauseSyntax?
+        if let identifier = type.as(IdentifierTypeSyntax.self) {
+            (name, clause) = (identifier.name.text, identifier.genericArgumentClause)
+        } else if let member = type.as(MemberTypeSyntax.self), member.baseType.trimmedDescription == "Swift" {
+            (name, clause) = (member.name.text, member.genericArgumentClause)
+        } else {
+            return nil
+        }
+        guard ["Optional", "Set", "Array"].contains(name), let clause, clause.arguments.count == 1,
+              let argument = clause.arguments.first?.argument.as(TypeSyntax.self) else { return nil }
+        return (name, argument)
+    }
+
+    /// A relationship's destination type as written, for the typed accessors.
+    static func destinationType(of type: TypeSyntax) -> String? {
+        if let wrapped = optionalWrapped(type) { return wrapped.trimmedDescription }
+        return collectionElement(type)?.0.trimmedDescription
+    }
+
+    /// What the store takes as an attribute or relationship name: `[A-Za-z_][A-Za-z0-9_]*`, not
+    /// starting with `_`, `swell_` or `sqlite_` (the rule `ManagedObjectModel.isValidName` checks
+    /// at run time; told here at compile time).
+    static func isValidStoredName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic,
+              name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") })
+        else { return false }
+        let lowered = name.lowercased()
+        return !lowered.hasPrefix("swell_") && !lowered.hasPrefix("sqlite_")
     }
 
     static func isPlainTypeName(_ type: TypeSyntax) -> Bool {

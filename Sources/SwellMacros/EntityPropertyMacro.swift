@@ -15,21 +15,22 @@ public struct EntityPropertyMacro: AccessorMacro, PeerMacro {
               let property = PropertyReader.read(variable, in: NoDiagnostics()) else { return [] }
         let key = "\"\(property.name)\""
         let restrictions = property.needsInitialisationCheck
-            ? "@storageRestrictions(initializes: _$\(property.name), accesses: _$backing)"
+            ? "@storageRestrictions(initializes: _$set_\(property.name), accesses: _$backing)"
             : "@storageRestrictions(accesses: _$backing)"
-        let mark = property.needsInitialisationCheck ? "\n_$\(property.name) = SwellStore._EntityValueSet()" : ""
+        let mark = property.needsInitialisationCheck ? "\n_$set_\(property.name) = SwellStore._EntityValueSet()" : ""
         let (getter, setter): (String, String)
+        let destination = property.destinationType ?? ""
         switch property.kind {
         case .attribute:
             getter = "_$backing.attribute(forKey: \(key), as: (\(property.typeText)).self)"
             setter = "_$backing.setAttribute(newValue, forKey: \(key))"
-        case .toOne(let destination):
+        case .toOne:
             getter = "_$backing.toOne(forKey: \(key), as: \(destination).self)"
             setter = "_$backing.setToOne(newValue, forKey: \(key))"
-        case .toMany(let destination, false):
+        case .toMany(_, false):
             getter = "_$backing.toMany(forKey: \(key), as: \(destination).self)"
             setter = "_$backing.setToMany(newValue, forKey: \(key))"
-        case .toMany(let destination, true):
+        case .toMany(_, true):
             getter = "_$backing.orderedToMany(forKey: \(key), as: \(destination).self)"
             setter = "_$backing.setOrderedToMany(newValue, forKey: \(key))"
         }
@@ -52,7 +53,7 @@ public struct EntityPropertyMacro: AccessorMacro, PeerMacro {
         guard let variable = declaration.as(VariableDeclSyntax.self),
               let property = PropertyReader.read(variable, in: NoDiagnostics()),
               property.needsInitialisationCheck else { return [] }
-        return ["private var _$\(raw: property.name): SwellStore._EntityValueSet"]
+        return ["private var _$set_\(raw: property.name): SwellStore._EntityValueSet"]
     }
 }
 

@@ -63,8 +63,8 @@ private enum UniqueMarker: PeerMacro, DeclarationMacro {
             "init(backing object: SwellStore.ManagedObject)",
             "init(context: SwellStore.ManagedObjectContext)",
             // Non-optional attributes without an initial value: the compiler checks initialisers set them.
-            "@storageRestrictions(initializes: _$date, accesses: _$backing)",
-            "private var _$date: SwellStore._EntityValueSet",
+            "@storageRestrictions(initializes: _$set_date, accesses: _$backing)",
+            "private var _$set_date: SwellStore._EntityValueSet",
             "@storageRestrictions(accesses: _$backing)",
             #"_$backing.attribute(forKey: "rating", as: (Int?).self)"#,
             #"_$backing.toOne(forKey: "spot", as: Spot.self)"#,
@@ -75,7 +75,7 @@ private enum UniqueMarker: PeerMacro, DeclarationMacro {
             #expect(source.contains(generated), "\(generated)")
         }
         #expect(!source.contains(#"name: "scratch""#) && !source.contains(#"name: "computed""#))
-        #expect(!source.contains("_$isFavourite"), "an attribute with an initial value needs no initialisation check")
+        #expect(!source.contains("_$set_isFavourite"), "an attribute with an initial value needs no initialisation check")
         #expect(!source.contains("init() {"), "the class declares its own initialiser")
     }
 
@@ -105,10 +105,43 @@ private enum UniqueMarker: PeerMacro, DeclarationMacro {
         ("@Entity final class Spot {\n    @Relationship(inverse: \"x\") var name: String\n}", "2: 'name' is an attribute: @Relationship applies"),
         ("@Entity final class Spot {\n    @Relationship(inverse: name) var region: Region?\n    var name: String\n}", "2: the inverse of 'region' must be a string literal"),
         ("@Entity final class Spot {\n    @Transient var cache: [String: Int] = [:]\n}", "1: @Entity class 'Spot' has no stored attributes"),
+        ("@Entity final class Spot {\n    var name: String\n    var token: UUID?\n}", "3: 'token' has type 'UUID?', which cannot be stored"),
+        ("@Entity final class Spot {\n    var name: String {\n        didSet { print(name) }\n    }\n}", "2: 'name' has willSet/didSet"),
+        ("@Entity final class Spot {\n    lazy var name: String = \"\"\n}", "2: 'name' is lazy"),
+        ("@Entity final class Spot {\n    @Clamped var rating: Int = 0\n}", "2: 'rating' has @Clamped"),
+        ("@Entity final class Spot {\n    var name: String\n    @Transient var cache: [Int]\n}", "3: @Transient 'cache' needs an initial value"),
+        ("@Entity final class Spot<T> {\n    var name: String\n}", "1: @Entity class 'Spot' cannot be generic"),
+        ("@Entity final class Spot {\n    var _name: String\n}", "2: '_name' cannot be stored under this name"),
+        ("@Entity final class Spot {\n    var url: String\n    var URL: String\n}", "3: 'url' and 'URL' differ only in case"),
     ])
     func whatCannotBeStoredIsACompileError(source: String, expected: String) {
         let diagnostics = expand(source).diagnostics
         #expect(diagnostics.count == 1 && diagnostics.first?.hasPrefix(expected) == true, "\(diagnostics)")
+    }
+
+    @Test func spelledOutStandardTypesAndNestedDestinationsAreRead() {
+        let (source, diagnostics) = expand("""
+            @Entity final class Visit {
+                var rating: Swift.Optional<Int>
+                var count: Int!
+                var `when`: Foundation.Date
+                @Relationship(inverse: "visits") var spot: Beach.Spot?
+                @Relationship(inverse: "visit") var notes: Swift.Set<Beach.Note> = []
+                init(when: Date) { self.when = when }
+            }
+            """)
+        #expect(diagnostics == [])
+        for generated in [
+            #"SwellStore.AttributeDescription(name: "rating", type: .integer, isOptional: true)"#,
+            #"SwellStore.AttributeDescription(name: "count", type: .integer, isOptional: true)"#,
+            #"_$backing.attribute(forKey: "count", as: (Int?).self)"#,
+            #"SwellStore.AttributeDescription(name: "when", type: .date, isOptional: false)"#,
+            #"SwellStore.RelationshipDescription(name: "spot", destination: "Spot", inverse: "visits", deleteRule: .nullify)"#,
+            #"_$backing.toOne(forKey: "spot", as: Beach.Spot.self)"#,
+            #"_$backing.toMany(forKey: "notes", as: Beach.Note.self)"#,
+        ] {
+            #expect(source.contains(generated), "\(generated)")
+        }
     }
 
     @Test func aTransientPropertyOfAnyTypeIsFine() {

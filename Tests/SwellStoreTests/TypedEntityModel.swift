@@ -35,6 +35,8 @@ import SwellStore
 
 @Entity final class Tag {
     var label: String
+    /// Named like a predicate keyword (ALL): a typed predicate still names it.
+    var all: Int?
     @Relationship(inverse: "tags", deleteRule: .nullify) var entries: Set<JournalEntry> = []
 
     #Unique<Tag>([\.label])
@@ -42,7 +44,23 @@ import SwellStore
     init(label: String) { self.label = label }
 }
 
+/// An album and its photos: a to-one (`cover`) named before a to-many (`photos`) that the
+/// to-one's insertion links through an inverse.
+@Entity final class Album {
+    var title: String
+    @Relationship(inverse: "coverOf") var cover: Photo?
+    @Relationship(inverse: "album") var photos: [Photo] = []
+    init(title: String) { self.title = title }
+}
+
+@Entity final class Photo {
+    var caption: String
+    @Relationship(inverse: "photos") var album: Album?
+    @Relationship(inverse: "cover") var coverOf: Album?
+    init(caption: String) { self.caption = caption }
+}
+
 /// The typed model, with a described entity beside it.
-let typedModel = ManagedObjectModel(entities: [JournalEntry.self, Spot.self, Tag.self], described: [
+let typedModel = ManagedObjectModel(entities: [JournalEntry.self, Spot.self, Tag.self, Album.self, Photo.self], described: [
     EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)]),
 ])

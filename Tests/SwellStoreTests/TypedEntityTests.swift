@@ -139,7 +139,7 @@ import SwellTestSupport
     }
 
     @Test func aModelMixesTypedAndDescribedEntities() throws {
-        #expect(typedModel.entities.map(\.name) == ["JournalEntry", "Spot", "Tag", "Note"])
+        #expect(typedModel.entities.map(\.name) == ["JournalEntry", "Spot", "Tag", "Album", "Photo", "Note"])
         #expect(JournalEntry.entityDescription.uniquenessConstraint == ["id"])
         #expect(Tag.entityDescription.uniquenessConstraint == ["label"])
         let spot = try #require(JournalEntry.entityDescription.relationship(named: "spot"))
@@ -165,6 +165,64 @@ import SwellTestSupport
             context.insert(Tag(label: "glassy"))
             let error = #expect(throws: StoreError.self) { try context.save() }
             #expect(error?.kind == .constraintConflict && error?.entity == "Tag")
+        }
+    }
+}
+
+extension TypedEntityTests {
+    @Test func insertingAGraphKeepsEveryLinkWhateverThePropertiesAreCalled() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory, name: "typed", model: typedModel)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let album = Album(title: "Winter"), photo = Photo(caption: "Mavericks"), other = Photo(caption: "Pacifica")
+            photo.album = album
+            album.cover = photo
+            album.photos = [other]
+            context.insert(album)
+            // Inserting the cover linked it into photos (its album is this one); photos' own
+            // value then added to that rather than replacing it.
+            #expect(photo.album === album && album.cover === photo && photo.coverOf === album)
+            #expect(Set(album.photos.map(\.caption)) == ["Mavericks", "Pacifica"] && other.album === album)
+            try context.save()
+            context.reset()
+            let saved = try #require(try context.fetch(FetchDescriptor<Album>()).first)
+            #expect(saved.cover?.caption == "Mavericks" && Set(saved.photos.map(\.caption)) == ["Mavericks", "Pacifica"])
+        }
+    }
+
+    @Test func faultsNoticesAndTheControllerWorkOnTypedObjects() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory, name: "typed", model: typedModel)
+        let context = container.newBackgroundContext()
+        let box = NotificationBox()
+        let token = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didSaveNotification, object: context,
+                                                           queue: nil) { note in
+            box.set(note.userInfo?["inserted"] as? Set<ObjectID>)
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        try context.performAndWait {
+            var inserted: Set<ObjectID> = []
+            for id in 0..<50 {
+                let entry = JournalEntry(id: id, date: Date(timeIntervalSince1970: Double(id)), rating: id % 5)
+                context.insert(entry)
+                inserted.insert(entry.objectID)
+            }
+            try context.save()
+            #expect(box.value == inserted, "the did-save notice names the typed objects' IDs")
+            context.reset()
+            var batched = FetchDescriptor<JournalEntry>(sortBy: [SortDescriptor(\.id)])
+            batched.fetchBatchSize = 10
+            let entries = try context.fetch(batched)
+            #expect(entries.last?.managedObject?.isFault == true, "a batched fetch's later objects are faults")
+            #expect(entries.map(\.rating) == (0..<50).map { $0 % 5 }, "reading a typed property fires the fault")
+            let controller = try FetchedResultsController(
+                fetchDescriptor: FetchDescriptor<JournalEntry>(predicate: #Predicate { $0.rating == 4 }, sortBy: [SortDescriptor(\.id)]),
+                managedObjectContext: context)
+            try controller.performFetch()
+            let fetched = controller.fetchedObjects?.compactMap { $0.model(as: JournalEntry.self) }
+            #expect(fetched?.map(\.id) == [4, 9, 14, 19, 24, 29, 34, 39, 44, 49])
+            #expect(fetched?.first === entries[4], "the controller's objects are the context's typed objects")
         }
     }
 }

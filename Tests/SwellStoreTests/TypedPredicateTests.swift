@@ -38,6 +38,7 @@ import SwellTestSupport
         for (typed, format) in pairs {
             #expect(try sql(FetchPredicate(typed)) == (try sql(format)), "\(format.format)")
         }
+        #expect(try sql(FetchPredicate(#Predicate<Tag> { $0.all == 3 }), entity: "Tag") == (try sql(FetchPredicate(format: "#all == 3"), entity: "Tag")))
         let strings: [(Predicate<Spot>, FetchPredicate)] = [
             (#Predicate { $0.name.contains("Beach") }, FetchPredicate(format: "name CONTAINS 'Beach'")),
             (#Predicate { $0.name.starts(with: "Ocean") }, FetchPredicate(format: "name BEGINSWITH 'Ocean'")),
@@ -97,6 +98,7 @@ import SwellTestSupport
         let i = Int.random(in: 0...40, using: &random), x = Double.random(in: 0...3, using: &random)
         let ids = (0..<5).map { _ in Int.random(in: 0...40, using: &random) }
         let h = ["1 ft", "2 ft", "3 ft"].randomElement(using: &random)!
+        let heights: [String?] = [nil, h]
         let predicates: [(String, Predicate<JournalEntry>)] = [
             ("rating ?? 0 >= r", #Predicate { $0.rating ?? 0 >= r }),
             ("rating ?? 9 < r", #Predicate { $0.rating ?? 9 < r }),
@@ -120,10 +122,14 @@ import SwellTestSupport
             ("height?.contains(2) != true", #Predicate { $0.height?.contains("2") != true }),
             ("height?.starts(with: 1) ?? false", #Predicate { $0.height?.starts(with: "1") ?? false }),
             ("spot?.name.contains(a) == true", #Predicate { $0.spot?.name.contains("a") == true }),
+            ("spot?.entries.count != n", #Predicate { $0.spot?.entries.count != n }),
+            ("[nil, h].contains(height)", #Predicate { heights.contains($0.height) }),
+            ("tags contain all > 0", #Predicate { $0.tags.contains { $0.all ?? 0 > 0 } }),
         ]
         try context.performAndWait {
             let spots = spotNames.map { Spot(name: $0, latitude: Double.random(in: 0...3, using: &random)) }
             let tags = labels.map { Tag(label: $0) }
+            for tag in tags where Bool.random(using: &random) { tag.all = Int.random(in: 0...2, using: &random) }
             var entries: [JournalEntry] = []
             for id in 0..<30 {
                 let entry = JournalEntry(id: id, date: Date(timeIntervalSince1970: Double(Int.random(in: 0...100, using: &random))),

@@ -95,22 +95,48 @@ public final class EntityBacking {
     /// The managed object behind `model`, inserting it (and, through its unsaved values, the
     /// typed objects it points to) into `context` when it has none yet.
     func managedObject(for model: some PersistentModel, in context: ManagedObjectContext?) -> ManagedObject {
+        let name = type(of: model).entityDescription.name
         if let object {
-            if let context, let owner = object.managedObjectContext, owner !== context {
-                preconditionFailure("SwellStore: a \(object.entity.name) of context \(owner.displayName) cannot be used in context "
+            guard let owner = object.managedObjectContext else {
+                preconditionFailure("SwellStore: this \(name) is in no context any more (its insert was rolled back, its "
+                    + "deletion saved, or its context reset): fetch it again, or make a new one")
+            }
+            if let context, owner !== context {
+                preconditionFailure("SwellStore: a \(name) of context \(owner.displayName) cannot be used in context "
                     + "\(context.displayName); look it up there with object(with: objectID)")
             }
             return object
         }
         guard let context else {
-            preconditionFailure("SwellStore: a \(type(of: model).entityDescription.name) that is in no context cannot be related "
-                + "to an object that is in none either: insert one of them into a context")
+            preconditionFailure("SwellStore: a \(name) that is in no context was related to an object that is in none "
+                + "either (or no more): insert one of them into a context")
         }
         let values = unsaved
         let object = ManagedObject(entity: type(of: model).entityDescription, insertInto: context)
         attach(object, to: model)
-        for (key, value) in values.sorted(by: { $0.key < $1.key }) {
-            object.setValue(Self.managedValue(of: value, insertingInto: context), forKey: key)
+        // Attributes first, then to-ones, then to-manys; relationships add to what inserting the
+        // objects they point to already linked through inverses (a new object has nothing else),
+        // so the order properties are named in cannot undo a link.
+        let entity = object.entity
+        func rank(_ key: String) -> Int {
+            guard let relationship = entity.relationship(named: key) else { return 0 }
+            return relationship.isToMany ? 2 : 1
+        }
+        for (key, value) in values.sorted(by: { (rank($0.key), $0.key) < (rank($1.key), $1.key) }) {
+            let managed = Self.managedValue(of: value, insertingInto: context)
+            guard let relationship = entity.relationship(named: key) else {
+                object.setValue(managed, forKey: key)
+                continue
+            }
+            if relationship.isToMany {
+                let adding = managed as? [ManagedObject] ?? []
+                if adding.isEmpty { continue }
+                var members = object.members(of: relationship)
+                for member in adding where !members.contains(where: { $0 === member }) { members.append(member) }
+                object.setValue(members, forKey: key)
+            } else if managed != nil {
+                object.setValue(managed, forKey: key)
+            }
         }
         return object
     }

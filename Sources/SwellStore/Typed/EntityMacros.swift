@@ -24,7 +24,7 @@ public macro Entity() = #externalMacro(module: "SwellMacros", type: "EntityMacro
 /// Put on each stored property by `@Entity`: the accessors that read and write the managed
 /// object's value. Not written by hand.
 @attached(accessor, names: named(init), named(get), named(set))
-@attached(peer, names: prefixed(_$))
+@attached(peer, names: prefixed(_$set_))
 public macro _EntityProperty() = #externalMacro(module: "SwellMacros", type: "EntityPropertyMacro")
 
 /// Makes an attribute the entity's uniqueness constraint (its key): saving a second object
@@ -32,7 +32,7 @@ public macro _EntityProperty() = #externalMacro(module: "SwellMacros", type: "En
 @attached(peer)
 public macro Unique() = #externalMacro(module: "SwellMacros", type: "EntityMarkerMacro")
 
-/// The uniqueness constraint of several attributes together: `#Unique<Visit>([\.spot, \.date])`
+/// The uniqueness constraint of several attributes together: `#Unique<Visit>([\.spotName, \.date])`
 /// inside the class. An entity has one constraint.
 @freestanding(declaration)
 public macro Unique<T>(_ keyPaths: [PartialKeyPath<T>]) = #externalMacro(module: "SwellMacros", type: "UniqueConstraintMacro")

@@ -50,3 +50,15 @@ public struct FetchDescriptor<T: PersistentModel> {
         return request
     }
 }
+
+extension FetchedResultsController {
+    /// A controller over the objects a typed descriptor matches (its predicate, sorts and batch
+    /// size); `object(at:).model(as: T.self)` gives each as the typed object.
+    ///
+    /// - Throws: `StoreError.invalidPredicate` or `.invalidSortKey` as `FetchDescriptor.fetchRequest()` does.
+    public convenience init<T: PersistentModel>(fetchDescriptor: FetchDescriptor<T>, managedObjectContext: ManagedObjectContext,
+                                                sectionNameKeyPath: String? = nil, cacheName: String? = nil) throws {
+        self.init(fetchRequest: try fetchDescriptor.fetchRequest(), managedObjectContext: managedObjectContext,
+                  sectionNameKeyPath: sectionNameKeyPath, cacheName: cacheName)
+    }
+}

@@ -57,6 +57,7 @@ extension ManagedObjectModel {
     ///
     /// `ManagedObjectModel(entities: [JournalEntry.self, Spot.self])`; to mix, list
     /// descriptions in `described`, or write `JournalEntry.entityDescription` among them.
+    @_disfavoredOverload
     public init(entities: [any PersistentModel.Type], described: [EntityDescription] = []) {
         self.init(entities: entities.map { $0.entityDescription } + described)
     }

@@ -55,15 +55,21 @@ struct ScopedKeyPath {
     var isOptional: Bool
     /// The to-one relationships optional chaining went through (`spot` in `$0.spot?.name`).
     var optionalHops: [String] = []
+    /// Whether the path ends in `@count` (never nil itself).
+    var isCount = false
 
     func appending(_ name: String, isOptional optional: Bool) -> ScopedKeyPath {
         ScopedKeyPath(path: path.isEmpty ? name : "\(path).\(name)", isOptional: isOptional || optional, optionalHops: optionalHops)
     }
 
+    /// The key path as a format writes it: escaped, so a property named like a keyword
+    /// (`contains`, `all`, `no`) is still a name.
+    var format: String { "#" + path }
+
     /// When the Swift expression is nil: the value is, or a relationship on the way is (a key
     /// path through a nil to-one matches no comparison in a format predicate, `== NIL` included).
     var isNilFormat: String {
-        let parts = (optionalHops + [path]).map { "\($0) == NIL" }
+        let parts = (optionalHops + (isCount ? [] : [path])).map { "#\($0) == NIL" }
         return parts.count == 1 ? parts[0] : "(\(parts.joined(separator: " OR ")))"
     }
 }
@@ -91,11 +97,11 @@ enum PredicateTerm {
     func condition() throws -> FormatPiece {
         switch self {
         case .condition(let piece): return piece
-        case .keyPath(let keyPath): return FormatPiece(format: "\(keyPath.path) == %@", arguments: [true], isComparison: true)
+        case .keyPath(let keyPath): return FormatPiece(format: "\(keyPath.format) == %@", arguments: [true], isComparison: true)
         case .value(let value as Bool): return value ? .truePredicate : .falsePredicate
         case .coalesced(let keyPath, let fallback as Bool):
-            let equal = FormatPiece(format: "\(keyPath.path) == %@", arguments: [true], isComparison: true)
-            return fallback ? FormatPiece(format: "(\(keyPath.path) == %@ OR \(keyPath.isNilFormat))", arguments: [true]) : equal
+            let equal = FormatPiece(format: "\(keyPath.format) == %@", arguments: [true], isComparison: true)
+            return fallback ? FormatPiece(format: "(\(keyPath.format) == %@ OR \(keyPath.isNilFormat))", arguments: [true]) : equal
         default: throw UnsupportedPredicate(reason: "a value that is not a condition is used as one")
         }
     }

@@ -24,10 +24,10 @@ extension PredicateExpressions.KeyPath: TypedPredicateExpression {
             return .keyPath(base.appending(name, isOptional: outputIsOptional))
         }
         if Root.Output.self is any Collection.Type, !base.path.isEmpty {
-            if Output.self == Int.self { return .keyPath(ScopedKeyPath(path: "\(base.path).@count", isOptional: false)) }
-            if Output.self == Bool.self {
-                return .condition(FormatPiece(format: "\(base.path).@count == 0", arguments: []))
-            }
+            let count = ScopedKeyPath(path: "\(base.path).@count", isOptional: !base.optionalHops.isEmpty,
+                                      optionalHops: base.optionalHops, isCount: true)
+            if Output.self == Int.self { return .keyPath(count) }
+            if Output.self == Bool.self { return .condition(FormatPiece(format: "\(count.format) == 0", arguments: [])) }
         }
         throw UnsupportedPredicate(reason: "Swell cannot compile a key path on \(Root.Output.self) in a #Predicate")
     }
@@ -121,11 +121,14 @@ extension PredicateExpressions.SequenceContains: TypedPredicateExpression {
         let list = try scope.term(of: sequence), item = try scope.term(of: element)
         switch (list, item) {
         case (.value(let values), .keyPath(let keyPath)):
-            return .condition(FormatPiece(format: "\(keyPath.path) IN %@", arguments: [values], isComparison: true))
-        case (.keyPath(let keyPath), .value(let value)):
-            return .condition(FormatPiece(format: "ANY \(keyPath.path) == %@", arguments: [value]))
+            // `[nil, "x"].contains($0.height)` matches a nil height in Swift; IN never matches a null.
+            if keyPath.isOptional, let list = values as? [Any?], list.contains(where: { $0 == nil }) {
+                return .condition(FormatPiece(format: "(\(keyPath.format) IN %@ OR \(keyPath.isNilFormat))", arguments: [values]))
+            }
+            return .condition(FormatPiece(format: "\(keyPath.format) IN %@", arguments: [values], isComparison: true))
         default:
-            throw UnsupportedPredicate(reason: "contains(_:) is compiled for a list of values and a property, or a to-many and an object")
+            throw UnsupportedPredicate(reason: "contains(_:) is compiled for a list of constants and a property "
+                + "(for a to-many, write contains { $0.name == … })")
         }
     }
 }
@@ -159,7 +162,7 @@ enum StringOperationBuilder {
         guard case .keyPath(let keyPath) = base, case .value(let value) = other else {
             throw UnsupportedPredicate(reason: "\(operation) is compiled for a property and a constant")
         }
-        return .condition(FormatPiece(format: "\(keyPath.path) \(operation) %@", arguments: [value], isComparison: true))
+        return .condition(FormatPiece(format: "\(keyPath.format) \(operation) %@", arguments: [value], isComparison: true))
     }
 }
 
@@ -206,11 +209,11 @@ enum ComparisonBuilder {
                 return .condition(op == .equal ? isNil : FormatPiece(format: "NOT \(isNil.format)", arguments: []))
             }
             if op == .notEqual, value != nil, keyPath.isOptional {
-                return .condition(FormatPiece(format: "(\(keyPath.path) != %@ OR \(keyPath.isNilFormat))", arguments: [value]))
+                return .condition(FormatPiece(format: "(\(keyPath.format) != %@ OR \(keyPath.isNilFormat))", arguments: [value]))
             }
-            return .condition(FormatPiece(format: "\(keyPath.path) \(op.rawValue) %@", arguments: [value], isComparison: true))
+            return .condition(FormatPiece(format: "\(keyPath.format) \(op.rawValue) %@", arguments: [value], isComparison: true))
         case (.coalesced(let keyPath, let fallback), .value(let value)):
-            let piece = FormatPiece(format: "\(keyPath.path) \(op.rawValue) %@", arguments: [value], isComparison: true)
+            let piece = FormatPiece(format: "\(keyPath.format) \(op.rawValue) %@", arguments: [value], isComparison: true)
             guard try constant(fallback, op, value) else { return .condition(piece) }
             return .condition(FormatPiece(format: "(\(piece.format) OR \(keyPath.isNilFormat))", arguments: piece.arguments))
         case (.value, .condition): return try compare(rhs, op.flipped, lhs)
