@@ -20,7 +20,7 @@ enum EntityDiagnostic: DiagnosticMessage {
     case collectionOfValues(String, type: String)
     case optionalToMany(String, type: String)
     case nonOptionalToOne(String, type: String)
-    case missingInverse(String, destination: String)
+    case missingInverse(String, destination: String, reason: String)
     case inverseNotAName(String)
     case relationshipOnAttribute(String)
     case uniqueRelationship(String)
@@ -67,9 +67,9 @@ enum EntityDiagnostic: DiagnosticMessage {
         case .nonOptionalToOne(let name, let type):
             "'\(name)' is '\(type)': a to-one relationship must be optional ('\(type)?'); if '\(type)' is not an "
                 + "@Entity class it cannot be stored (mark it @Transient)"
-        case .missingInverse(let name, let destination):
-            "relationship '\(name)' to '\(destination)' has no inverse: write "
-                + "@Relationship(inverse: \"<property of \(destination)>\", deleteRule: .nullify)"
+        case .missingInverse(let name, let destination, let reason):
+            "relationship '\(name)' to '\(destination)' needs its inverse named (\(reason)): write "
+                + "@Relationship(inverse: \"<property of \(destination)>\")"
         case .inverseNotAName(let name):
             "the inverse of '\(name)' must be a string literal naming the destination's property"
         case .relationshipOnAttribute(let name):

@@ -102,6 +102,19 @@ enum EntityReader {
             sink.report(.uniqueTwice(name), at: Syntax(marked.last!.node))
             valid = false
         }
+        // The model pairs a relationship without a named inverse with the one relationship
+        // back; the macro sees this class only, so it refuses what could not be paired that way:
+        // two relationships to one destination, or one to this class, without an inverse.
+        let relationships = properties.filter { !$0.kind.isAttribute }
+        for property in relationships where property.inverse == nil {
+            let destination = property.kind.destination ?? ""
+            let siblings = relationships.filter { $0.kind.destination == destination }.count
+            if destination == name || siblings > 1 {
+                sink.report(.missingInverse(property.name, destination: destination, reason: destination == name
+                    ? "it leads to its own class" : "\(siblings) relationships lead to \(destination)"), at: Syntax(property.node))
+                valid = false
+            }
+        }
         var seen: [String: String] = [:]
         for property in properties {
             if let earlier = seen[property.name.lowercased()] {

@@ -136,6 +136,7 @@ enum PropertyReader {
             for argument in relationship.arguments?.as(LabeledExprListSyntax.self) ?? [] {
                 switch argument.label?.text {
                 case "inverse":
+                    if argument.expression.is(NilLiteralExprSyntax.self) { continue }
                     guard let literal = argument.expression.as(StringLiteralExprSyntax.self),
                           let text = literal.representedLiteralValue, !text.isEmpty else {
                         context.report(.inverseNotAName(name), at: Syntax(argument.expression))
@@ -148,10 +149,6 @@ enum PropertyReader {
                 default: break
                 }
             }
-        }
-        if !kind.isAttribute, property.inverse == nil {
-            context.report(.missingInverse(name, destination: kind.destination ?? ""), at: Syntax(variable))
-            return nil
         }
         if property.isUnique, !kind.isAttribute {
             context.report(.uniqueRelationship(name), at: Syntax(variable))

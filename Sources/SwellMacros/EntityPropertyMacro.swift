@@ -34,6 +34,11 @@ public struct EntityPropertyMacro: AccessorMacro, PeerMacro {
             getter = "_$backing.orderedToMany(forKey: \(key), as: \(destination).self)"
             setter = "_$backing.setOrderedToMany(newValue, forKey: \(key))"
         }
+        // A to-many declared without an initial value starts empty: no init accessor, so
+        // initialisers need not set it (an init accessor would make the compiler insist).
+        if case .toMany = property.kind, !property.hasInitialValue {
+            return ["get { \(raw: getter) }", "set { \(raw: setter) }"]
+        }
         return [
             """
             \(raw: restrictions)

@@ -96,7 +96,9 @@ private enum UniqueMarker: PeerMacro, DeclarationMacro {
         ("@Entity final class Spot {\n    var colour: Float\n}", "2: 'colour' has type 'Float', which cannot be stored"),
         ("@Entity final class Spot {\n    var name: String\n    var labels: [String] = []\n}", "3: 'labels' is '[String]': a collection of values cannot be stored"),
         ("@Entity final class Spot {\n    var name: String\n    var region: Region\n}", "3: 'region' is 'Region': a to-one relationship must be optional"),
-        ("@Entity final class Spot {\n    var name: String\n    var region: Region?\n}", "3: relationship 'region' to 'Region' has no inverse"),
+        ("@Entity final class Spot {\n    var name: String\n    @Relationship(inverse: \"home\") var home: Region?\n    var away: Region?\n}",
+         "4: relationship 'away' to 'Region' needs its inverse named (2 relationships lead to Region)"),
+        ("@Entity final class Spot {\n    var name: String\n    var parent: Spot?\n}", "3: relationship 'parent' to 'Spot' needs its inverse named (it leads to its own class)"),
         ("@Entity final class Spot {\n    var name: String\n    @Relationship(inverse: \"spot\") var visits: Set<Visit>?\n}", "3: 'visits' is 'Set<Visit>?': a to-many relationship is never nil"),
         ("@Entity final class Spot {\n    let name: String\n}", "2: 'name' is a 'let'"),
         ("@Entity final class Spot {\n    var name = \"\"\n}", "2: 'name' needs a type annotation"),
@@ -142,6 +144,23 @@ private enum UniqueMarker: PeerMacro, DeclarationMacro {
         ] {
             #expect(source.contains(generated), "\(generated)")
         }
+    }
+
+    @Test func aRelationshipMayLeaveItsInverseToTheOtherSide() {
+        let (source, diagnostics) = expand("""
+            @Entity final class Spot {
+                var name: String
+                var region: Region?
+                var visits: Set<Visit>
+                init(name: String) { self.name = name }
+            }
+            """)
+        #expect(diagnostics == [])
+        #expect(source.contains(#"SwellStore.RelationshipDescription(name: "region", destination: "Region", inverse: nil, deleteRule: .nullify)"#))
+        // A to-many without an initial value gets no init accessor: initialisers need not set it.
+        #expect(source.contains(#"get {\#n            _$backing.toMany(forKey: "visits", as: Visit.self)"#)
+                || source.contains(#"_$backing.toMany(forKey: "visits", as: Visit.self)"#))
+        #expect(!source.contains("_$set_visits"))
     }
 
     @Test func aTransientPropertyOfAnyTypeIsFine() {

@@ -6,7 +6,10 @@ import SwellStore
 @Entity final class Spot {
     @Unique var name: String
     var latitude: Double?
-    @Relationship(inverse: "spot", deleteRule: .nullify) var entries: Set<JournalEntry> = []
+    /// No initial value and no inverse named: JournalEntry.spot names this one.
+    var entries: Set<JournalEntry>
+    /// Neither side names an inverse: the model pairs it with Region.spots.
+    var region: Region?
 
     init(name: String, latitude: Double? = nil) {
         self.name = name
@@ -37,11 +40,17 @@ import SwellStore
     var label: String
     /// Named like a predicate keyword (ALL): a typed predicate still names it.
     var all: Int?
-    @Relationship(inverse: "tags", deleteRule: .nullify) var entries: Set<JournalEntry> = []
+    var entries: Set<JournalEntry> = []
 
     #Unique<Tag>([\.label])
 
     init(label: String) { self.label = label }
+}
+
+@Entity final class Region {
+    var name: String
+    var spots: Set<Spot> = []
+    init(name: String) { self.name = name }
 }
 
 /// An album and its photos: a to-one (`cover`) named before a to-many (`photos`) that the
@@ -61,6 +70,6 @@ import SwellStore
 }
 
 /// The typed model, with a described entity beside it.
-let typedModel = ManagedObjectModel(entities: [JournalEntry.self, Spot.self, Tag.self, Album.self, Photo.self], described: [
+let typedModel = ManagedObjectModel(entities: [JournalEntry.self, Spot.self, Tag.self, Album.self, Photo.self, Region.self], described: [
     EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)]),
 ])

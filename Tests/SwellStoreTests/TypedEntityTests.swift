@@ -139,7 +139,14 @@ import SwellTestSupport
     }
 
     @Test func aModelMixesTypedAndDescribedEntities() throws {
-        #expect(typedModel.entities.map(\.name) == ["JournalEntry", "Spot", "Tag", "Album", "Photo", "Note"])
+        #expect(typedModel.entities.map(\.name) == ["JournalEntry", "Spot", "Tag", "Album", "Photo", "Region", "Note"])
+        let entities = typedModel.entitiesByName
+        // One side named the inverse, or neither did: the model completes both.
+        #expect(entities["Spot"]?.relationship(named: "entries")?.inverse == "spot")
+        #expect(entities["Tag"]?.relationship(named: "entries")?.inverse == "tags")
+        #expect(entities["Spot"]?.relationship(named: "region")?.inverse == "spots")
+        #expect(entities["Region"]?.relationship(named: "spots")?.inverse == "region")
+        #expect(Spot.entityDescription.relationship(named: "entries")?.inverse == nil, "the class's own description names none")
         #expect(JournalEntry.entityDescription.uniquenessConstraint == ["id"])
         #expect(Tag.entityDescription.uniquenessConstraint == ["label"])
         let spot = try #require(JournalEntry.entityDescription.relationship(named: "spot"))
@@ -149,10 +156,15 @@ import SwellTestSupport
         let context = container.newBackgroundContext()
         try context.performAndWait {
             context.insertNewObject(forEntityName: "Note")["text"] = "described"
+            let region = Region(name: "Bay Area"), spot = Spot(name: "Montara")
+            spot.region = region
+            context.insert(spot)
+            #expect(region.spots == [spot], "the paired inverse follows")
             context.insert(Spot(name: "Pacifica"))
             try context.save()
             #expect(try context.count(for: FetchRequest(entityName: "Note")) == 1)
-            #expect(try context.fetch(FetchRequest(entityName: "Spot")).first?.model(as: Spot.self)?.name == "Pacifica")
+            let names = try context.fetch(FetchRequest(entityName: "Spot")).compactMap { $0.model(as: Spot.self)?.name }
+            #expect(Set(names) == ["Pacifica", "Montara"])
         }
     }
 

@@ -38,9 +38,11 @@ public macro Unique() = #externalMacro(module: "SwellMacros", type: "EntityMarke
 public macro Unique<T>(_ keyPaths: [PartialKeyPath<T>]) = #externalMacro(module: "SwellMacros", type: "UniqueConstraintMacro")
 
 /// A relationship's inverse (the destination's property pointing back) and what deleting
-/// this object does to its destinations. Every relationship names its inverse.
+/// this object does to its destinations. One side naming the inverse is enough; a
+/// relationship with none is paired with the one relationship of its destination that leads
+/// back (the compiler asks for the name when that could be ambiguous).
 @attached(peer)
-public macro Relationship(inverse: String, deleteRule: DeleteRule = .nullify) =
+public macro Relationship(inverse: String? = nil, deleteRule: DeleteRule = .nullify) =
     #externalMacro(module: "SwellMacros", type: "EntityMarkerMacro")
 
 /// A stored property that is not part of the entity: kept on the Swift object only, never saved.

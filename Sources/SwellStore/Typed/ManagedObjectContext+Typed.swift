@@ -57,8 +57,45 @@ extension ManagedObjectModel {
     ///
     /// `ManagedObjectModel(entities: [JournalEntry.self, Spot.self])`; to mix, list
     /// descriptions in `described`, or write `JournalEntry.entityDescription` among them.
+    ///
+    /// A macro sees one class at a time, so inverses are completed here: a relationship
+    /// another one names as its inverse names that one back, and a relationship with no inverse
+    /// is paired with the one relationship of its destination that leads back without one (when
+    /// there is exactly one on each side). One left without is a relationship with no inverse.
     @_disfavoredOverload
     public init(entities: [any PersistentModel.Type], described: [EntityDescription] = []) {
-        self.init(entities: entities.map { $0.entityDescription } + described)
+        var descriptions = entities.map { $0.entityDescription } + described
+        InversePairing.complete(&descriptions, typed: Set(entities.map { $0.entityDescription.name }))
+        self.init(entities: descriptions)
+    }
+}
+
+/// Completes the inverses of typed entities' relationships (see `ManagedObjectModel(entities:described:)`).
+enum InversePairing {
+    static func complete(_ entities: inout [EntityDescription], typed: Set<String>) {
+        let index = Dictionary(entities.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        // A named inverse whose other side names none: name it back.
+        for entity in entities where typed.contains(entity.name) {
+            for relationship in entity.relationships {
+                guard let inverse = relationship.inverse, let other = index[relationship.destination],
+                      let back = entities[other].relationships.firstIndex(where: { $0.name == inverse }),
+                      entities[other].relationships[back].inverse == nil,
+                      entities[other].relationships[back].destination == entity.name else { continue }
+                entities[other].relationships[back].inverse = relationship.name
+            }
+        }
+        // No inverse on either side: pair the one relationship each way.
+        for (position, entity) in entities.enumerated() where typed.contains(entity.name) {
+            for (slot, relationship) in entity.relationships.enumerated() where relationship.inverse == nil {
+                guard relationship.destination != entity.name, let other = index[relationship.destination] else { continue }
+                let here = entities[position].relationships.filter { $0.destination == relationship.destination && $0.inverse == nil }
+                let there = entities[other].relationships.indices.filter {
+                    entities[other].relationships[$0].destination == entity.name && entities[other].relationships[$0].inverse == nil
+                }
+                guard here.count == 1, there.count == 1, let back = there.first else { continue }
+                entities[position].relationships[slot].inverse = entities[other].relationships[back].name
+                entities[other].relationships[back].inverse = relationship.name
+            }
+        }
     }
 }
