@@ -70,6 +70,7 @@ import SwellStore
 }
 
 /// The typed model, with a described entity beside it.
-let typedModel = ManagedObjectModel(entities: [JournalEntry.self, Spot.self, Tag.self, Album.self, Photo.self, Region.self], described: [
+let typedModel = ManagedObjectModel(entities: [
+    JournalEntry.self, Spot.self, Tag.self, Album.self, Photo.self, Region.self,
     EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)]),
 ])

@@ -53,19 +53,36 @@ extension ManagedObjectContext {
 }
 
 extension ManagedObjectModel {
-    /// A model of `@Entity` classes, and described entities beside them.
-    ///
-    /// `ManagedObjectModel(entities: [JournalEntry.self, Spot.self])`; to mix, list
-    /// descriptions in `described`, or write `JournalEntry.entityDescription` among them.
+    /// A model of `@Entity` classes, mixed with described entities if you like:
+    /// `ManagedObjectModel(entities: [JournalEntry.self, Spot.self])`, or
+    /// `ManagedObjectModel(entities: [JournalEntry.self, Spot.self, noteEntity])`, in that order.
+    /// Each element is an `@Entity` class or an `EntityDescription`; anything else is a
+    /// programming error.
     ///
     /// A macro sees one class at a time, so inverses are completed here: a relationship
     /// another one names as its inverse names that one back, and a relationship with no inverse
     /// is paired with the one relationship of its destination that leads back without one (when
     /// there is exactly one on each side). One left without is a relationship with no inverse.
+    /// (A list of descriptions alone, `JournalEntry.entityDescription` included, is taken as
+    /// written: there both sides name their inverse.)
     @_disfavoredOverload
-    public init(entities: [any PersistentModel.Type], described: [EntityDescription] = []) {
-        var descriptions = entities.map { $0.entityDescription } + described
-        InversePairing.complete(&descriptions, typed: Set(entities.map { $0.entityDescription.name }))
+    public init(entities: [Any], described: [EntityDescription] = []) {
+        var descriptions: [EntityDescription] = []
+        var typed: Set<String> = []
+        for element in entities {
+            switch element {
+            case let type as any PersistentModel.Type:
+                descriptions.append(type.entityDescription)
+                typed.insert(type.entityDescription.name)
+            case let description as EntityDescription:
+                descriptions.append(description)
+            default:
+                preconditionFailure("SwellStore: a model's entities are @Entity classes or EntityDescription values, "
+                    + "not \(type(of: element))")
+            }
+        }
+        descriptions += described
+        InversePairing.complete(&descriptions, typed: typed)
         self.init(entities: descriptions)
     }
 }
