@@ -15,7 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
-        // `swift package generate-documentation --target SwellStore`: the DocC catalog.
+        // `swift package generate-documentation --target SwellContexts`: the DocC catalog.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // `@Entity` and its companions: the macro plugin (SwellMacros) is built on it.
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.0"),
@@ -95,12 +95,20 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
+        // Contexts, objects, the coordinator, the container, the fetched results controller,
+        // batch execution: Core Data's model on the stores. The pipeline builds on this.
         .target(
-            name: "SwellStore",
+            name: "SwellContexts",
             dependencies: [
-                "SwellStoreCore", "SwellDefaultStores", "SwellMacros", "SwellCalendar", "SwellLocks",
+                "SwellStoreCore", "SwellDefaultStores", "SwellCalendar", "SwellLocks",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // What users import: the contexts, and typed entities (`@Entity`, `FetchDescriptor`,
+        // `#Predicate`) — apart because their macro needs swift-syntax, which `swell` does without.
+        .target(
+            name: "SwellStore",
+            dependencies: ["SwellContexts", "SwellStoreCore", "SwellMacros"]
         ),
         .target(
             name: "SwellJSON"
@@ -120,7 +128,7 @@ let package = Package(
         .target(
             name: "SwellPipeline",
             dependencies: [
-                "SwellStore", "SwellJSON", "SwellHTTP", "SwellCSV", "SwellCalendar", "SwellLocks",
+                "SwellContexts", "SwellJSON", "SwellHTTP", "SwellCSV", "SwellCalendar", "SwellLocks",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -129,7 +137,7 @@ let package = Package(
             name: "swell",
             dependencies: [
                 "SwellPipeline",
-                "SwellStore",
+                "SwellContexts",
                 "SwellHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -160,7 +168,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellStoreTests",
-            dependencies: ["SwellStore", "SwellStoreCore", "SwellSQLite", "SwellInMemoryStore", "SwellLocks", "SwellPostgres", "SwellTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellInMemoryStore", "SwellLocks", "SwellPostgres", "SwellTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "SwellMacrosTests",
@@ -175,7 +183,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellPostgresTests",
-            dependencies: ["SwellPostgres", "SwellStore", "SwellStoreCore", "SwellTestSupport"]
+            dependencies: ["SwellPostgres", "SwellContexts", "SwellStoreCore", "SwellTestSupport"]
         ),
         .testTarget(
             name: "SwellLocksTests",
@@ -199,7 +207,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellPipelineTests",
-            dependencies: ["SwellPipeline", "SwellStore", "SwellStoreCore", "SwellSQLite", "SwellCSV", "SwellPostgres", "SwellHTTP", "SwellJSON", "SwellTestSupport", "SwellLocks", "swell"]
+            dependencies: ["SwellPipeline", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellCSV", "SwellPostgres", "SwellHTTP", "SwellJSON", "SwellTestSupport", "SwellLocks", "swell"]
         ),
     ],
     swiftLanguageModes: [.v6]

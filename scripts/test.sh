@@ -10,9 +10,10 @@ swift test
 # the Swift toolchain hidden, as a server without Swift would run it.
 tarball=$(bash scripts/build-release.sh | tail -1)
 bash scripts/test-release.sh "$tarball"
-# The documentation: SwellStore's (guides and the store guarantees), SwellStoreCore's (the
-# model, requests, errors) and SwellPipeline's (the
+# The documentation: SwellContexts' (guides and the store guarantees), SwellStore's (the
+# typed layer), SwellStoreCore's (the model, requests, errors) and SwellPipeline's (the
 # pipeline file and command line references).
+swift package generate-documentation --target SwellContexts >/dev/null
 swift package generate-documentation --target SwellStore >/dev/null
 swift package generate-documentation --target SwellStoreCore >/dev/null
 swift package generate-documentation --target SwellPipeline >/dev/null

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import SwellStore
+import SwellContexts
 import Synchronization
 
 /// `--measure-main-queue`: a heartbeat posted to the main queue every

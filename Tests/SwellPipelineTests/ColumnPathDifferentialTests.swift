@@ -2,7 +2,7 @@ import Foundation
 import SwellJSON
 @testable import SwellPipeline
 @testable import SwellSQLite
-@testable import SwellStore
+@testable import SwellContexts
 import SwellStoreCore
 import SwellTestSupport
 import Testing

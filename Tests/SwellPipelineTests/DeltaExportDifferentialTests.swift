@@ -1,6 +1,6 @@
 import Foundation
 @testable import SwellPipeline
-import SwellStore
+import SwellContexts
 import SwellTestSupport
 import Testing
 

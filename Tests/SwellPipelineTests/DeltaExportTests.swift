@@ -1,7 +1,7 @@
 import Foundation
 @testable import SwellPipeline
 import SwellPostgres
-import SwellStore
+import SwellContexts
 import SwellTestSupport
 import Testing
 

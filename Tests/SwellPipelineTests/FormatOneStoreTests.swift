@@ -1,6 +1,6 @@
 import Foundation
 @testable import SwellSQLite
-@testable import SwellStore
+@testable import SwellContexts
 import SwellStoreCore
 import Testing
 

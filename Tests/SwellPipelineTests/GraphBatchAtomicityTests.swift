@@ -1,7 +1,7 @@
 import Foundation
 import SwellPipeline
 @testable import SwellSQLite
-@testable import SwellStore
+@testable import SwellContexts
 import SwellStoreCore
 import SwellTestSupport
 import Testing

@@ -3,7 +3,7 @@ import Logging
 @testable import SwellPipeline
 import SwellPostgres
 @testable import SwellSQLite
-@testable import SwellStore
+@testable import SwellContexts
 import SwellStoreCore
 import SwellTestSupport
 import Testing

@@ -1,5 +1,5 @@
 import SwellJSON
-import SwellStore
+import SwellContexts
 import SwellTestSupport
 import Testing
 @testable import SwellPipeline

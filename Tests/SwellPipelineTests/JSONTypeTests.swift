@@ -3,7 +3,7 @@ import SwellCSV
 import SwellCalendar
 import SwellJSON
 @testable import SwellSQLite
-@testable import SwellStore
+@testable import SwellContexts
 import SwellStoreCore
 import Testing
 @testable import SwellPipeline

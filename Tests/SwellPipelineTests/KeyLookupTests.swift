@@ -1,5 +1,5 @@
 @testable import SwellSQLite
-import SwellStore
+import SwellContexts
 import SwellStoreCore
 import Testing
 @testable import SwellPipeline

@@ -1,6 +1,6 @@
 import Foundation
 @testable import SwellSQLite
-import SwellStore
+import SwellContexts
 import SwellStoreCore
 import SwellTestSupport
 import Synchronization

@@ -4,7 +4,7 @@ import SwellCSV
 import SwellHTTP
 import SwellJSON
 import SwellPipeline
-import SwellStore
+import SwellContexts
 import SwellTestSupport
 import Testing
 

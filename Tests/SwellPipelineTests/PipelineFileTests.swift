@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import SwellPipeline
-import SwellStore
+import SwellContexts
 
 /// The pipeline file contract: every key loads, every malformed file fails naming file, line and column.
 @Suite struct PipelineFileTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import SwellPipeline
-import SwellStore
+import SwellContexts
 
 /// Pipeline file reference, "Nested records and relationships (version 2)", as the file
 /// is read: relationships, nested mappings to any depth, key-path and joined export

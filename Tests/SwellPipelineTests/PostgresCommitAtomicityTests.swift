@@ -1,7 +1,7 @@
 import Foundation
 import SwellPostgres
 @testable import SwellSQLite
-import SwellStore
+import SwellContexts
 import SwellStoreCore
 import SwellTestSupport
 import Testing

@@ -1,4 +1,4 @@
-import SwellStore
+import SwellContexts
 import SwellTestSupport
 
 /// A random version-2 pipeline for the differential test: entities with a key and

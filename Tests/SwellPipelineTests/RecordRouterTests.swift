@@ -2,7 +2,7 @@ import Foundation
 import SwellCSV
 import SwellCalendar
 import SwellJSON
-import SwellStore
+import SwellContexts
 import Testing
 @testable import SwellPipeline
 

@@ -1,5 +1,5 @@
 @testable import SwellSQLite
-@testable import SwellStore
+@testable import SwellContexts
 import SwellStoreCore
 import Testing
 @testable import SwellPipeline

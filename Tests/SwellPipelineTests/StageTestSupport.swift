@@ -1,6 +1,6 @@
 import Foundation
 @testable import SwellSQLite
-import SwellStore
+import SwellContexts
 @testable import SwellPipeline
 import SwellStoreCore
 

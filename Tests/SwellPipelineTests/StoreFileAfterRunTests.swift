@@ -1,6 +1,6 @@
 import Foundation
 import SwellPipeline
-import SwellStore
+import SwellContexts
 import Testing
 
 /// When `swell` returns, a SQLite store is whole in its one file: the run closed the store,

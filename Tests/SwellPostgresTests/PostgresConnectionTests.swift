@@ -1,5 +1,5 @@
 import Foundation
-import SwellStore
+import SwellContexts
 import SwellTestSupport
 @testable import SwellPostgres
 import Testing

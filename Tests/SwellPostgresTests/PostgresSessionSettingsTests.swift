@@ -1,6 +1,6 @@
 import Foundation
 @testable import SwellPostgres
-import SwellStore
+import SwellContexts
 import SwellTestSupport
 import Testing
 

@@ -2,7 +2,7 @@ import Foundation
 import SwellLocks
 import SwellPostgres
 @testable import SwellSQLite
-import SwellStore
+import SwellContexts
 import SwellStoreCore
 import SwellTestSupport
 import Testing

@@ -1,6 +1,6 @@
 import Foundation
 @testable import SwellPostgres
-@testable import SwellStore
+@testable import SwellContexts
 import SwellTestSupport
 import Testing
 

@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 import SwellTestSupport
 
 /// `BatchColumns.truncate(toRows:)`, which drops a row begun and given up (the pipeline's

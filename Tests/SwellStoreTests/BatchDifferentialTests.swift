@@ -1,7 +1,8 @@
 import Foundation
 import SwellTestSupport
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Batch requests against a model computed in the test (Store guarantees 37–42): random batch
 /// inserts (dictionaries, handlers and columns; random merge policies, carried attributes,

@@ -1,7 +1,8 @@
 import Foundation
 import SwellTestSupport
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// The package form of batch inserts the pipeline's nested records use (issue 21, item 4):
 /// a to-one as a column of IDs (`BatchColumns.references`), a join-table to-many as a column of

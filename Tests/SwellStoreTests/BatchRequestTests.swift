@@ -3,7 +3,8 @@ import Foundation
 import SwellStoreCore
 import Testing
 import Synchronization
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Batch requests (Store guarantees 37–43), on every store
 /// (`.onEveryStore`: SQLite, in-memory, PostgreSQL).

@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// `deleteRows(entity:primaryKeys:)`: replace mode's deletions by primary key.
 @Suite(.onEveryStore) struct BulkDeleteTests {

@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// The WAL is checkpointed off the writer's queue (`SQLiteCheckpointer`).
 @Suite(.onEveryStore) struct CheckpointTests {

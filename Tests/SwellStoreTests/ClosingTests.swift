@@ -3,7 +3,8 @@ import CSQLite
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Handles closed on purpose (issue 13, item 3; GRDB's `Database.close()`): a container,
 /// its coordinator and its store close their connections when told, refuse work after,

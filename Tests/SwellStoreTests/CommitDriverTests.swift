@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// The one commit procedure (`CommitDriver`) on every store (`.onEveryStore`): column
 /// updates write only their masks' attributes and are reported as updated with those names;

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// A batch insert of columns compared with the store ahead of its execution
 /// (`ManagedObjectContext.compareAhead`, what a pipeline's comparer does while the writer

@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Statements 22, 23, 25 and the SurfJournal flows.
 @Suite(.onEveryStore) struct ContainerTests {

@@ -1,7 +1,8 @@
 import Foundation
 import SwellTestSupport
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// The library's differential test (issue 20, 2b): random inserts, edits, deletes and
 /// relationship changes in the writer, the view context and workers, saved in random

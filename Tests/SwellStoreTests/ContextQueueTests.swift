@@ -2,7 +2,8 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Statements 1–4: queues, perform, confinement checks, parents.
 @Suite(.onEveryStore) struct ContextQueueTests {

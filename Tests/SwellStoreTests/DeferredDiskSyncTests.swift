@@ -3,7 +3,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// A store whose commits do not wait for the disk until it closes (`DeferredDiskSync`:
 /// what a pipeline run asks for) syncs them when it closes; by default every commit waits.

@@ -3,7 +3,8 @@ import Foundation
 import SwellStoreCore
 import Testing
 
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 // MARK: - Fixtures
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Statement 26: sections, index paths and change reports after saves that reach the context.
 @Suite(.onEveryStore) struct FetchedResultsControllerTests {

@@ -5,7 +5,8 @@ import SwellStoreCore
 import Synchronization
 import SwellLocks
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Statements 12–16: fetch requests, unsaved state, no waiting for the writer, counts, batches.
 @Suite(.onEveryStore) struct FetchingTests {

@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Store format 2 (issue 9): a store written by format 1 (every table keyed by `_pk`, the key
 /// in a unique index) opens with every row and object ID intact, its integer-keyed tables

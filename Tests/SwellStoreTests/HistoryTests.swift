@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Persistent history (Store guarantees 46–48) on every store: saves and batch requests record
 /// transactions in order, with author, context name, updated attributes and deleted keys; a

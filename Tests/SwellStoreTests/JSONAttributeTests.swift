@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// The `json` attribute type: a `String` of JSON text, kept as TEXT unchanged.
 @Suite(.onEveryStore) struct JSONAttributeTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Many-to-many (Issue.labels ↔ Label.issues), an ordered to-many without an inverse
 /// (Playlist.songs) and owned children through a join table (Post.comments, cascade).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 @Suite("Relationships: key-path predicates in SQL and in memory (Store guarantees 33)", .onEveryStore)
 struct KeyPathPredicateTests {

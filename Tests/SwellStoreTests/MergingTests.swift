@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Statements 19–21: did-save notices, merging, refreshing.
 @Suite(.onEveryStore) struct MergingTests {

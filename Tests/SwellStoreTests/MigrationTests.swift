@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Statement 24: lightweight migration, and clear errors for what cannot be inferred.
 @Suite(.onEveryStore) struct MigrationTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Statements 17 and 18: IDs are permanent values; look-ups by ID.
 @Suite(.onEveryStore) struct ObjectIDTests {

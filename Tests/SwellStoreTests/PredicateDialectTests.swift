@@ -1,7 +1,8 @@
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Predicates compile through a visitor with one dialect per store (issue 11, item 0):
 /// the tree's SQL is the compiler's, the spelling of placeholders, constants and string

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Core Data's format placeholders (issue 20, item 4): `%d %i %ld %f %K %@` take their
 /// arguments, on every store; an unknown placeholder is refused when the predicate is made.

@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 @Suite("Relationships: the fetched results controller (Store guarantees 36)", .onEveryStore)
 struct RelationshipControllerTests {

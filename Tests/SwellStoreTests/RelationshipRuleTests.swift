@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 @Suite("Relationships: delete rules (Store guarantees 31)", .onEveryStore)
 struct DeleteRuleTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 @Suite("Relationships: an ordered to-many with a to-one inverse (Store guarantees 28, 29, 35)", .onEveryStore)
 struct OrderedInverseTests {

@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// A model with every relationship shape the store keeps: one-to-many with a
 /// to-one inverse (Spot ↔ Entry, nullify), owned children (Order → Line,

@@ -1,7 +1,8 @@
 import Foundation
 import SwellTestSupport
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Fetch result types against the objects (Store guarantees 44–45): random rows saved, then
 /// unsaved inserts, updates and deletes at the three levels (writer ← view ← worker); for

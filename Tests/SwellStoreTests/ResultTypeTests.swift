@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Dictionary and ID fetches (Store guarantees 44–45): their shapes, the choices the contract
 /// leaves open (nil values left out, sums over no rows), and the requests they refuse.

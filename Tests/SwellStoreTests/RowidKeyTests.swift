@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// A JournalEntry row as `insertRow` takes it (attribute order: id, date, height, period, wind, location, rating).
 func journalRow(_ id: Int64, location: String? = nil, rating: Int64? = nil) -> [StoreValue] {

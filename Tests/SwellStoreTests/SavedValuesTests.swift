@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Issue 20, A: after a context saves, its objects show the newest values its level has —
 /// also those that came up from a child, whose objects the context never edited itself

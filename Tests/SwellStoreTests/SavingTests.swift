@@ -4,7 +4,8 @@ import SwellStoreCore
 import Synchronization
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Statements 5, 6, 9, 10, 11: saves move one level, roots save atomically, discards leave no trace.
 @Suite(.onEveryStore) struct SavingTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// A child's save of new objects whose keys meet nothing moves its layer up whole
 /// (a segment, no per-row work); anything else resolves row by row as before.

@@ -3,7 +3,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Store errors callers can switch on (issue 13, item 2): SQLite's refusals carry a
 /// `SQLiteResultCode` (named codes, primary code), never a bare number; errors from beneath

@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Statement 27: an ordinary SQLite file in WAL mode, one table per entity, a column per attribute.
 @Suite(.onEveryStore) struct StoreFileTests {

@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Metadata kept beside the data moves with saves and lands in the same transaction; rows stream in order.
 @Suite(.onEveryStore) struct StoreMetadataTests {

@@ -3,7 +3,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Store types by URL scheme (Core Data's registered store classes): a file is
 /// SQLite, `memory:` the in-memory store, another scheme what registered it.

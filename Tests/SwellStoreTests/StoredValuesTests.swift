@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// `storedValues(forKeys:)`: the stored object of a key, only when no unsaved change concerns it.
 @Suite(.onEveryStore) struct StoredValuesTests {

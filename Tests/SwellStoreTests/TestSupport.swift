@@ -4,7 +4,8 @@ import SwellTestSupport
 import Testing
 @testable import SwellInMemoryStore
 @testable import SwellSQLite
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 import SwellStoreCore
 
 /// The SurfJournal model: journal entries keyed by `id`.

@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Store guarantees 49: two coordinators — in one process or in two — that write one store never
 /// give two objects one ID and never lose each other's rows.

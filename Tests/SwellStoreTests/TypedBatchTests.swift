@@ -1,7 +1,8 @@
 import Foundation
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 import SwellTestSupport
 
 /// Batch requests over typed entities (store guarantee 53): columns found by key path, rows

@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 import SwellTestSupport
 
 /// `@Entity` classes over contexts (store guarantees 50–51): typed values round-trip

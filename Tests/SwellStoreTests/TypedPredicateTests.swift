@@ -2,7 +2,8 @@ import Foundation
 @testable import SwellSQLite
 import SwellStoreCore
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 import SwellTestSupport
 
 /// Key-path predicates and sorts over typed entities (store guarantee 52): each `#Predicate`

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SwellStore
+@testable import SwellContexts
+import SwellStore
 
 /// Statements 7 and 8: keys are honoured at every level, by the receiving level's merge policy.
 @Suite(.onEveryStore) struct UniquenessTests {

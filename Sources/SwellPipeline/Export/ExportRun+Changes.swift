@@ -1,6 +1,6 @@
 import Foundation
 import SwellCSV
-import SwellStore
+import SwellContexts
 
 /// A delta export (`changes: since_last`, README "Delta exports"): the rows inserted,
 /// updated or deleted since the export last succeeded, read from the store's history,

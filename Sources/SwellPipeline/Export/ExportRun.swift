@@ -1,6 +1,6 @@
 import Foundation
 import SwellCSV
-import SwellStore
+import SwellContexts
 import SwellCalendar
 
 /// Writes one export: a batched, streamed read of the entity (filtered,

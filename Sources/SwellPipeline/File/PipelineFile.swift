@@ -1,6 +1,6 @@
 import Foundation
 import SwellJSON
-import SwellStore
+import SwellContexts
 
 /// A pipeline file, loaded and validated: what to fetch, how to map it into
 /// entities, and what to export. A value; see `PipelineFileLoader`.

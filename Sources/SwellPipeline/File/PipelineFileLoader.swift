@@ -1,5 +1,5 @@
 import Foundation
-import SwellStore
+import SwellContexts
 import Yams
 
 /// Reads a pipeline file (YAML; JSON is YAML too), checks it against the

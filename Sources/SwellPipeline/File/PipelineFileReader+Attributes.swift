@@ -2,7 +2,7 @@ import Foundation
 import SwellCSV
 import SwellCalendar
 import SwellJSON
-import SwellStore
+import SwellContexts
 import Yams
 
 /// An entity's attribute: the short form `rating: integer?`, or (version 3) the long

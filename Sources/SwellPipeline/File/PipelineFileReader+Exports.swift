@@ -1,4 +1,4 @@
-import SwellStore
+import SwellContexts
 import Yams
 
 /// An export: its entity, file, columns (attributes, or in version 2 key paths

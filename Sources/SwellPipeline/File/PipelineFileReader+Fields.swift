@@ -1,4 +1,4 @@
-import SwellStore
+import SwellContexts
 import Yams
 
 /// A source's `fields`: where each attribute comes from in a record and, in a

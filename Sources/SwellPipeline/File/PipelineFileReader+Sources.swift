@@ -1,6 +1,6 @@
 import Foundation
 import SwellJSON
-import SwellStore
+import SwellContexts
 import Yams
 
 /// A source: its entity, URL, records, pagination, fields, modes and limits; a `for_each`

@@ -1,4 +1,4 @@
-import SwellStore
+import SwellContexts
 import Yams
 
 /// Version 2 of the pipeline file (Pipeline file reference, "Nested records and

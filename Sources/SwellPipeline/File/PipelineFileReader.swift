@@ -1,5 +1,5 @@
 import Foundation
-import SwellStore
+import SwellContexts
 import Yams
 
 /// Walks the YAML tree of a pipeline file, checking every key and value.

@@ -1,5 +1,5 @@
 import SwellJSON
-import SwellStore
+import SwellContexts
 
 /// Infers entities from sample objects: an attribute per JSON key with the
 /// type its values fit (`FieldShape`), optional when null or missing in any

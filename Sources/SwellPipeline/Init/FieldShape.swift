@@ -1,6 +1,6 @@
 import SwellCalendar
 import SwellJSON
-import SwellStore
+import SwellContexts
 
 /// What the non-null values of one JSON key look like, and the attribute type
 /// (or nesting) that fits them all, with the reason written beside it.

@@ -1,5 +1,5 @@
 import SwellJSON
-import SwellStore
+import SwellContexts
 
 extension InitPipeline {
     /// The pipeline file (version 2, or 3 for a version-3 form: one-object page, offsets, CSV) with a comment on every guess: why this type,

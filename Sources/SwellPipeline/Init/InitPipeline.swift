@@ -1,5 +1,5 @@
 import SwellHTTP
-import SwellStore
+import SwellContexts
 
 /// A pipeline as `swell init` guessed it from one sample page: the entities
 /// inferred from the records, one source reading the sample's URL, one CSV

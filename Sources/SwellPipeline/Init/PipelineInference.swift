@@ -1,6 +1,6 @@
 import SwellHTTP
 import SwellJSON
-import SwellStore
+import SwellContexts
 
 /// What `swell init` knows besides the sample's body: how the user named things
 /// and where the sample came from.

@@ -1,7 +1,7 @@
 import Foundation
 import SwellCalendar
 import SwellJSON
-import SwellStore
+import SwellContexts
 
 /// An entity's attribute rules (pipeline-file "Attribute rules", README) compiled once,
 /// and the bad-record message for a value breaking one, in the pipeline file's words.

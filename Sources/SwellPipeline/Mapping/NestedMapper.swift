@@ -1,7 +1,7 @@
 import SwellCSV
 import SwellCalendar
 import SwellJSON
-import SwellStore
+import SwellContexts
 
 /// Where a relationship's link is written when a nested record is upserted
 /// (the store keeps each kind differently, see Store guarantees 35).

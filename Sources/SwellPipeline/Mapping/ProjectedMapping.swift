@@ -1,7 +1,7 @@
 import SwellCSV
 import SwellCalendar
 import SwellJSON
-import SwellStore
+import SwellContexts
 
 /// A flat source's field mapping compiled for `JSONProjectionReader`: one projected
 /// field per attribute, read as the JSON kind its type takes as it is (an integer

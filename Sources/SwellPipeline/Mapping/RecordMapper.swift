@@ -1,7 +1,7 @@
 import SwellCSV
 import SwellCalendar
 import SwellJSON
-import SwellStore
+import SwellContexts
 
 /// Maps one source's records onto its entity: each attribute's value found by
 /// its field path and converted by type. A bad record gives the attribute and why.

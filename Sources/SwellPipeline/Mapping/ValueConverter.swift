@@ -1,6 +1,6 @@
 import SwellCSV
 import SwellJSON
-import SwellStore
+import SwellContexts
 import SwellCalendar
 
 /// Turns JSON values into store values per the Values table of the pipeline

@@ -1,5 +1,5 @@
 import Foundation
-import SwellStore
+import SwellContexts
 
 /// The records a flat source's worker has mapped and not yet written, as columns: one
 /// typed buffer per attribute of the entity (`BatchColumns`), which becomes one batch

@@ -1,7 +1,7 @@
 import SwellCSV
 import SwellCalendar
 import SwellJSON
-import SwellStore
+import SwellContexts
 
 /// A flat source's records, read by `JSONProjectionReader` straight into columns
 /// on the fetch thread: each record's projected fields are appended to the

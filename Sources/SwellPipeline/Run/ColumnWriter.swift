@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import SwellStore
+import SwellContexts
 
 /// Writes a flat source's column batches in two stages, each a thread with its own private
 /// child context of the view context, whose merge policy (`objectTrump`) makes each batch

@@ -1,7 +1,7 @@
 import Foundation
 import SwellCSV
 import SwellCalendar
-import SwellStore
+import SwellContexts
 
 /// The items of a `for_each` from an entity (Pipeline file reference version 3): the values of one
 /// attribute of the rows a predicate picks, as the store holds them when the run reaches the

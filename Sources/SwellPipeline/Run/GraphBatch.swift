@@ -1,4 +1,4 @@
-import SwellStore
+import SwellContexts
 
 /// The shapes of nested mappings whose records go to the store as batch inserts
 /// (`GraphBatch`, `GraphWriter`) rather than object by object (`NestedUpsert`): each

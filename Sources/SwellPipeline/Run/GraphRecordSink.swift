@@ -1,7 +1,7 @@
 import SwellCSV
 import SwellCalendar
 import SwellJSON
-import SwellStore
+import SwellContexts
 
 /// Records with nested objects of the shapes `GraphShape` admits, read by
 /// `JSONProjectionReader` on the fetch thread straight into a `GraphBatch`: the record's

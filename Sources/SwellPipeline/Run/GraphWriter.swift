@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import SwellStore
+import SwellContexts
 
 /// Writes batches of records with nested objects (`GraphBatch`) as batch inserts from a
 /// private child context of the view context, whose `objectTrump` policy makes each an

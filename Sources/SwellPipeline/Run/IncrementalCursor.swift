@@ -1,7 +1,7 @@
 import SwellCSV
 import SwellCalendar
 import SwellHTTP
-import SwellStore
+import SwellContexts
 
 /// Incremental sync (Pipeline file reference, `incremental`): the largest value of the
 /// cursor attribute a complete run saw is kept in the store's metadata under

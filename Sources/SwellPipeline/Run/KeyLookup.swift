@@ -1,4 +1,4 @@
-import SwellStore
+import SwellContexts
 
 /// Which of a chunk's keys an entity holds already, as a context sees it (its
 /// own and its ancestors' unsaved rows over the store): append mode's check.

@@ -1,4 +1,4 @@
-import SwellStore
+import SwellContexts
 
 /// Unlinking what a record no longer lists, and deleting at the end of the run what
 /// `cascade` relationships let go of (Pipeline file reference: "elements no longer listed are

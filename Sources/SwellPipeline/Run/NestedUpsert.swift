@@ -1,4 +1,4 @@
-import SwellStore
+import SwellContexts
 
 /// Writes a chunk of records with nested objects (Pipeline file reference, version 2)
 /// into a worker's context, without creating managed objects: each nested

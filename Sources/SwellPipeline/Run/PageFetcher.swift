@@ -3,7 +3,7 @@ import Logging
 import SwellCSV
 import SwellHTTP
 import SwellJSON
-import SwellStore
+import SwellContexts
 
 /// What one page gave: what pagination reads next (its records, the captured
 /// body values, the `Link` header) and what the report counts.

@@ -1,4 +1,4 @@
-import SwellStore
+import SwellContexts
 
 /// A source's page loop, on the run thread: asks for each page in the order its pagination
 /// gives (`Paginator`), through the `PageFetcher` (retries, validators, tokens), into the

@@ -1,5 +1,5 @@
 import SwellJSON
-import SwellStore
+import SwellContexts
 
 /// What `PageFetcher` feeds a page's bytes to: a reader for the page and where its
 /// records go. `TreePages` reads records as `JSONValue` trees for the record router

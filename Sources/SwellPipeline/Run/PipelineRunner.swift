@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import SwellStore
+import SwellContexts
 
 /// Runs a pipeline's sources and exports against its store, and reports.
 ///

@@ -1,5 +1,5 @@
 import SwellCalendar
-import SwellStore
+import SwellContexts
 
 /// Builds a batch from a chunk of records for an upsert worker: maps each record (its key
 /// came mapped from the router), sends bad ones to the rejects file or keeps the first as

@@ -1,5 +1,5 @@
 import Foundation
-import SwellStore
+import SwellContexts
 import SwellLocks
 
 /// Replace mode's deletions (Pipeline file reference, `mode: replace`): collects the

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import SwellStore
+import SwellContexts
 import SwellLocks
 
 /// Moves the batches upsert workers saved into the view context up the stack:

@@ -1,5 +1,5 @@
 import SwellJSON
-import SwellStore
+import SwellContexts
 
 /// What a projection sink (`ColumnRecordSink`, `GraphRecordSink`) notes between hand-offs
 /// of its batch: records read and rejected, the largest cursor value and the keys seen

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import SwellStore
+import SwellContexts
 
 /// How a run's upsert stage is sized.
 public struct RunOptions: Sendable {

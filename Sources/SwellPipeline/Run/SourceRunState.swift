@@ -1,5 +1,5 @@
 import SwellLocks
-import SwellStore
+import SwellContexts
 
 /// What the stages of one source run share: the report's counts, the run's
 /// first failure, and the largest incremental cursor value seen. The fetch

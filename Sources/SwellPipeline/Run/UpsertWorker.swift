@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import SwellCSV
 import SwellCalendar
-import SwellStore
+import SwellContexts
 
 /// An upsert worker: a thread with its own private child context of the view context,
 /// taking chunks of records from its queue; its `RecordBatchBuilder` maps them (the key

@@ -1,5 +1,5 @@
 import Foundation
-import SwellStore
+import SwellContexts
 
 /// `swell seed`: installs a seed store under the store's lock.
 public enum Seeding {

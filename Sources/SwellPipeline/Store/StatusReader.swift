@@ -1,5 +1,5 @@
 import Foundation
-import SwellStore
+import SwellContexts
 
 /// What `swell status` prints: entities with row counts, incremental state, the history
 /// and each delta export's position, and the last runs, read from the last committed state (no lock).

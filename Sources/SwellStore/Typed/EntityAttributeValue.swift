@@ -1,4 +1,5 @@
 import Foundation
+import SwellContexts
 import SwellStoreCore
 
 /// A Swift type an `@Entity` attribute can have: `String`, `Int`, `Double`, `Bool`, `Date`,

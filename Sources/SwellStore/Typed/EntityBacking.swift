@@ -1,4 +1,5 @@
 import Foundation
+import SwellContexts
 import SwellStoreCore
 
 /// Where a typed object's values live: the managed object behind it once it is in a context,

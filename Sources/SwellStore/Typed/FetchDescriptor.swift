@@ -1,4 +1,5 @@
 import Foundation
+import SwellContexts
 import SwellStoreCore
 
 /// A typed fetch: which objects of an `@Entity` class, in what order, how many.

@@ -1,4 +1,5 @@
 import Foundation
+import SwellContexts
 import SwellStoreCore
 
 /// Typed entities in a context: inserting, fetching and looking up `@Entity` objects.

@@ -1,7 +1,8 @@
 import Foundation
+import SwellContexts
 import SwellStoreCore
 
-/// A class made an entity by `@Entity`: typed properties over a ``ManagedObject``.
+/// A class made an entity by `@Entity`: typed properties over a `ManagedObject`.
 ///
 /// The macro writes every requirement. A typed object is a view of its managed object:
 /// reading `entry.rating` reads the context's value (its unsaved changes, its parent's

@@ -1,4 +1,5 @@
 import Foundation
+import SwellContexts
 import SwellStoreCore
 
 // Batch requests over `@Entity` classes: the same requests, named by the class, with columns

@@ -1,4 +1,5 @@
 import Foundation
+import SwellContexts
 import SwellStoreCore
 
 // Foundation's `#Predicate` builds a tree of `PredicateExpressions` values. Swell turns that

@@ -1,4 +1,5 @@
 import Foundation
+import SwellContexts
 import SwellStoreCore
 
 // The `PredicateExpressions` nodes Swell compiles, each as the format it stands for.

@@ -28,7 +28,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     var prefetchedObjects: [ManagedObject] = []
     let attributeIndex: [String: Int]
     /// The `@Entity` object handed out for this object, while someone holds it.
-    weak var typedModel: AnyObject?
+    package weak var typedModel: AnyObject?
 
     /// Creates an object of `entity` and inserts it into `context`. Its ID is permanent at once.
     ///

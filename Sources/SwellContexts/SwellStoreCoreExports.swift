@@ -1,3 +1,3 @@
 // The model, values, predicates, requests and the store protocol are SwellStoreCore's;
-// `import SwellStore` brings them with the contexts, so a user writes one import.
+// SwellContexts re-exports them, and `import SwellStore` brings both with the typed layer.
 @_exported import SwellStoreCore

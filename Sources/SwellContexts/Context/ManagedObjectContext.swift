@@ -193,7 +193,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         links.withLock { $0.children.compactMap(\.context) }
     }
 
-    var displayName: String {
+    package var displayName: String {
         let kind = concurrencyType == .mainQueue ? "main queue" : "private queue"
         return "'\(name ?? queue.dispatchQueue.label)' (\(kind))"
     }
@@ -240,7 +240,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     /// for every access). Off it: with `SWELL_CONCURRENCY_DEBUG=1` the program stops naming
     /// the context (Store guarantees 3); in a debug build without the variable a warning naming the
     /// context is written to stderr once per context and the program goes on.
-    func assertOnQueue(_ action: @autoclosure () -> String) {
+    package func assertOnQueue(_ action: @autoclosure () -> String) {
         guard confinement != .off, !queue.isCurrent else { return }
         switch confinement {
         case .off:

@@ -60,7 +60,7 @@ extension ManagedObject {
 
     /// The destinations of a to-many (of a to-one: it, if any) as this context sees them
     /// (its unsaved changes and its parents' included); an ordered one in its order.
-    func members(of relationship: RelationshipDescription) -> [ManagedObject] {
+    package func members(of relationship: RelationshipDescription) -> [ManagedObject] {
         guard let context = managedObjectContext, let storage = storage(of: relationship) else { return [] }
         let destination = relationship.destination
         func objects(_ keys: [Int64]) -> [ManagedObject] {
