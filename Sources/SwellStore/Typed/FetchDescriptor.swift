@@ -11,7 +11,11 @@ import SwellStoreCore
 ///     predicate: #Predicate { $0.rating ?? 0 >= 3 },
 ///     sortBy: [SortDescriptor(\.date, order: .reverse)]))
 /// ```
-public struct FetchDescriptor<T: PersistentModel> {
+///
+/// A descriptor is a value that crosses queues: make it anywhere, fetch with it on a context's
+/// queue. (`@unchecked Sendable`: it holds a predicate, sort descriptors and key paths — all
+/// immutable — and never an object of `T`.)
+public struct FetchDescriptor<T: PersistentModel>: @unchecked Sendable {
     /// Which objects; nil for all.
     public var predicate: Predicate<T>?
     /// The order: each a stored property of `T`.

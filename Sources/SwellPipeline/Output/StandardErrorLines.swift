@@ -8,8 +8,8 @@ import Synchronization
 /// log line, the block is taken away (the cursor goes back up over it and clears to the end
 /// of the screen), the line is written where the block was, and the block is drawn again
 /// beneath it. Elsewhere, progress lines are appended like log lines.
-final class StandardErrorLines: Sendable {
-    static let shared = StandardErrorLines { FileHandle.standardError.write(Data($0.utf8)) }
+package final class StandardErrorLines: Sendable {
+    package static let shared = StandardErrorLines { FileHandle.standardError.write(Data($0.utf8)) }
 
     private struct State {
         /// The progress lines on screen below the log (terminal only).
@@ -20,12 +20,12 @@ final class StandardErrorLines: Sendable {
     private let output: @Sendable (String) -> Void
 
     /// `output` receives each write whole (tests give their own).
-    init(output: @escaping @Sendable (String) -> Void) {
+    package init(output: @escaping @Sendable (String) -> Void) {
         self.output = output
     }
 
     /// Writes log text (whole lines), above the progress block if one is on screen.
-    func log(_ text: String) {
+    package func log(_ text: String) {
         state.withLock { state in
             guard !state.block.isEmpty else { return output(text) }
             output(Self.takeAway(state.block) + text + Self.lines(state.block))
@@ -33,7 +33,7 @@ final class StandardErrorLines: Sendable {
     }
 
     /// Draws the progress `lines`: in place on a terminal, appended elsewhere.
-    func draw(_ lines: [String], terminal: Bool) {
+    package func draw(_ lines: [String], terminal: Bool) {
         guard !lines.isEmpty else { return }
         state.withLock { state in
             guard terminal else { return output(Self.lines(lines)) }
@@ -43,7 +43,7 @@ final class StandardErrorLines: Sendable {
     }
 
     /// The progress is over: its last drawing stays, and later writes go below it.
-    func endDrawing() {
+    package func endDrawing() {
         state.withLock { $0.block = [] }
     }
 
@@ -59,10 +59,14 @@ final class StandardErrorLines: Sendable {
 
 /// A `TextOutputStream` for swift-log's `StreamLogHandler` that writes through
 /// `StandardErrorLines`, so log lines keep their place above the progress block.
-struct StandardErrorLogStream: TextOutputStream, Sendable {
-    let lines: StandardErrorLines
+package struct StandardErrorLogStream: TextOutputStream, Sendable {
+    package let lines: StandardErrorLines
 
-    mutating func write(_ string: String) {
+    package init(lines: StandardErrorLines) {
+        self.lines = lines
+    }
+
+    package mutating func write(_ string: String) {
         lines.log(string)
     }
 }
