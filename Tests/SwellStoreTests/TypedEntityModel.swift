@@ -74,3 +74,16 @@ let typedModel = ManagedObjectModel(entities: [
     JournalEntry.self, Spot.self, Tag.self, Album.self, Photo.self, Region.self,
     EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)]),
 ])
+
+/// The contract's API block as written: no initialisers, the inverse named on one side only.
+@Entity final class ContractEntry {
+    @Unique var id: Int
+    var date: Date
+    var rating: Int?
+    @Relationship(inverse: "entries", deleteRule: .nullify) var spot: ContractSpot?
+}
+
+@Entity final class ContractSpot {
+    var name: String
+    var entries: Set<ContractEntry>
+}

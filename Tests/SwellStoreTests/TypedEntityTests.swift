@@ -183,6 +183,33 @@ import SwellTestSupport
 }
 
 extension TypedEntityTests {
+    @Test func theContractsOwnExampleWorksAsWritten() async throws {
+        let directory = TemporaryDirectory()
+        let model = ManagedObjectModel(entities: [ContractEntry.self, ContractSpot.self])
+        let container = try makeContainer(directory, name: "contract", model: model)
+        try await container.performBackgroundTask { context in
+            let entry = ContractEntry(context: context)
+            entry.id = 1
+            entry.date = Date(timeIntervalSince1970: 60)
+            entry.rating = 4
+            let spot = ContractSpot(context: context)
+            spot.name = "Ocean Beach"
+            entry.spot = spot
+            #expect(spot.entries == [entry])
+            try context.save()
+        }
+        try await container.saveToDisk()
+        let reader = try makeRootContext(at: directory.storeURL("contract"), model: model)
+        try reader.performAndWait {
+            let good = try reader.fetch(FetchDescriptor<ContractEntry>(predicate: #Predicate { $0.rating ?? 0 >= 3 },
+                                                                       sortBy: [SortDescriptor(\.date, order: .reverse)]))
+            #expect(good.map(\.id) == [1] && good.first?.spot?.name == "Ocean Beach")
+            let id = try #require(good.first?.objectID)
+            let same: ContractEntry = reader.object(with: id)
+            #expect(same === good.first)
+        }
+    }
+
     @Test func insertingAGraphKeepsEveryLinkWhateverThePropertiesAreCalled() throws {
         let directory = TemporaryDirectory()
         let container = try makeContainer(directory, name: "typed", model: typedModel)
