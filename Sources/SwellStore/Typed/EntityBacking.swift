@@ -25,13 +25,10 @@ public final class EntityBacking {
         object.typedModel = model
     }
 
-    /// Records an initial value, before the object has a context.
+    /// Records an initial value. Init accessors run before `attach` (the backing is new), so
+    /// the value waits for the insert; `init(backing:)` then drops it.
     public func setInitialValue<Value>(_ value: Value, forKey key: String) {
-        if let object {
-            object.setValue(Self.managedValue(of: value, insertingInto: object.managedObjectContext), forKey: key)
-        } else {
-            unsaved[key] = value
-        }
+        unsaved[key] = value
     }
 
     // MARK: Attributes

@@ -145,15 +145,11 @@ func formatArgument(_ value: Any?) throws -> Any? {
     return value
 }
 
-private protocol OptionalBox {
+/// An `Optional` seen through `Any`: its value, and (as a type) that it is optional.
+protocol OptionalBox {
     var unboxed: Any? { get }
 }
 
 extension Optional: OptionalBox {
     var unboxed: Any? { self.map { $0 as Any } }
-}
-
-/// Whether a type is an `Optional`.
-private func isOptionalType(_ type: Any.Type) -> Bool {
-    type is any OptionalBox.Type
 }

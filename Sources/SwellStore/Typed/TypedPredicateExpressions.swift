@@ -16,7 +16,7 @@ extension PredicateExpressions.KeyPath: TypedPredicateExpression {
         guard case .keyPath(let base) = try scope.term(of: root) else {
             throw UnsupportedPredicate(reason: "a key path applied to a value that is not a property")
         }
-        let outputIsOptional = Output.self is any OptionalMarker.Type
+        let outputIsOptional = Output.self is any OptionalBox.Type
         if let model = Root.Output.self as? any PersistentModel.Type {
             guard let name = model._$storedName(for: keyPath) else {
                 throw UnsupportedPredicate(reason: "\(model.entityDescription.name) has no stored property at this key path "
@@ -33,10 +33,6 @@ extension PredicateExpressions.KeyPath: TypedPredicateExpression {
         throw UnsupportedPredicate(reason: "Swell cannot compile a key path on \(Root.Output.self) in a #Predicate")
     }
 }
-
-/// Lets a key path's output type say whether it is optional.
-protocol OptionalMarker {}
-extension Optional: OptionalMarker {}
 
 extension PredicateExpressions.Value: TypedPredicateExpression {
     func term(in scope: inout PredicateScope) throws -> PredicateTerm { .value(try formatArgument(value)) }
