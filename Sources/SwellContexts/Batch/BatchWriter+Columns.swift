@@ -218,6 +218,21 @@ extension BatchWriter {
         }
     }
 
+    /// Fails the request at the first row whose value breaks its attribute's rules (Store
+    /// guarantees 55), naming the row: only the columns of attributes with rules are read.
+    private func checkRules(_ columns: BatchColumns, positions: [Int]) throws {
+        for (index, checker) in ruleCheckers {
+            guard let column = positions.firstIndex(of: index) else { continue }
+            for row in 0..<columns.rowCount {
+                let value = columns.value(row: row, column: column)
+                if let rule = checker.brokenRule(by: value) {
+                    throw StoreError.invalidBatchRow(entity: entity.name, row: row, attribute: entity.attributes[index].name,
+                                                     problem: Self.breaks(value, rule))
+                }
+            }
+        }
+    }
+
     /// Columns: the new rows go to the store as the buffers they are (`ColumnInsert`); only
     /// rows whose key is stored become values, to be merged by the policy.
     func insert(_ columns: BatchColumns, comparedAhead: ComparisonAhead?) throws -> Outcome {
@@ -261,6 +276,7 @@ extension BatchWriter {
         let ahead = comparedAhead.flatMap { $0.coordinator == coordinator.identity && $0.store == store.identifier ? $0 : nil }
         let rows = try ahead?.rows ?? ColumnRows(columns, entity: entity, indices: attributeIndices)
         let positions = rows.positions, keyColumns = rows.keyColumns
+        try checkRules(columns, positions: positions)
         // Join-table member lists (package batches of nested records) are not columns of the
         // table: the rows go down without them, the lists as link writes.
         let linkColumns = positions.indices.filter { entity.attributes[positions[$0]].join != nil }

@@ -31,6 +31,22 @@ struct BatchWriter {
         entity.ownAttributeIndices.filter { !entity.attributes[$0].isOptional }
     }
 
+    /// The entity's columns with attribute rules, each with its checker (Store guarantees 55).
+    var ruleCheckers: [(index: Int, checker: AttributeRuleChecker)] {
+        coordinator.validationPlans[entity.name]?.checked ?? []
+    }
+
+    /// A batch row's value breaking `rule`, in `invalidBatchRow`'s words.
+    static func breaks(_ value: StoreValue, _ rule: AttributeRule) -> String {
+        let shown = switch value {
+        case .null: "nil"
+        case .integer(let int): String(int)
+        case .real(let double): String(double)
+        case .text(let text): "\"\(text)\""
+        }
+        return "holds \(shown), breaking the rule \(rule)"
+    }
+
     func objectID(_ key: Int64) -> ObjectID {
         ObjectID(entityName: entity.name, primaryKey: key, storeIdentifier: store.identifier)
     }
@@ -145,6 +161,12 @@ struct BatchWriter {
             values[position] = converted
             mask.insert(position)
         }
+        for (position, checker) in ruleCheckers where mask.contains(position) {
+            if let rule = checker.brokenRule(by: values[position]) {
+                throw StoreError.invalidBatchRow(entity: entity.name, row: index, attribute: entity.attributes[position].name,
+                                                 problem: Self.breaks(values[position], rule))
+            }
+        }
         return IncomingRow(values: values, mask: mask, index: index)
     }
 
@@ -252,6 +274,8 @@ struct BatchWriter {
         }
         var operations: [StoreChangeSet.Operation] = []
         var outcome = Outcome()
+        let checkers = Dictionary(ruleCheckers.map { ($0.index, $0.checker) }, uniquingKeysWith: { first, _ in first })
+        var failures: [ValidationFailure] = []
         try store.read { reader in
             try reader.forEachRow(plan.storeQuery) { row in
                 var values = row.values
@@ -271,6 +295,10 @@ struct BatchWriter {
                     if value.isNull && !attribute.isOptional {
                         throw StoreError.missingRequiredValue(object: objectID(row.primaryKey), attribute: attribute.name)
                     }
+                    if let rule = checkers[index]?.brokenRule(by: value) {
+                        failures.append(ValidationFailure(object: objectID(row.primaryKey), key: attribute.name, value: value,
+                                                          rule: .attribute(rule)))
+                    }
                     if value != row.values[index] {
                         values[index] = value
                         changed.insert(index)
@@ -284,6 +312,8 @@ struct BatchWriter {
                 }
             }
         }
+        // Every row breaking a rule is listed, and nothing is written.
+        if !failures.isEmpty { throw StoreError.validationFailed(failures) }
         try commit(operations, into: &outcome)
         return outcome
     }

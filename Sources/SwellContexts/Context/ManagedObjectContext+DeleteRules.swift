@@ -1,7 +1,7 @@
 import Foundation
 import SwellStoreCore
 
-/// Delete rules and required to-many relationships (Store guarantees 31), applied by
+/// Delete rules (Store guarantees 31; required relationships are validation: `validateForSave`), applied by
 /// every context's `save()` before its changes move, so they hold at every
 /// level: a parent applies them again to deletes that children saved into it
 /// (objects related only at the parent are then reached too).
@@ -124,22 +124,6 @@ extension ManagedObjectContext {
                         changes.updated[target, default: []].insert(column.inverse)
                         changes.unchanged.remove(target)
                     }
-                }
-            }
-        }
-    }
-
-    /// Throws when an inserted or changed object of this level leaves a required to-many empty.
-    func validateRequiredToMany(_ layer: ChangeLayer, coordinator: PersistentStoreCoordinator) throws {
-        guard coordinator.hasRelationships else { return }
-        for (name, changes) in layer.entities {
-            guard let entity = coordinator.entitiesByName[name] else { continue }
-            let required = entity.relationships.filter { $0.isToMany && !$0.isOptional }
-            guard !required.isEmpty else { continue }
-            for (primaryKey, row) in changes.rows where row.kind != .deleted {
-                let object = object(with: objectID(name, primaryKey))
-                for relationship in required where object.members(of: relationship).isEmpty {
-                    throw StoreError.missingRequiredRelationship(object: object.objectID, relationship: relationship.name)
                 }
             }
         }

@@ -11,8 +11,13 @@ extension ManagedObjectContext {
     /// Uniqueness constraints are resolved at the receiving level with its merge
     /// policy. On error nothing moves: this context keeps its changes.
     ///
-    /// - Throws: `StoreError.missingRequiredValue`, `.typeMismatch`,
-    ///   `.unknownAttribute`, `.constraintConflict`, or a store error.
+    /// Every object it moves is validated first (Store guarantees 55): required values, attribute
+    /// rules, to-many counts and the entity's validation closures. Any failure fails the
+    /// save, listing every failure in `StoreError.validationFailures`.
+    ///
+    /// - Throws: `StoreError.validationFailed` (or, when every failure is a missing
+    ///   required value or relationship, `.missingRequiredValue` / `.missingRequiredRelationship`),
+    ///   `.typeMismatch`, `.unknownAttribute`, `.constraintConflict`, `.deleteDenied`, or a store error.
     public func save() throws {
         _ = try saveReturningChanges()
     }
@@ -27,8 +32,7 @@ extension ManagedObjectContext {
         // Segments came from children's saves, which validated them: only the rest is checked here.
         let (snapshot, isEmpty, hasMetadata) = level.withLock { ($0.unsegmented, $0.isEmpty, !$0.metadata.isEmpty) }
         guard !isEmpty || hasMetadata else { return ContextDidSaveChanges() }
-        try validateRequiredValues(snapshot, coordinator: coordinator)
-        try validateRequiredToMany(snapshot, coordinator: coordinator)
+        try validateForSave(snapshot, coordinator: coordinator)
         var moved: ContextDidSaveChanges
         if let parent {
             moved = try save(into: parent, coordinator: coordinator) ?? ContextDidSaveChanges()
@@ -48,21 +52,6 @@ extension ManagedObjectContext {
             }
         }
         return changes
-    }
-
-    private func validateRequiredValues(_ layer: ChangeLayer, coordinator: PersistentStoreCoordinator) throws {
-        for (entityName, changes) in layer.entities {
-            guard let entity = coordinator.entitiesByName[entityName] else { continue }
-            let required = entity.attributes.indices.filter { !entity.attributes[$0].isOptional }
-            for (key, row) in changes.rows where row.kind != .deleted {
-                for index in required where (row.kind == .inserted || row.mask.contains(index)) && row.values[index].isNull {
-                    if entity.attributes[index].destination != nil {
-                        throw StoreError.missingRequiredRelationship(object: objectID(entityName, key), relationship: entity.attributes[index].name)
-                    }
-                    throw StoreError.missingRequiredValue(object: objectID(entityName, key), attribute: entity.attributes[index].name)
-                }
-            }
-        }
     }
 
     /// Child save: resolve and apply under this context's lock, then the parent's

@@ -25,6 +25,8 @@ public final class PersistentStoreCoordinator: Sendable {
     let incomingWithoutInverse: [String: [(entity: String, relationship: String)]]
     /// Attribute name → index, per entity.
     let attributeIndices: [String: [String: Int]]
+    /// What validating an object checks, per entity (Store guarantees 55).
+    let validationPlans: [String: EntityValidationPlan]
 
     private let state = LockedValue<State>(State())
 
@@ -43,6 +45,11 @@ public final class PersistentStoreCoordinator: Sendable {
             indices[entity.name] = Dictionary(entity.attributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
         }
         self.attributeIndices = indices
+        var plans: [String: EntityValidationPlan] = [:]
+        for entity in storageModel.entities {
+            plans[entity.name] = EntityValidationPlan(entity: entity, entities: storageModel.entitiesByName, indices: indices[entity.name] ?? [:])
+        }
+        validationPlans = plans
         hasRelationships = managedObjectModel.entities.contains { !$0.relationships.isEmpty }
         var incoming: [String: [(entity: String, relationship: String)]] = [:]
         for entity in managedObjectModel.entities {

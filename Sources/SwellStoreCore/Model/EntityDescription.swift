@@ -19,6 +19,9 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     /// On the coordinator's copy: how many of the last attributes are to-manys kept in join
     /// tables (in memory only: the table's columns are the attributes before them).
     package var joinColumnCount = 0
+    /// The entity's own validation (`validateForInsert` … in SwellContexts): in memory only,
+    /// never stored with the model, and not part of an entity's equality.
+    package var validators = EntityValidators()
 
     /// How many attributes are columns of the entity's table (those before the join-table ones).
     package var columnCount: Int { attributes.count - joinColumnCount }

@@ -109,6 +109,7 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
                 guard seenAttributes.insert(attribute.name.lowercased()).inserted else {
                     throw .duplicateAttribute(entity: entity.name, attribute: attribute.name)
                 }
+                try Self.validateRules(of: attribute, in: entity)
             }
             for relationship in entity.relationships {
                 try validate(relationship, of: entity, seen: &seenAttributes)
@@ -152,8 +153,48 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
                 throw .invalidRelationship(name, "its inverse \(destination.name).\(inverseName) does not name \(name) back")
             }
         }
+        if !relationship.isToMany && (relationship.minCount != nil || relationship.maxCount != nil) {
+            throw .invalidRelationship(name, "minCount and maxCount apply to to-many relationships only")
+        }
+        if let minimum = relationship.minCount, minimum < 0 { throw .invalidRelationship(name, "its minCount \(minimum) is negative") }
+        if let maximum = relationship.maxCount, maximum < 0 { throw .invalidRelationship(name, "its maxCount \(maximum) is negative") }
+        if let minimum = relationship.minCount, let maximum = relationship.maxCount, minimum > maximum {
+            throw .invalidRelationship(name, "its minCount \(minimum) is above its maxCount \(maximum)")
+        }
         if Self.keptInJoinTable(relationship, entities: entitiesByName) && entity.name.lowercased() == relationship.name.lowercased() {
             throw .invalidRelationship(name, "its join table would have two columns named '\(entity.name)': rename the relationship")
+        }
+    }
+
+    /// Checks an attribute's rules: each fits the type, a pattern compiles and can be anchored,
+    /// an allowed value has the attribute's type, a length is not negative.
+    private static func validateRules(of attribute: AttributeDescription, in entity: EntityDescription) throws(ModelError) {
+        for rule in attribute.validation {
+            func refuse(_ reason: String) -> ModelError {
+                .invalidAttributeRule(entity: entity.name, attribute: attribute.name, rule: rule.description, reason: reason)
+            }
+            guard rule.fits(attribute.type) else { throw refuse("it does not apply to a \(attribute.type.rawValue) attribute") }
+            switch rule {
+            case .minLength(let length), .maxLength(let length):
+                if length < 0 { throw refuse("a length cannot be negative") }
+            case .pattern(let pattern):
+                switch AttributeRuleChecker.patternProblem(pattern) {
+                case .notAnExpression?: throw refuse("it is not a regular expression")
+                case .cannotBeAnchored?: throw refuse("it cannot be anchored to the whole text (it ends inside a comment or a \\Q quote)")
+                case nil: break
+                }
+            case .allowedValues(let values):
+                for value in values {
+                    let fits = switch (value, attribute.type) {
+                    case (.text, .string), (.integer, .integer), (.integer, .boolean), (.integer, .double), (.real, .double),
+                         (.integer, .date), (.real, .date): true
+                    default: false
+                    }
+                    if !fits { throw refuse("the allowed value \(value) is not a \(attribute.type.rawValue) as the store keeps it") }
+                }
+            case .minValue, .maxValue:
+                break
+            }
         }
     }
 
@@ -197,6 +238,8 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An entity has more columns (attributes, plus one per to-one relationship and per
     /// join table it owns) than a store row holds.
     case tooManyAttributes(entity: String, count: Int, limit: Int)
+    /// An attribute's rule (`AttributeDescription.validation`) cannot be used, and why.
+    case invalidAttributeRule(entity: String, attribute: String, rule: String, reason: String)
 
     public var description: String {
         switch self {
@@ -210,6 +253,8 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownKeyAttribute(let entity, let attribute):
             "the uniqueness constraint of '\(entity)' names '\(attribute)', which is not an attribute of it (or is named twice)"
         case .invalidRelationship(let relationship, let reason): "relationship '\(relationship)' is not usable: \(reason)"
+        case .invalidAttributeRule(let entity, let attribute, let rule, let reason):
+            "the rule '\(rule)' of '\(entity).\(attribute)' is not usable: \(reason)"
         case .tooManyAttributes(let entity, let count, let limit):
             "entity '\(entity)' has \(count) attributes and relationships; a store row holds at most \(limit)"
         }

@@ -34,10 +34,17 @@ public struct RelationshipDescription: Sendable, Hashable, Codable {
     public var inverse: String?
     /// What deleting the source does to the destinations.
     public var deleteRule: DeleteRule
+    /// A to-many's fewest members when it has any (Core Data's `minCount`): checked by every save
+    /// (Store guarantees 55). An optional to-many may still be empty.
+    public var minCount: Int?
+    /// A to-many's most members (Core Data's `maxCount`): checked by every save.
+    public var maxCount: Int?
 
     /// Creates a relationship description.
     public init(name: String, destination: String, toMany: Bool = false, isOrdered: Bool = false, isOptional: Bool = true,
-                inverse: String? = nil, deleteRule: DeleteRule = .nullify) {
+                inverse: String? = nil, deleteRule: DeleteRule = .nullify, minCount: Int? = nil, maxCount: Int? = nil) {
+        self.minCount = minCount
+        self.maxCount = maxCount
         self.name = name
         self.destination = destination
         self.isToMany = toMany

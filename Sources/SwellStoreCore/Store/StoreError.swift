@@ -64,6 +64,11 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let deleteDenied = Kind("deleteDenied")
         /// A required relationship (`attribute`) of `objects[0]` was empty when it was saved.
         public static let missingRequiredRelationship = Kind("missingRequiredRelationship")
+        /// Objects broke validation rules (`validationFailures` lists every failure): attribute
+        /// rules, to-many counts, an entity's validation closure. A save that finds only missing
+        /// required values (or only empty required relationships) keeps the older kinds above,
+        /// with `validationFailures` filled the same way.
+        public static let validationFailed = Kind("validationFailed")
         /// A relationship (`attribute`) was set to something it cannot hold: another entity's
         /// object, an object of another context, or not an object or collection of objects.
         public static let invalidRelationshipValue = Kind("invalidRelationshipValue")
@@ -136,6 +141,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var predicateError: FetchPredicateError?
     /// The error beneath this one, kept as thrown.
     public var underlying: (any Error)?
+    /// Every validation failure a save or a `validateFor…` call found (Store guarantees 55); empty
+    /// for other errors.
+    public var validationFailures: [ValidationFailure] = []
 
     /// A store error of `kind` saying `description`; set the details that apply after.
     public init(_ kind: Kind, _ description: String) {
@@ -204,6 +212,36 @@ extension StoreError {
             $0.attribute = attribute
             $0.objects = [object]
         }
+    }
+
+    /// The error for validation `failures` (not empty): `.missingRequiredValue` when every failure
+    /// is a required attribute without a value, `.missingRequiredRelationship` when every one is
+    /// an empty required relationship (the first failure's words, as before validation rules
+    /// existed), `.validationFailed` otherwise, listing them. Every failure is in `validationFailures`.
+    public static func validationFailed(_ failures: [ValidationFailure]) -> StoreError {
+        precondition(!failures.isEmpty, "a validation error lists at least one failure")
+        let first = failures[0]
+        let required = failures.allSatisfy { $0.rule == .required }
+        var error: StoreError
+        if required && failures.allSatisfy({ !$0.isRelationship }) {
+            error = .missingRequiredValue(object: first.object, attribute: first.key ?? "")
+        } else if required && failures.allSatisfy(\.isRelationship) {
+            error = .missingRequiredRelationship(object: first.object, relationship: first.key ?? "")
+        } else {
+            let shown = failures.prefix(20).map { "  - \($0)" }.joined(separator: "\n")
+            let more = failures.count > 20 ? "\n  … and \(failures.count - 20) more" : ""
+            let objects = Set(failures.map(\.object)).count
+            error = StoreError(.validationFailed, "\(failures.count) validation failure(s) in \(objects) object(s); nothing was saved:\n\(shown)\(more)")
+            error.entity = first.object.entityName
+            error.attribute = first.key
+        }
+        if failures.count > 1 && error.kind != .validationFailed {
+            error.description += " (and \(failures.count - 1) more: see validationFailures)"
+        }
+        var seen = Set<ObjectID>()
+        error.objects = failures.map(\.object).filter { seen.insert($0).inserted }
+        error.validationFailures = failures
+        return error
     }
 
     /// `.constraintConflict`: `objects` of `entity` share `key` under the `.error` merge policy.

@@ -1,0 +1,55 @@
+import SwellStoreCore
+
+/// Validation on save (Store guarantees 55): every object a save moves is checked, and a save
+/// with any failure throws them all in one error and moves nothing.
+extension ManagedObjectContext {
+    /// Throws every validation failure of the rows a save moves from `layer` (the rows not in a
+    /// segment: a segment came from a child's save, which checked it).
+    ///
+    /// Inserted objects: every required column, every rule, the counted to-manys, the entity's
+    /// insert validation. Updated: the changed columns, the counted to-manys, the update
+    /// validation. Deleted: the delete validation. An object whose to-one moved counts again
+    /// for the to-manys it left and joined.
+    func validateForSave(_ layer: ChangeLayer, coordinator: PersistentStoreCoordinator) throws {
+        var failures: [ValidationFailure] = []
+        var recount: Set<ObjectID> = []
+        for (entityName, changes) in layer.entities where !changes.rows.isEmpty {
+            guard let plan = coordinator.validationPlans[entityName],
+                  let entity = coordinator.entitiesByName[entityName] else { continue }
+            let hasValueChecks = !plan.required.isEmpty || !plan.checked.isEmpty
+            for (primaryKey, row) in changes.rows {
+                let id = objectID(entityName, primaryKey)
+                switch row.kind {
+                case .deleted:
+                    if plan.validators.delete != nil, let failure = plan.closureFailure(.delete, of: object(with: id)) {
+                        failures.append(failure)
+                    }
+                case .inserted, .updated:
+                    let inserted = row.kind == .inserted
+                    if hasValueChecks {
+                        plan.valueFailures(row.values, at: inserted ? nil : row.mask, object: id, entity: entity, into: &failures)
+                    }
+                    if !plan.counted.isEmpty { recount.insert(id) }
+                    let validator = inserted ? plan.validators.insert : plan.validators.update
+                    if validator != nil, let failure = plan.closureFailure(inserted ? .insert : .update, of: object(with: id)) {
+                        failures.append(failure)
+                    }
+                }
+                for (index, destination, _) in plan.countedThroughToOne where row.kind != .updated || row.mask.contains(index) {
+                    if row.kind != .deleted, case .integer(let key) = row.values[index] { recount.insert(objectID(destination, key)) }
+                    if row.kind != .inserted, case .integer(let key) = (registeredObject(for: id) ?? object(with: id)).loadedSnapshot()[index] {
+                        recount.insert(objectID(destination, key))
+                    }
+                }
+            }
+        }
+        for id in recount where layer.row(id)?.kind != .deleted {
+            guard let plan = coordinator.validationPlans[id.entityName] else { continue }
+            plan.countFailures(of: object(with: id), into: &failures)
+        }
+        guard !failures.isEmpty else { return }
+        // The same order for the same changes, whatever the dictionaries' order.
+        failures.sort { ($0.object.entityName, $0.object.primaryKey, $0.key ?? "") < ($1.object.entityName, $1.object.primaryKey, $1.key ?? "") }
+        throw StoreError.validationFailed(failures)
+    }
+}

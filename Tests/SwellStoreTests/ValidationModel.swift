@@ -1,0 +1,65 @@
+import Foundation
+import SwellStore
+
+/// What the validation closures of `productEntity` throw.
+struct RefusedOnPurpose: Error, Equatable, CustomStringConvertible {
+    let why: String
+    var description: String { why }
+}
+
+/// The first day `Product.since` may hold (2020-01-01).
+let earliestSince = Date(timeIntervalSince1970: 1_577_836_800)
+
+/// A product with every kind of rule (Store guarantees 55): a pattern and a length on its key,
+/// a minimum length, integer and double bounds, allowed values, a date bound, a to-many of parts
+/// with two to three members when it has any, and validation closures for insert (no product
+/// named "forbidden"), update (a closed product has a rating) and delete (an open product stays).
+let productEntity = EntityDescription(
+    name: "Product",
+    attributes: [
+        AttributeDescription(name: "sku", type: .string, validation: [.pattern("[A-Z]{2}-[0-9]+"), .maxLength(8)]),
+        AttributeDescription(name: "name", type: .string, isOptional: true, validation: [.minLength(2)]),
+        AttributeDescription(name: "rating", type: .integer, isOptional: true, validation: [.minValue(1), .maxValue(5)]),
+        AttributeDescription(name: "price", type: .double, isOptional: true, validation: [.minValue(0.5)]),
+        AttributeDescription(name: "status", type: .string, isOptional: true,
+                             validation: [.allowedValues([.text("open"), .text("closed")])]),
+        AttributeDescription(name: "since", type: .date, isOptional: true, validation: [.minValue(.date(earliestSince))]),
+        AttributeDescription(name: "stock", type: .integer),
+    ],
+    relationships: [
+        RelationshipDescription(name: "parts", destination: "Part", toMany: true, inverse: "product", minCount: 2, maxCount: 3),
+        RelationshipDescription(name: "keeper", destination: "Keeper", inverse: "products", deleteRule: .deny),
+    ],
+    uniquenessConstraint: ["sku"],
+    validateForInsert: { product in
+        if product["name"] as? String == "forbidden" { throw RefusedOnPurpose(why: "no product is named forbidden") }
+    },
+    validateForUpdate: { product in
+        if product["status"] as? String == "closed", product["rating"] == nil { throw RefusedOnPurpose(why: "a closed product has a rating") }
+    },
+    validateForDelete: { product in
+        if product["status"] as? String == "open" { throw RefusedOnPurpose(why: "close a product before deleting it") }
+    }
+)
+
+let partEntity = EntityDescription(
+    name: "Part",
+    attributes: [AttributeDescription(name: "label", type: .string)],
+    relationships: [RelationshipDescription(name: "product", destination: "Product", inverse: "parts")]
+)
+
+/// Keeps products: a keeper needs one product at least (a required to-many) and two at most, and
+/// a product with a keeper cannot be deleted (`Product.keeper` denies). `tags` has no inverse, so
+/// it lives in a join table (a column of its own, unlike `parts` and `products`).
+let keeperEntity = EntityDescription(
+    name: "Keeper",
+    attributes: [AttributeDescription(name: "name", type: .string)],
+    relationships: [
+        RelationshipDescription(name: "products", destination: "Product", toMany: true, isOptional: false, inverse: "keeper", maxCount: 2),
+        RelationshipDescription(name: "tags", destination: "Tag", toMany: true, maxCount: 2),
+    ]
+)
+
+let tagEntity = EntityDescription(name: "Tag", attributes: [AttributeDescription(name: "word", type: .string)])
+
+let validationModel = ManagedObjectModel(entities: [productEntity, partEntity, keeperEntity, tagEntity])

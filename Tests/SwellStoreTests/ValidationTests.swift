@@ -1,0 +1,296 @@
+import Foundation
+import SwellTestSupport
+import Testing
+@testable import SwellContexts
+import SwellStore
+
+/// Store guarantees 55: a save validates every object it moves and fails as a whole listing
+/// every failure; the on-demand methods check the same rules; batch requests keep the attribute rules.
+@Suite(.onEveryStore) struct ValidationTests {
+    let directory = TemporaryDirectory()
+
+    /// A failure as the tests compare it: entity, key, value and rule.
+    struct Seen: Hashable, CustomStringConvertible {
+        let entity: String, key: String?, value: StoreValue?, rule: String
+        var description: String { "\(entity).\(key ?? "-") = \(value.map { "\($0)" } ?? "-") [\(rule)]" }
+    }
+
+    static func seen(_ error: any Error) -> [Seen] {
+        ((error as? StoreError)?.validationFailures ?? []).map {
+            Seen(entity: $0.entityName, key: $0.key, value: $0.value, rule: $0.rule.description)
+        }
+    }
+
+    func product(_ context: ManagedObjectContext, sku: String = "AB-1", stock: Int = 1, _ values: [String: Any] = [:]) -> ManagedObject {
+        let product = context.insertNewObject(forEntityName: "Product")
+        product["sku"] = sku
+        product["stock"] = stock
+        for (key, value) in values { product[key] = value }
+        return product
+    }
+
+    @Test func aSaveListsEveryBrokenRuleOfEveryObjectAndMovesNothing() async throws {
+        let container = try makeContainer(directory, name: "rules", model: validationModel)
+        let writer = container.writerContext
+        let failures = try writer.performAndWait { () throws -> [Seen] in
+            _ = product(writer, sku: "AB-12", ["rating": 3, "name": "ok"])                 // valid
+            _ = product(writer, sku: "ab-1", ["rating": 7])                                // pattern, max
+            _ = product(writer, sku: "AB-123456", ["name": "x", "price": 0.25])            // maxLength, minLength, min (double)
+            _ = product(writer, sku: "CD-1", ["status": "lost", "since": Date(timeIntervalSince1970: 0), "rating": 0])
+            let error = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(error?.kind == .validationFailed)
+            #expect(error?.objects.count == 3)
+            #expect(writer.insertedObjects.count == 4, "a failed save keeps the context's changes")
+            return error.map(Self.seen) ?? []
+        }
+        let expected: Set<Seen> = [
+            Seen(entity: "Product", key: "sku", value: .text("ab-1"), rule: "pattern [A-Z]{2}-[0-9]+"),
+            Seen(entity: "Product", key: "rating", value: .integer(7), rule: "maxValue 5"),
+            Seen(entity: "Product", key: "sku", value: .text("AB-123456"), rule: "maxLength 8"),
+            Seen(entity: "Product", key: "name", value: .text("x"), rule: "minLength 2"),
+            Seen(entity: "Product", key: "price", value: .real(0.25), rule: "minValue 0.5"),
+            Seen(entity: "Product", key: "status", value: .text("lost"), rule: "allowedValues [open, closed]"),
+            Seen(entity: "Product", key: "since", value: .real(0), rule: "minValue 2020-01-01T00:00:00Z"),
+            Seen(entity: "Product", key: "rating", value: .integer(0), rule: "minValue 1"),
+        ]
+        #expect(Set(failures) == expected)
+        #expect(failures.count == expected.count)
+        #expect(try count(makeRootContext(at: container.storeURL, model: validationModel), "Product") == 0)
+    }
+
+    @Test func aSaveThatNoLongerBreaksARuleMovesEverything() async throws {
+        let container = try makeContainer(directory, name: "fixed", model: validationModel)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            let bad = product(writer, sku: "AB-1", ["rating": 9])
+            #expect(throws: StoreError.self) { try writer.save() }
+            bad["rating"] = 5
+            try writer.save()
+        }
+        #expect(try count(makeRootContext(at: container.storeURL, model: validationModel), "Product", "rating == 5") == 1)
+    }
+
+    @Test func anUpdateIsCheckedOnItsChangedValuesAndTheUpdateValidation() async throws {
+        let container = try makeContainer(directory, name: "update", model: validationModel)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            let saved = product(writer, sku: "AB-1", ["rating": 2])
+            try writer.save()
+            saved["rating"] = 6
+            let error = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(error.map(Self.seen) == [Seen(entity: "Product", key: "rating", value: .integer(6), rule: "maxValue 5")])
+            saved["rating"] = nil
+            saved["status"] = "closed"
+            let refused = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(refused?.validationFailures.first?.error as? RefusedOnPurpose == RefusedOnPurpose(why: "a closed product has a rating"))
+            #expect(refused.map(Self.seen) == [Seen(entity: "Product", key: nil, value: nil, rule: "validateForUpdate")])
+            saved["rating"] = 4
+            try writer.save()
+        }
+        #expect(try count(container.writerContext, "Product", "status == 'closed' AND rating == 4") == 1)
+    }
+
+    @Test func entityValidationRefusesInsertsAndDeletesWithWhatTheClosureThrew() async throws {
+        let container = try makeContainer(directory, name: "closures", model: validationModel)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            let forbidden = product(writer, sku: "AB-1", ["name": "forbidden"])
+            let error = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(error.map(Self.seen) == [Seen(entity: "Product", key: nil, value: nil, rule: "validateForInsert")])
+            #expect(String(describing: error).contains("no product is named forbidden"))
+            forbidden["name"] = "allowed"
+            forbidden["status"] = "open"
+            try writer.save()
+            writer.delete(forbidden)
+            let denied = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(denied.map(Self.seen) == [Seen(entity: "Product", key: nil, value: nil, rule: "validateForDelete")])
+            writer.rollback()
+            forbidden["status"] = "closed"
+            forbidden["rating"] = 1
+            try writer.save()
+            writer.delete(forbidden)
+            try writer.save()
+        }
+        #expect(try count(container.writerContext, "Product") == 0)
+    }
+
+    @Test func toManyCountsAreCheckedOnBothSidesOfAMove() async throws {
+        let container = try makeContainer(directory, name: "counts", model: validationModel)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            let first = product(writer, sku: "AB-1")
+            let second = product(writer, sku: "AB-2")
+            func part(_ label: String, of product: ManagedObject) -> ManagedObject {
+                let part = writer.insertNewObject(forEntityName: "Part")
+                part["label"] = label
+                part["product"] = product
+                return part
+            }
+            let parts = (1...4).map { part("p\($0)", of: first) }
+            // Four parts: above the maximum; the empty second product is fine (optional).
+            let tooMany = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(tooMany.map(Self.seen) == [Seen(entity: "Product", key: "parts", value: .integer(4), rule: "maxCount 3")])
+            parts[3]["product"] = second
+            // Three and one: the second is below the minimum.
+            let tooFew = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(tooFew.map(Self.seen) == [Seen(entity: "Product", key: "parts", value: .integer(1), rule: "minCount 2")])
+            parts[2]["product"] = second
+            try writer.save()
+            // Moving a saved part changes no row of either product: both are counted again.
+            parts[1]["product"] = second
+            let moved = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(moved.map(Self.seen) == [Seen(entity: "Product", key: "parts", value: .integer(1), rule: "minCount 2")])
+            #expect(moved?.objects == [first.objectID], "the product the part left")
+        }
+    }
+
+    @Test func aRequiredToManyAndAJoinTableMaximumAreChecked() async throws {
+        let container = try makeContainer(directory, name: "keepers", model: validationModel)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            let keeper = writer.insertNewObject(forEntityName: "Keeper")
+            keeper["name"] = "K"
+            let tags = (1...3).map { n -> ManagedObject in
+                let tag = writer.insertNewObject(forEntityName: "Tag")
+                tag["word"] = "w\(n)"
+                return tag
+            }
+            keeper["tags"] = Set(tags)
+            let error = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(error?.kind == .validationFailed)
+            #expect(Set(error.map(Self.seen) ?? []) == [
+                Seen(entity: "Keeper", key: "products", value: .integer(0), rule: "required"),
+                Seen(entity: "Keeper", key: "tags", value: .integer(3), rule: "maxCount 2"),
+            ])
+            keeper["tags"] = Set(tags.prefix(2))
+            let only = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(only?.kind == .missingRequiredRelationship, "only required relationships missing: the older kind")
+            #expect(only?.validationFailures.count == 1)
+            keeper["products"] = Set([product(writer, sku: "AB-1")])
+            try writer.save()
+        }
+    }
+
+    @Test func missingRequiredValuesKeepTheirKindAndAreAllListed() async throws {
+        let container = try makeContainer(directory, name: "required", model: validationModel)
+        let writer = container.writerContext
+        writer.performAndWait {
+            for sku in ["AB-1", "AB-2"] {
+                let product = writer.insertNewObject(forEntityName: "Product")
+                product["sku"] = sku
+            }
+            let error = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(error?.kind == .missingRequiredValue)
+            #expect(error?.validationFailures.count == 2)
+            #expect(error?.objects.count == 2)
+            #expect(error?.attribute == "stock")
+        }
+    }
+
+    @Test func aChildSaveValidatesBeforeAnythingReachesItsParent() async throws {
+        let container = try makeContainer(directory, name: "child", model: validationModel)
+        let worker = container.newBackgroundContext()
+        worker.performAndWait {
+            _ = product(worker, sku: "AB-1", ["rating": 6])
+            _ = product(worker, sku: "AB-2", ["rating": 3])
+            let error = #expect(throws: StoreError.self) { try worker.save() }
+            #expect(error.map(Self.seen) == [Seen(entity: "Product", key: "rating", value: .integer(6), rule: "maxValue 5")])
+        }
+        #expect(try count(container.viewContext, "Product") == 0)
+    }
+
+    @Test func theOnDemandMethodsCheckWhatASaveWould() async throws {
+        let container = try makeContainer(directory, name: "demand", model: validationModel)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            let item = product(writer, sku: "AB-1", ["rating": 3, "status": "open"])
+            try item.validateForInsert()
+            try item.validateForUpdate()
+            try item.validateValue(5, forKey: "rating")
+            var byReference: Any? = 2
+            try item.validateValue(&byReference, forKey: "rating")
+            let high = #expect(throws: StoreError.self) { try item.validateValue(6, forKey: "rating") }
+            #expect(high.map(Self.seen) == [Seen(entity: "Product", key: "rating", value: .integer(6), rule: "maxValue 5")])
+            #expect(item["rating"] as? Int == 3, "validating a value changes nothing")
+            let wrongType = #expect(throws: StoreError.self) { try item.validateValue("three", forKey: "rating") }
+            #expect(wrongType.map(Self.seen) == [Seen(entity: "Product", key: "rating", value: nil, rule: "type integer")])
+            let missing = #expect(throws: StoreError.self) { try item.validateValue(nil, forKey: "stock") }
+            #expect(missing?.kind == .missingRequiredValue)
+            #expect(throws: StoreError.self) { try item.validateValue(1, forKey: "nope") }
+            try item.validateValue([ManagedObject](), forKey: "parts")  // an empty optional to-many is valid
+            let onePart = writer.insertNewObject(forEntityName: "Part")
+            #expect(throws: StoreError.self) { try item.validateValue([onePart], forKey: "parts") }
+            let open = #expect(throws: StoreError.self) { try item.validateForDelete() }
+            #expect(open.map(Self.seen) == [Seen(entity: "Product", key: nil, value: nil, rule: "validateForDelete")])
+            item["status"] = "closed"
+            let keeper = writer.insertNewObject(forEntityName: "Keeper")
+            item["keeper"] = keeper
+            let denied = #expect(throws: StoreError.self) { try item.validateForDelete() }
+            #expect(denied.map(Self.seen) == [Seen(entity: "Product", key: "keeper", value: .integer(1), rule: "delete rule deny")])
+            item["rating"] = 8
+            let update = #expect(throws: StoreError.self) { try item.validateForUpdate() }
+            #expect(update.map(Self.seen) == [Seen(entity: "Product", key: "rating", value: .integer(8), rule: "maxValue 5")])
+        }
+    }
+
+    @Test func aBatchInsertWithARowBreakingARuleFailsWholeNamingTheRow() async throws {
+        let container = try makeContainer(directory, name: "batch", model: validationModel)
+        let writer = container.writerContext
+        let rows: [[String: Any]] = [["sku": "AB-1", "stock": 1], ["sku": "AB-2", "stock": 2, "rating": 9], ["sku": "AB-3", "stock": 3]]
+        let error = await #expect(throws: StoreError.self) {
+            try await writer.execute(BatchInsertRequest(entityName: "Product", objects: rows))
+        }
+        #expect(error?.kind == .invalidBatchRow)
+        #expect(error?.row == 1)
+        #expect(error?.attribute == "rating")
+        #expect(String(describing: error).contains("9") && String(describing: error).contains("maxValue 5"))
+        var columns = BatchColumns()
+        let sku = columns.strings("sku"), stock = columns.integers("stock")
+        for (text, number) in [("AB-1", 1), ("AB-2", 2), ("bad", 3)] {
+            columns.append(text, to: sku)
+            columns.append(number, to: stock)
+        }
+        let columnError = await #expect(throws: StoreError.self) {
+            try await writer.execute(BatchInsertRequest(entityName: "Product", columns: columns))
+        }
+        #expect(columnError?.kind == .invalidBatchRow)
+        #expect(columnError?.row == 2)
+        #expect(columnError?.attribute == "sku")
+        #expect(try count(writer, "Product") == 0)
+    }
+
+    @Test func aBatchUpdateBreakingARuleListsEveryObjectAndWritesNothing() async throws {
+        let container = try makeContainer(directory, name: "batchupdate", model: validationModel)
+        let writer = container.writerContext
+        try await writer.execute(BatchInsertRequest(entityName: "Product", objects: (1...4).map { ["sku": "AB-\($0)", "stock": 1, "rating": $0] }))
+        let update = BatchUpdateRequest(entityName: "Product")
+        update.propertiesToUpdate = ["rating": BatchExpression("rating + 3")]
+        let error = await #expect(throws: StoreError.self) { try await writer.execute(update) }
+        #expect(error?.kind == .validationFailed)
+        #expect(Set(error.map(Self.seen) ?? []) == [
+            Seen(entity: "Product", key: "rating", value: .integer(6), rule: "maxValue 5"),
+            Seen(entity: "Product", key: "rating", value: .integer(7), rule: "maxValue 5"),
+        ])
+        #expect(try count(writer, "Product", "rating <= 4") == 4)
+        update.propertiesToUpdate = ["status": "gone"]
+        let constant = await #expect(throws: StoreError.self) { try await writer.execute(update) }
+        #expect(constant?.validationFailures.count == 4)
+    }
+
+    @Test func aModelWithARuleThatCannotWorkIsRefusedWhenItsStoreIsAdded() throws {
+        func refused(_ entity: EntityDescription) -> Bool {
+            let container = PersistentContainer(name: "bad", managedObjectModel: ManagedObjectModel(entities: [entity, tagEntity]),
+                                                storeURL: directory.storeURL("bad\(entity.name.lowercased())"))
+            do { try container.loadPersistentStores(); return false } catch { return "\(error)".contains("not usable") }
+        }
+        #expect(refused(EntityDescription(name: "A", attributes: [AttributeDescription(name: "n", type: .integer, validation: [.pattern("x")])])))
+        #expect(refused(EntityDescription(name: "B", attributes: [AttributeDescription(name: "s", type: .string, validation: [.minValue(1)])])))
+        #expect(refused(EntityDescription(name: "C", attributes: [AttributeDescription(name: "s", type: .string, validation: [.pattern("([a-z]")])])))
+        #expect(refused(EntityDescription(name: "D", attributes: [AttributeDescription(name: "s", type: .string, validation: [.allowedValues([.integer(1)])])])))
+        #expect(refused(EntityDescription(name: "E", attributes: [AttributeDescription(name: "s", type: .string)],
+                                          relationships: [RelationshipDescription(name: "tag", destination: "Tag", minCount: 1)])))
+        #expect(refused(EntityDescription(name: "F", attributes: [AttributeDescription(name: "s", type: .string)],
+                                          relationships: [RelationshipDescription(name: "tags", destination: "Tag", toMany: true, minCount: 3, maxCount: 2)])))
+        #expect(!refused(EntityDescription(name: "G", attributes: [AttributeDescription(name: "s", type: .double, validation: [.allowedValues([.integer(1), .real(1.5)])])])))
+    }
+}
