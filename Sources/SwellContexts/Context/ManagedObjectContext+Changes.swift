@@ -54,6 +54,7 @@ extension ManagedObjectContext {
                 changes.rows[object.objectID.primaryKey] = PendingRow(kind: .inserted, values: object.snapshot, mask: .empty, sequence: sequence)
             }
         }
+        if let undoManager = recordingUndoManager { registerUndo(.insert(object), with: undoManager) }
     }
 
     /// Marks an object deleted; the deletion moves up with the next save.
@@ -61,6 +62,8 @@ extension ManagedObjectContext {
         assertOnQueue("delete a \(object.entity.name)")
         guard object.managedObjectContext === self else { return }
         let id = object.objectID
+        let undoManager = recordingUndoManager
+        let before = undoManager == nil ? nil : level.withLock { $0.row(id) }
         let wasInserted = level.withLock { level -> Bool in
             level.hasObjectEdits = true
             let newSequence = level.pending.takeSequence()
@@ -76,6 +79,7 @@ extension ManagedObjectContext {
         } else {
             retained[id] = object
         }
+        if let undoManager, before?.kind != .deleted { registerUndo(.delete(object, before: before), with: undoManager) }
     }
 
     func recordChange(of object: ManagedObject, attribute index: Int, to value: StoreValue) {
@@ -83,6 +87,8 @@ extension ManagedObjectContext {
         let entity = object.entity
         let keyIndices = entity.uniquenessConstraint.compactMap { object.attributeIndex[$0] }
         let snapshot = object.loadedSnapshot()
+        let undoManager = recordingUndoManager
+        let old = undoManager == nil ? nil : object.storeValue(at: index)
         let changed = level.withLock { level -> Bool in
             level.hasObjectEdits = true
             let newSequence = level.pending.takeSequence()
@@ -110,6 +116,7 @@ extension ManagedObjectContext {
             }
         }
         if changed { retained[id] = object }
+        if changed, let undoManager, let old, old != value { registerUndo(.value(object, attribute: index, old: old), with: undoManager) }
     }
 
     /// The next primary key for a new object, from a block reserved at the coordinator.

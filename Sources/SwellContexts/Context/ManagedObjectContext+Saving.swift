@@ -28,6 +28,9 @@ extension ManagedObjectContext {
         let invalid = level.withLock { $0.invalidValues }
         if let first = invalid.first { throw first }
         guard let coordinator else { throw StoreError.noPersistentStore }
+        // What the delete rules change is part of the deletes they follow, not an edit to undo.
+        undoManagerStorage?.disableUndoRegistration()
+        defer { undoManagerStorage?.enableUndoRegistration() }
         try applyDeleteRules(coordinator: coordinator)
         // Segments came from children's saves, which validated them: only the rest is checked here.
         let (snapshot, isEmpty, hasMetadata) = level.withLock { ($0.unsegmented, $0.isEmpty, !$0.metadata.isEmpty) }
@@ -375,9 +378,10 @@ extension ManagedObjectContext {
     // MARK: Discarding
 
     /// Discards every unsaved change: inserted objects leave the context,
-    /// updated and deleted ones return to their last saved values.
+    /// updated and deleted ones return to their last saved values. Empties the undo manager.
     public func rollback() {
         assertOnQueue("roll back")
+        undoManagerStorage?.removeAllActions()
         let discarded = discardPendingChanges()
         for (entity, changes) in discarded.entities {
             for (key, row) in changes.rows where row.kind == .inserted {
@@ -392,9 +396,10 @@ extension ManagedObjectContext {
     }
 
     /// Forgets every registered object and discards unsaved changes. Objects
-    /// handed out before are detached (their context becomes nil).
+    /// handed out before are detached (their context becomes nil). Empties the undo manager.
     public func reset() {
         assertOnQueue("reset")
+        undoManagerStorage?.removeAllActions()
         discardPendingChanges()
         for weak in registry.values {
             weak.object?.managedObjectContext = nil

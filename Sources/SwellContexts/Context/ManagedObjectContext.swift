@@ -80,6 +80,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     var cachedStoreIdentifier: String?
     /// Fetched results controllers observing this context.
     var changeObservers: [WeakObserver] = []
+    /// The undo manager (`undoManager`), confined to the queue.
+    var undoManagerStorage: UndoManager?
+    /// Whether `undoManager` is set: read off the queue by `perform`, to close event groups only then.
+    private let hasUndoManager = Atomic<Bool>(false)
 
     /// Creates a context on a private queue or the main queue. Give it a
     /// `persistentStoreCoordinator` (a root context) or a `parent` before use.
@@ -91,6 +95,21 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     // MARK: Configuration
+
+    /// Records this context's edits so they can be undone and redone (Store guarantees 54);
+    /// nil by default on every context, as on iOS — a context without one records nothing
+    /// and pays nothing. Set it on the context's queue: `context.undoManager = UndoManager()`.
+    ///
+    /// Each `perform` / `performAndWait` block's edits (or, on the main queue without one, a
+    /// turn's) form one undo group unless you group them yourself. `rollback()` and `reset()`
+    /// empty it.
+    public var undoManager: UndoManager? {
+        get { undoManagerStorage }
+        set {
+            undoManagerStorage = newValue
+            hasUndoManager.store(newValue != nil, ordering: .relaxed)
+        }
+    }
 
     /// Whether the context keeps every registered object alive (until `reset()`),
     /// not only those with unsaved changes. Default false.
@@ -204,13 +223,21 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     /// Runs `block` on the context's queue later and returns at once.
     public func perform(_ block: @escaping @Sendable () -> Void) {
-        queue.async(block)
+        guard hasUndoManager.load(ordering: .relaxed) else { return queue.async(block) }
+        queue.async {
+            block()
+            self.closeUndoEventGroup()
+        }
     }
 
     /// Runs `block` on the context's queue and returns after it ran. Re-entrant:
     /// called on the context's queue, it runs the block at once.
     public func performAndWait<T, E: Error>(_ block: () throws(E) -> T) throws(E) -> T {
-        try queue.sync(block)
+        guard hasUndoManager.load(ordering: .relaxed), !queue.isCurrent else { return try queue.sync(block) }
+        return try queue.sync { () throws(E) -> T in
+            defer { closeUndoEventGroup() }
+            return try block()
+        }
     }
 
     /// Runs `block` on the context's queue and returns its result, or throws its error.
@@ -220,6 +247,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         if schedule == .immediate, queue.isCurrent { return try block() }
         let result: Result<T, E> = await withCheckedContinuation { continuation in
             queue.async {
+                defer { if self.hasUndoManager.load(ordering: .relaxed) { self.closeUndoEventGroup() } }
                 do throws(E) { continuation.resume(returning: .success(try block())) } catch {
                     continuation.resume(returning: .failure(error))
                 }
