@@ -101,6 +101,12 @@ package final class InMemoryStore: PersistentStore, @unchecked Sendable {
         return try body(InMemoryStoreReader(state: snapshot.0, model: snapshot.1))
     }
 
+    /// The state as one value, kept (copy on write): commits after it copy the tables they
+    /// change, and the snapshot keeps the versions it saw alive until it is closed.
+    package func openPinnedReader() -> any PinnedStoreReader {
+        InMemoryPinnedReader(reader: lock.withLock { InMemoryStoreReader(state: state, model: model) })
+    }
+
     package func commit(_ changes: StoreChangeSet) throws(StoreError) -> StoreCommitResult {
         lock.lock()
         defer { lock.unlock() }
@@ -154,6 +160,28 @@ extension InMemoryStore {
             state.metadata[key] = String(max(token.value, state.metadata[key].flatMap(Int64.init) ?? 0))
         }
         lock.unlock()
+    }
+}
+
+/// A pinned snapshot of an in-memory store (Store guarantees 56): an immutable value, so its
+/// reads need no lock; `close` lets the tables it holds go.
+///
+/// `@unchecked Sendable`: `reader` is only touched under `lock`, held just to take or drop it.
+final class InMemoryPinnedReader: PinnedStoreReader, @unchecked Sendable {
+    private let lock = NSLock()
+    private var reader: InMemoryStoreReader?
+
+    init(reader: InMemoryStoreReader) {
+        self.reader = reader
+    }
+
+    func read<T>(_ body: (any StoreReader) throws -> T) throws -> T {
+        guard let reader = lock.withLock({ reader }) else { throw StoreError.noPersistentStore }
+        return try body(reader)
+    }
+
+    func close() {
+        lock.withLock { reader = nil }
     }
 }
 

@@ -14,18 +14,19 @@ import SwellStoreCore
 ///
 /// One writer connection commits root saves, each one transaction; reads run on
 /// their own connections in a repeatable-read, read-only transaction (one
-/// snapshot, never waiting for a commit in progress). Object IDs are unique across
+/// snapshot, never waiting for a commit in progress); a pinned context's snapshot holds
+/// one of them in that transaction until it ends (`PostgresPinnedReader`). Object IDs are unique across
 /// runners: each store load takes a runner number from a sequence and hands out
 /// IDs in its own range (`idRangeBits`), with no round trip per insert.
 ///
 /// `@unchecked Sendable`: `writer` is used only under `writerLock`, reader
 /// connections only by the caller that checked one out of `readers` (under
-/// `poolLock`, which also guards `closed`); `model` and `identifier` are set once by `load`, under `writerLock`,
+/// `poolLock`, which also guards `closed` and `pinned`); `model` and `identifier` are set once by `load`, under `writerLock`,
 /// before any read or commit.
 public final class PostgresStore: PersistentStore, @unchecked Sendable {
     package let url: URL
     package private(set) var identifier = ""
-    private var model = ManagedObjectModel(entities: [])
+    private(set) var model = ManagedObjectModel(entities: [])
     private let conninfo: String
     /// `locks=table`: hold sources by row locks in `swell_holds` instead of advisory locks
     /// (for engines without advisory locks: CockroachDB, YugabyteDB before 2.25).
@@ -40,6 +41,8 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
     private var writer: PostgresConnection?
     private let poolLock = NSLock()
     private var readers: [PostgresConnection] = []
+    /// The pinned snapshots open now (`openPinnedReader`), ended by `close()`; under `poolLock`.
+    private var pinned: [ObjectIdentifier: WeakPinnedReader] = [:]
     /// Set by `close()` (under `poolLock`): no reader is handed out or kept any more.
     private var closed = false
     private let nextID = LockedValue<Int64>(0)
@@ -122,19 +125,43 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
         for reader in readers { reader.close() }
     }
 
-    /// Closes the writer's and the idle readers' sessions (a reader in use is closed when it
-    /// comes back); later reads and commits throw `StoreError.noPersistentStore`.
+    /// Whether `close()` closed the store.
+    var isClosed: Bool { poolLock.withLock { closed } }
+
+    /// Notes a pinned snapshot, so that `close()` ends it; false when the store is closed.
+    func register(_ reader: PostgresPinnedReader) -> Bool {
+        poolLock.withLock {
+            guard !closed else { return false }
+            pinned = pinned.filter { $0.value.reader != nil }
+            pinned[ObjectIdentifier(reader)] = WeakPinnedReader(reader: reader)
+            return true
+        }
+    }
+
+    /// Forgets a pinned snapshot that ended.
+    func unregister(_ reader: PostgresPinnedReader) {
+        poolLock.withLock { _ = pinned.removeValue(forKey: ObjectIdentifier(reader)) }
+    }
+
+    private struct WeakPinnedReader {
+        weak var reader: PostgresPinnedReader?
+    }
+
+    /// Closes the writer's, the idle readers' and the pinned snapshots' sessions (a reader in
+    /// use is closed when it comes back); later reads and commits throw `StoreError.noPersistentStore`.
     package func close() throws(StoreError) {
         writerLock.lock()
         defer { writerLock.unlock() }
-        let idle = poolLock.withLock { () -> [PostgresConnection] in
+        let (idle, pins) = poolLock.withLock { () -> ([PostgresConnection], [PostgresPinnedReader]) in
             defer {
                 readers = []
+                pinned = [:]
                 closed = true
             }
-            return readers
+            return (readers, pinned.values.compactMap(\.reader))
         }
         for connection in idle { connection.close() }
+        for pin in pins { pin.close() }
         writer?.close()
         writer = nil
     }
@@ -215,14 +242,14 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    private func checkOutReader() throws(StoreError) -> PostgresConnection {
+    func checkOutReader() throws(StoreError) -> PostgresConnection {
         let (connection, isClosed) = poolLock.withLock { (readers.popLast(), closed) }
         guard !isClosed else { throw .noPersistentStore }
         if let connection { return connection }
         return try connect()
     }
 
-    private func checkIn(_ connection: PostgresConnection, healthy: Bool) {
+    func checkIn(_ connection: PostgresConnection, healthy: Bool) {
         guard healthy, connection.isOpen else { connection.close(); return }
         let kept = poolLock.withLock { () -> Bool in
             guard !closed, readers.count < 4 else { return false }

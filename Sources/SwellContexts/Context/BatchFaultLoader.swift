@@ -34,7 +34,7 @@ final class BatchFaultLoader {
         }
         let bases: [Int64: [StoreValue]]
         do {
-            bases = try context.storeOrThrow().read { reader in
+            bases = try context.readStore { reader in
                 try reader.rows(primaryKeys: members.map(\.objectID.primaryKey), entity: entity)
             }
         } catch {

@@ -141,13 +141,12 @@ extension ManagedObjectContext {
         let plan = try makePlan(request)
         if keyPathsReadUnsavedChanges(plan, includingSort: false) { return try resolveRows(plan).count }
         let layers = layerChain(entity: plan.entity.name, includeSelf: true)
-        let store = try storeOrThrow()
         let overlay = ComposedRow.overlay(layers, attributeCount: plan.entity.attributes.count)
         var query = plan.storeQuery
         query.limit = nil
         query.offset = 0
         let partialKeys = overlay.compactMap { key, row -> Int64? in if case .partial = row { return key } else { return nil } }
-        let (stored, shadowed, bases) = try store.read { reader -> (Int, Int, [Int64: [StoreValue]]) in
+        let (stored, shadowed, bases) = try readStore { reader -> (Int, Int, [Int64: [StoreValue]]) in
             let stored = try reader.count(query)
             guard !overlay.isEmpty else { return (stored, 0, [:]) }
             return (stored, try reader.countMatching(primaryKeys: Array(overlay.keys), query: query),
@@ -258,11 +257,10 @@ extension ManagedObjectContext {
     /// The rows matching a plan, in order, with this context's current values.
     func resolveRows(_ plan: FetchPlan) throws -> [StoreRow] {
         let layers = layerChain(entity: plan.entity.name, includeSelf: true)
-        let store = try storeOrThrow()
         let pathsSeeUnsaved = keyPathsReadUnsavedChanges(plan, includingSort: false)
         let sortSeesUnsaved = !pathsSeeUnsaved && keyPathsReadUnsavedChanges(plan)
         if layers.isEmpty && !pathsSeeUnsaved && !sortSeesUnsaved {
-            return try store.read { try $0.rows(plan.storeQuery) }
+            return try readStore { try $0.rows(plan.storeQuery) }
         }
         let overlay = ComposedRow.overlay(layers, attributeCount: plan.entity.attributes.count)
         var query = plan.storeQuery
@@ -278,7 +276,7 @@ extension ManagedObjectContext {
         }
         query.offset = 0
         let partialKeys = overlay.compactMap { key, row -> Int64? in if case .partial = row { return key } else { return nil } }
-        let (bases, stored) = try store.read { reader in
+        let (bases, stored) = try readStore { reader in
             (try reader.rows(primaryKeys: partialKeys, entity: plan.entity), try reader.rows(query))
         }
         var rows: [StoreRow] = stored.filter { overlay[$0.primaryKey] == nil }
@@ -358,7 +356,7 @@ extension ManagedObjectContext {
         let composed = ComposedRow.compose(id.primaryKey, layers, attributeCount: entity.attributes.count)
         if case .deleted? = composed { return nil }
         if case .complete(let values)? = composed { return values }
-        let base = try storeOrThrow().read { try $0.rows(primaryKeys: [id.primaryKey], entity: entity) }[id.primaryKey]
+        let base = try readStore { try $0.rows(primaryKeys: [id.primaryKey], entity: entity) }[id.primaryKey]
         guard let composed else { return base }
         return composed.values(base: base)
     }

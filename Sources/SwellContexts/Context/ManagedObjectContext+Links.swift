@@ -6,7 +6,7 @@ extension ManagedObjectContext {
     /// of that column here and in the parents (nearest first), ascending by primary key.
     func owners(in join: JoinTable, column: Int, linking member: Int64) throws -> [Int64] {
         let layers = layerChain(entity: join.owner, includeSelf: true)
-        let stored = try storeOrThrow().read { try $0.owners(in: join, linking: member) }
+        let stored = try readStore { try $0.owners(in: join, linking: member) }
         var decided: [Int64: Bool] = [:]
         for changes in layers {
             for (primaryKey, row) in changes.rows where decided[primaryKey] == nil {

@@ -18,7 +18,8 @@ extension ManagedObjectContext {
     /// Brings the changes of another context's save into this one (for a context
     /// that is not the saver's parent, like two roots on one coordinator):
     /// updated objects re-read their saved values (keeping unsaved changes),
-    /// deleted objects leave the context. Call on this context's queue.
+    /// deleted objects leave the context. A context pinned to a query generation moves to the
+    /// store's newest state first, staying pinned. Call on this context's queue.
     public func mergeChanges(fromContextDidSave notification: Notification) {
         guard let changes = ContextDidSaveChanges(notification: notification) else { return }
         mergeChanges(changes)
@@ -27,6 +28,7 @@ extension ManagedObjectContext {
     /// Brings a save's changes into this context; see `mergeChanges(fromContextDidSave:)`.
     public func mergeChanges(_ changes: ContextDidSaveChanges) {
         assertOnQueue("merge changes")
+        advanceQueryGeneration(after: "merging changes")
         refreshRegistered(changes)
     }
 

@@ -83,7 +83,7 @@ extension ManagedObjectContext {
             if case .deleted? = composed[key] { return false }
             return true
         }
-        let bases = needed.isEmpty ? [:] : try storeOrThrow().read { try $0.rows(primaryKeys: needed, entity: entity) }
+        let bases = needed.isEmpty ? [:] : try readStore { try $0.rows(primaryKeys: needed, entity: entity) }
         for key in missing {
             let values: [StoreValue]?
             switch composed[key] {
@@ -101,9 +101,12 @@ extension ManagedObjectContext {
     }
 
     /// Changes whenever this context's view of the data may have: its own or an
-    /// ancestor's unsaved changes, or a commit to the store.
+    /// ancestor's unsaved changes, a commit to the store, or the query generation it reads at.
     var membersVersion: UInt64 {
         var version = coordinator?.commitGeneration ?? 0
+        if let coordinator, coordinator.queryGenerationsUsed.load(ordering: .acquiring) {
+            version = version &* 31 &+ UInt64(queryGenerationLease?.generation.number ?? 0)
+        }
         var context: ManagedObjectContext? = self
         while let current = context {
             version = version &* 31 &+ current.level.withLock { $0.pendingVersion }

@@ -96,7 +96,7 @@ extension ManagedObjectContext {
         let count = plan.entity.attributes.count
         do {
             var reading = accumulator
-            try storeOrThrow().read { reader in
+            try readStore { reader in
                 try reader.forEachRowCursor(query) { cursor in
                     try reading.add { source in
                         switch source {

@@ -9,7 +9,9 @@ extension ManagedObjectContext {
     /// transaction. Nothing reaches disk until a root context saves.
     ///
     /// Uniqueness constraints are resolved at the receiving level with its merge
-    /// policy. On error nothing moves: this context keeps its changes.
+    /// policy. On error nothing moves: this context keeps its changes. A context pinned
+    /// to a query generation moves to the store's newest state, staying pinned (and so,
+    /// when a root context commits, do its pinned descendants).
     ///
     /// Every object it moves is validated first (Store guarantees 55): required values, attribute
     /// rules, to-many counts and the entity's validation closures. Any failure fails the
@@ -34,12 +36,18 @@ extension ManagedObjectContext {
         try applyDeleteRules(coordinator: coordinator)
         // Segments came from children's saves, which validated them: only the rest is checked here.
         let (snapshot, isEmpty, hasMetadata) = level.withLock { ($0.unsegmented, $0.isEmpty, !$0.metadata.isEmpty) }
-        guard !isEmpty || hasMetadata else { return ContextDidSaveChanges() }
+        guard !isEmpty || hasMetadata else {
+            // A pinned context moves to the newest state at every save (Store guarantees 56).
+            advanceQueryGeneration(after: "saving")
+            return ContextDidSaveChanges()
+        }
         try validateForSave(snapshot, coordinator: coordinator)
         var moved: ContextDidSaveChanges
         if let parent {
             moved = try save(into: parent, coordinator: coordinator) ?? ContextDidSaveChanges()
+            advanceQueryGeneration(after: "saving")
         } else {
+            // (A pinned root moves to the newest state inside, with its pinned descendants.)
             moved = try saveToStore(coordinator: coordinator)
         }
         if coordinator.hasRelationships { noteInverseToManyChanges(of: snapshot, in: &moved, coordinator: coordinator) }
@@ -253,6 +261,10 @@ extension ManagedObjectContext {
         // Counted before the in-flight level goes: a child's save that read the store
         // before this commit sees the count change, or still finds the rows in flight.
         coordinator.noteCommit()
+        // Before the in-flight level goes: pinned contexts that saw these changes there read them
+        // from their new snapshot now, and so do the saved objects below — the survivors of
+        // merges with other writers' rows too (Store guarantees 56).
+        advanceQueryGenerationsAfterCommit()
         level.withLock { $0.inFlight = [] }
         // The committed rows are freed on another queue: the root's save is the serial stage.
         let committed = (inFlight, operations)
@@ -397,10 +409,12 @@ extension ManagedObjectContext {
 
     /// Forgets every registered object and discards unsaved changes. Objects
     /// handed out before are detached (their context becomes nil). Empties the undo manager.
+    /// A context pinned to a query generation moves to the store's newest state, staying pinned.
     public func reset() {
         assertOnQueue("reset")
         undoManagerStorage?.removeAllActions()
         discardPendingChanges()
+        advanceQueryGeneration(after: "resetting")
         for weak in registry.values {
             weak.object?.managedObjectContext = nil
             weak.object?.prefetchedObjects = []

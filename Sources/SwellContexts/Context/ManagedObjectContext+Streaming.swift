@@ -21,7 +21,7 @@ extension ManagedObjectContext {
             if let value = current.level.withLock({ $0.metadata[key] }) { return value }
             context = current.parent
         }
-        return try storeOrThrow().read { try $0.metadata(forKey: key) }
+        return try readStore { try $0.metadata(forKey: key) }
     }
 
     /// The entities a request's predicate reads through key paths (every destination along
@@ -40,7 +40,7 @@ extension ManagedObjectContext {
         assertOnQueue("read \(request.entityName)")
         let plan = try makePlan(request)
         if layerChain(entity: plan.entity.name, includeSelf: true).isEmpty {
-            try storeOrThrow().read { reader in
+            try readStore { reader in
                 try reader.forEachRow(plan.storeQuery) { try body($0.primaryKey, $0.values) }
             }
             return
@@ -68,7 +68,7 @@ extension ManagedObjectContext {
                 for path in keyPaths { _ = try ResolvedKeyPath(path, from: plan.entity, entities: coordinator.entitiesByName) }
                 query.extraColumns = keyPaths
             }
-            try storeOrThrow().read { reader in try reader.forEachRowCursor(query, body) }
+            try readStore { reader in try reader.forEachRowCursor(query, body) }
             return
         }
         guard keyPaths.isEmpty else {
@@ -99,6 +99,7 @@ extension ManagedObjectContext {
         let layers = layerChain(entity: entity.name, includeSelf: true).filter { !$0.rows.isEmpty }
         let wanted = layers.isEmpty ? keys : keys.filter { key in !layers.contains { $0.keyIndex[key] != nil } }
         guard !wanted.isEmpty else { return [:] }
+        // What is stored now, not a pinned context's snapshot: callers decide what to write by it.
         let found = try storeOrThrow().read { try $0.rows(forKeys: wanted, entity: entity) }
         var result: [[StoreValue]: (primaryKey: Int64, values: [StoreValue])] = [:]
         result.reserveCapacity(found.count)

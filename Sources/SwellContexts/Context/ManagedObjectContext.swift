@@ -53,6 +53,9 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         var children: [WeakContext] = []
         /// The coordinator at the root of the chain, once looked up (hot paths ask often).
         var rootCoordinator: PersistentStoreCoordinator?
+        /// The query generation this context is pinned to (Store guarantees 56), or nil. Kept
+        /// with the parent so that one lock per level finds the pin a context reads through.
+        var pin: QueryGenerationLease?
     }
 
     private struct Settings {
@@ -155,27 +158,35 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         set { settings.withLock { $0.logger = newValue } }
     }
 
-    /// The coordinator of a root context; nil for a child. Setting it makes this a root context.
+    /// The coordinator of a root context; nil for a child. Setting it makes this a root context
+    /// (unpinned: a query generation belongs to the store it was read from).
     public var persistentStoreCoordinator: PersistentStoreCoordinator? {
         get { links.withLock { $0.coordinator } }
         set {
-            links.withLock {
-                $0.coordinator = newValue
-                $0.rootCoordinator = newValue
-                if newValue != nil { $0.parent = nil }
+            // The pin it had is let go after the lock (its last lease closes a snapshot).
+            _ = links.withLock { links -> QueryGenerationLease? in
+                links.coordinator = newValue
+                links.rootCoordinator = newValue
+                if newValue != nil { links.parent = nil }
+                defer { links.pin = nil }
+                return links.pin
             }
             newValue?.register(root: self)
         }
     }
 
-    /// The parent of a child context; nil for a root. Setting it makes this a child.
+    /// The parent of a child context; nil for a root. Setting it makes this a child (unpinned:
+    /// it reads through its parent's query generation, if any, until it is pinned itself).
     public var parent: ManagedObjectContext? {
         get { links.withLock { $0.parent } }
         set {
-            links.withLock {
-                $0.parent = newValue
-                $0.rootCoordinator = nil
-                if newValue != nil { $0.coordinator = nil }
+            // The pin it had is let go after the lock (its last lease closes a snapshot).
+            _ = links.withLock { links -> QueryGenerationLease? in
+                links.parent = newValue
+                links.rootCoordinator = nil
+                if newValue != nil { links.coordinator = nil }
+                defer { links.pin = nil }
+                return links.pin
             }
             newValue?.addChild(self)
         }
@@ -199,6 +210,30 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
             context = current.parent
         }
         return nil
+    }
+
+    /// The lease of the query generation this context reads at: its own pin, or its nearest
+    /// ancestor's (a child reads through its parent's generation); nil when unpinned.
+    var queryGenerationLease: QueryGenerationLease? {
+        var (pin, parent) = links.withLock { ($0.pin, $0.parent) }
+        while pin == nil, let current = parent {
+            (pin, parent) = current.links.withLock { ($0.pin, $0.parent) }
+        }
+        return pin
+    }
+
+    /// This context's own pin (nil when it is unpinned or reads through a parent's).
+    var ownQueryGenerationLease: QueryGenerationLease? {
+        links.withLock { $0.pin }
+    }
+
+    /// Replaces this context's own pin and returns the one it had (let it go outside the lock:
+    /// the last lease of a generation closes its snapshot).
+    func replaceQueryGenerationLease(with lease: QueryGenerationLease?) -> QueryGenerationLease? {
+        links.withLock { links in
+            defer { links.pin = lease }
+            return links.pin
+        }
     }
 
     private func addChild(_ child: ManagedObjectContext) {

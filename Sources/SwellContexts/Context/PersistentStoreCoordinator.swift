@@ -153,6 +153,10 @@ public final class PersistentStoreCoordinator: Sendable {
         return try store.allocateIDs(for: entity, count: count)
     }
 
+    /// Whether a context of this coordinator was ever pinned to a query generation (Store
+    /// guarantees 56): until one is, reads and saves look for no pin (one load, no locks).
+    let queryGenerationsUsed = Atomic<Bool>(false)
+
     /// IDs handed out without the store: before one was added, or to an object inserted while
     /// the store could not hand out IDs (its context's save then fails with that error).
     let unloadedIDs = ObjectIDAllocator()

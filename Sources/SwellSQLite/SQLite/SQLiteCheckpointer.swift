@@ -22,6 +22,13 @@ package final class SQLiteCheckpointer: @unchecked Sendable {
     package static let threshold: Int32 = 1000
     /// WAL pages after which the committing connection checkpoints itself.
     package static let limit: Int32 = 16 * threshold
+    /// The size the WAL file is cut back to when it starts over (`PRAGMA journal_size_limit`,
+    /// set on the writer): the bytes of `limit` pages of 4 KiB, the most it holds in ordinary
+    /// use. Only a WAL that grew past it — a transaction larger than that, or commits while a
+    /// pinned snapshot held the WAL's frames back (Store guarantees 56) — is cut, at the first
+    /// commit after a checkpoint copied all of it; without the limit SQLite keeps the file at
+    /// its largest size.
+    package static let sizeLimit = Int64(limit) * 4096
 
     private let path: String
     private let queue = DispatchQueue(label: "swell.sqlite.checkpoint", qos: .utility)
@@ -58,7 +65,9 @@ package final class SQLiteCheckpointer: @unchecked Sendable {
         sqlite3_wal_hook(handle, nil, nil)
     }
 
-    private func schedule() {
+    /// Queues a passive checkpoint (none when one is queued already): after each commit past
+    /// the threshold, and when a pinned snapshot that held the WAL's frames back ends.
+    package func schedule() {
         guard !scheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
         queue.async { [self] in
             scheduled.store(false, ordering: .releasing)

@@ -8,18 +8,19 @@ import Synchronization
 ///
 /// One writer connection commits root saves; reads use their own connections
 /// (a small pool), each in a read transaction, so they see a consistent
-/// snapshot and never wait for a commit in progress.
+/// snapshot and never wait for a commit in progress. A pinned context's snapshot holds
+/// one of them in its read transaction until it ends (`SQLitePinnedReader`).
 ///
 /// `@unchecked Sendable`, field by field: `writer` and `defersDiskSync` are used only under `writerLock`;
 /// `readers` is handed out under `poolLock`, each reader then owned by one caller until
-/// returned; `identifier`, `model` and `rowidKeyed` are set once by `load`, under `writerLock`, and
+/// returned; `pinned` is touched only under `poolLock`; `identifier`, `model` and `rowidKeyed` are set once by `load`, under `writerLock`, and
 /// published to readers by `isLoaded` (release/acquire) before any read or commit uses
 /// them; `_commitObserver`, `_commitObserverInterval` and `_readObserver` are touched only
 /// under `observerLock`; `url` and `path` are constants.
 package final class SQLiteStore: PersistentStore, @unchecked Sendable {
     package let url: URL
     package private(set) var identifier: String = ""
-    private var model = ManagedObjectModel(entities: [])
+    private(set) var model = ManagedObjectModel(entities: [])
 
     private let writerLock = NSLock()
     private var writer: SQLiteConnection?
@@ -27,6 +28,8 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
     /// Set once the store is loaded; read without the writer's lock so reads never wait for a commit.
     private let isLoaded = Atomic<Bool>(false)
     private var readers: [SQLiteConnection] = []
+    /// The pinned snapshots open now (`openPinnedReader`), closed with the store; under `poolLock`.
+    private var pinned: [ObjectIdentifier: WeakPinnedReader] = [:]
 
     /// Called during a commit with the number of operations written so far
     /// (0 right after the transaction began, then every `commitObserverInterval`).
@@ -166,6 +169,7 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
             throw StoreError.notAStore(path: path, reason: "cannot switch the store to WAL mode (read-only file system?)")
         }
         try connection.execute("PRAGMA synchronous=FULL")
+        try connection.execute("PRAGMA journal_size_limit=\(SQLiteCheckpointer.sizeLimit)")
         try checkpointer.attach(to: connection)
     }
 
@@ -193,7 +197,7 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
         return result
     }
 
-    private func checkOutReader() throws(StoreError) -> SQLiteConnection {
+    func checkOutReader() throws(StoreError) -> SQLiteConnection {
         if let connection = poolLock.withLock({ readers.popLast() }) {
             return connection
         }
@@ -209,7 +213,7 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    private func checkIn(_ connection: SQLiteConnection, healthy: Bool) {
+    func checkIn(_ connection: SQLiteConnection, healthy: Bool) {
         poolLock.withLock {
             // After `close()`, or when its transaction could not be ended, a reader that comes
             // back is dropped (and closed when released).
@@ -217,17 +221,45 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    /// Closes the writer and the idle readers (a reader in use is closed when it comes back).
+    /// Whether the store is loaded and not closed.
+    var isOpen: Bool { isLoaded.load(ordering: .acquiring) }
+
+    /// Notes a pinned snapshot, so that `close` ends it; false when the store is closed.
+    func register(_ reader: SQLitePinnedReader) -> Bool {
+        poolLock.withLock {
+            guard isLoaded.load(ordering: .acquiring) else { return false }
+            pinned = pinned.filter { $0.value.reader != nil }
+            pinned[ObjectIdentifier(reader)] = WeakPinnedReader(reader: reader)
+            return true
+        }
+    }
+
+    /// Forgets a pinned snapshot that ended.
+    func unregister(_ reader: SQLitePinnedReader) {
+        poolLock.withLock { _ = pinned.removeValue(forKey: ObjectIdentifier(reader)) }
+    }
+
+    private struct WeakPinnedReader {
+        weak var reader: SQLitePinnedReader?
+    }
+
+    /// Closes the writer, the idle readers and the pinned snapshots (a reader in use is closed
+    /// when it comes back).
     ///
     /// - Throws: the first connection's failure to close, naming the statements it had open.
     package func close() throws(StoreError) {
         writerLock.lock()
         defer { writerLock.unlock() }
         isLoaded.store(false, ordering: .releasing)
-        let idle = poolLock.withLock { () -> [SQLiteConnection] in
-            defer { readers = [] }
-            return readers
+        let (idle, pins) = poolLock.withLock { () -> ([SQLiteConnection], [SQLitePinnedReader]) in
+            defer {
+                readers = []
+                pinned = [:]
+            }
+            return (readers, pinned.values.compactMap(\.reader))
         }
+        // Their read transactions would keep the closing checkpoint from reaching the WAL's end.
+        for pin in pins { pin.close() }
         var failure: SQLiteError?
         // The writer closes last: the last connection to the file checkpoints it.
         if let writer { checkpointer.detach(from: writer) }

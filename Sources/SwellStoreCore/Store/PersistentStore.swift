@@ -26,6 +26,12 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// Runs `body` against one consistent snapshot of the last committed state.
     /// Never waits for a commit in progress.
     func read<T>(_ body: (any StoreReader) throws -> T) throws -> T
+    /// Opens a snapshot of the last committed state, taken now and kept until it is closed,
+    /// for a pinned context's reads (Store guarantees 56). Never waits for a commit in progress.
+    ///
+    /// - Throws: `StoreError.noPersistentStore` when the store is closed, a store error when no
+    ///   connection can be opened.
+    func openPinnedReader() throws(StoreError) -> any PinnedStoreReader
     /// Commits one root save as one transaction: all of it or none of it.
     func commit(_ changes: StoreChangeSet) throws(StoreError) -> StoreCommitResult
     /// Turns persistent history on for the store (Store guarantees 46): its tables are made, and

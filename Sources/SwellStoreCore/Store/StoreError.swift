@@ -76,6 +76,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let unknownStoreType = Kind("unknownStoreType")
         /// The store cannot do what was asked (the in-memory store runs no SQL expressions).
         public static let unsupported = Kind("unsupported")
+        /// A query generation token cannot pin the context (`reason`): no context holds its
+        /// generation any more (its snapshot ended), or it was read from another store.
+        public static let invalidQueryGeneration = Kind("invalidQueryGeneration")
         /// A batch insert's row `row` (counted from 0 in the request's order) cannot be written:
         /// `attribute` is unknown, of the wrong type, or required and without a value.
         public static let invalidBatchRow = Kind("invalidBatchRow")
@@ -330,6 +333,11 @@ extension StoreError {
     /// `.unsupported`: the `store` store cannot do `what`.
     public static func unsupported(store: String, what: String) -> StoreError {
         StoreError(.unsupported, "the \(store) store does not support \(what)")
+    }
+
+    /// `.invalidQueryGeneration`: a context cannot be pinned as asked, for `reason`.
+    public static func invalidQueryGeneration(reason: String) -> StoreError {
+        with(StoreError(.invalidQueryGeneration, "cannot pin the context to that query generation: \(reason)")) { $0.reason = reason }
     }
 
     /// `.invalidBatchRow`: row `row` of a batch insert into `entity` has a `problem` with `attribute`.
