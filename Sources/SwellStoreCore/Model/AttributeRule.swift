@@ -4,9 +4,10 @@ import Foundation
 /// `minLength`, `maxLength` and regular-expression predicate, plus a list of
 /// allowed values).
 ///
-/// Rules are kept in the model (and in the store's copy of it). `swell` checks them on
-/// every record it writes (a record breaking one is a bad record); a context's `save()`
-/// does not check them yet.
+/// Rules are kept in the model (and in the store's copy of it). Every context `save()`
+/// checks them on the objects it moves, and batch inserts and updates on their rows (Store
+/// guarantees 55); `swell` checks them on every record it reads (a record breaking one is a
+/// bad record).
 ///
 /// A rule says nothing about nil: whether an attribute may be nil is
 /// `AttributeDescription.isOptional`. A rule that does not fit a value's kind
