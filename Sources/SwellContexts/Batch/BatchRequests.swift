@@ -57,6 +57,10 @@ public final class BatchInsertRequest: BatchRequest, @unchecked Sendable {
     /// A columns batch reports each row's primary key (`BatchResult.primaryKeys`): the
     /// pipeline's nested records link their parents to them. Package use only.
     package var reportsPrimaryKeys = false
+    /// The rows were checked against the attribute rules before the request was made (the
+    /// pipeline checks every record as it maps it): the writer does not check them again.
+    /// Package use only.
+    package var rulesChecked = false
 
     /// A batch insert of `objects`, one dictionary per row.
     public init(entityName: String, objects: [[String: Any]]) {

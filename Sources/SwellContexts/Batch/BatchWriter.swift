@@ -13,6 +13,9 @@ struct BatchWriter {
     let policy: MergePolicy
     /// Whether a columns batch reports each row's primary key (`Outcome.primaryKeys`).
     var reportsPrimaryKeys = false
+    /// Whether rows are checked against the attribute rules (not when the request says its
+    /// maker checked them: `BatchInsertRequest.rulesChecked`).
+    var checksRules = true
     /// The executing context's `transactionAuthor` and `name`, kept with the history.
     var author: String? = nil
     var contextName: String? = nil
@@ -33,7 +36,8 @@ struct BatchWriter {
 
     /// The entity's columns with attribute rules, each with its checker (Store guarantees 55).
     var ruleCheckers: [(index: Int, checker: AttributeRuleChecker)] {
-        coordinator.validationPlans[entity.name]?.checked ?? []
+        guard checksRules else { return [] }
+        return coordinator.validationPlans[entity.name]?.checked ?? []
     }
 
     /// A batch row's value breaking `rule`, in `invalidBatchRow`'s words.

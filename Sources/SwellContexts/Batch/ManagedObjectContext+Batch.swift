@@ -111,6 +111,7 @@ extension ManagedObjectContext {
             var writer = BatchWriter(coordinator: coordinator, store: store, policy: policy, author: transactionAuthor, contextName: name,
                                      entity: try coordinator.entity(named: insert.entityName))
             writer.reportsPrimaryKeys = insert.reportsPrimaryKeys
+            writer.checksRules = !insert.rulesChecked
             outcome = try writer.insert(insert)
             writtenKind = .insertedAndUpdated
         case let update as BatchUpdateRequest:

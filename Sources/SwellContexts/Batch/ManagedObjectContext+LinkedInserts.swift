@@ -86,6 +86,7 @@ extension ManagedObjectContext {
             var writer = BatchWriter(coordinator: coordinator, store: store, policy: policy, author: transactionAuthor, contextName: name,
                                      entity: entity)
             writer.reportsPrimaryKeys = primaryKeys
+            writer.checksRules = !request.rulesChecked
             return try writer.plan(columns, comparedAhead: nil)
         }
         var plans: [BatchWriter.PlannedInsert] = []

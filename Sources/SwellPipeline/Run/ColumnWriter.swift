@@ -61,6 +61,7 @@ struct ColumnWriter: Sendable {
     private func request(_ columns: BatchColumns) -> BatchInsertRequest {
         let request = BatchInsertRequest(entityName: entity.name, columns: columns)
         request.resultType = .changes
+        request.rulesChecked = true  // the mapper checked every record
         return request
     }
 

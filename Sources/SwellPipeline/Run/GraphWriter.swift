@@ -13,6 +13,14 @@ import SwellContexts
 /// A batch is one transaction (`executeLinkedInserts`): its nested objects and its records
 /// are on disk together, or neither is.
 struct GraphWriter: Sendable {
+    /// A columns batch insert of records the mappers checked against the attribute rules
+    /// (the store does not check them again).
+    static func checkedRequest(entityName: String, columns: BatchColumns) -> BatchInsertRequest {
+        let request = BatchInsertRequest(entityName: entityName, columns: columns)
+        request.rulesChecked = true
+        return request
+    }
+
     let source: SourceSpec
     let entity: PipelineEntity
     let shape: GraphShape
@@ -99,7 +107,7 @@ struct GraphWriter: Sendable {
         var sources: [(entity: Int, rows: [Int], attributes: [Int])] = []
         for index in batch.objects.indices where !shape.isChildEntity[index] {
             for (columns, rows, attributes) in objectColumns(batch, entity: index, excluded: excluded) {
-                requests.append(BatchInsertRequest(entityName: shape.entities[index].name, columns: columns))
+                requests.append(Self.checkedRequest(entityName: shape.entities[index].name, columns: columns))
                 sources.append((index, rows, attributes))
             }
         }
@@ -112,7 +120,7 @@ struct GraphWriter: Sendable {
                     for (n, row) in source.rows.enumerated() { ids[source.entity][row] = keys[n] }
                 }
                 let columns = dropped.isEmpty ? own : own.selecting(rows: kept)
-                return BatchInsertRequest(entityName: entity.name, columns: recordColumns(columns, of: kept, in: batch, ids: ids))
+                return Self.checkedRequest(entityName: entity.name, columns: recordColumns(columns, of: kept, in: batch, ids: ids))
             } children: { recordKeys in
                 children(of: kept, keys: recordKeys, in: batch, excluded: excluded, sources: &sources)
             }
@@ -196,7 +204,7 @@ struct GraphWriter: Sendable {
                     carried.append(points ? key : nil, to: column)
                     if let positions { carried.append(points ? Int64(place[rows[n]]) : nil, to: positions) }
                 }
-                requests.append(BatchInsertRequest(entityName: shape.entities[index].name, columns: carried))
+                requests.append(Self.checkedRequest(entityName: shape.entities[index].name, columns: carried))
                 sources.append((index, listed.map { rows[$0] }, attributes))
             }
             groups.append(LinkedChildren(entity: shape.entities[index].name, requests: requests, relationship: inverse,

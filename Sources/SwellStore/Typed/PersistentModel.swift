@@ -44,6 +44,20 @@ extension PersistentModel {
         return object.objectID
     }
 
+    /// Checks the object as a save of its insertion would (Store guarantees 55); see
+    /// `ManagedObject.validateForInsert()`. An object not inserted yet has nothing to check.
+    public func validateForInsert() throws { try _$backing.object?.validateForInsert() }
+
+    /// Checks the object as a save of its changes would; see `ManagedObject.validateForUpdate()`.
+    public func validateForUpdate() throws { try _$backing.object?.validateForUpdate() }
+
+    /// Checks whether the object may be deleted; see `ManagedObject.validateForDelete()`.
+    public func validateForDelete() throws { try _$backing.object?.validateForDelete() }
+
+    /// Checks whether `value` may be set for the property stored as `key`; see
+    /// `ManagedObject.validateValue(_:forKey:)`.
+    public func validateValue(_ value: Any?, forKey key: String) throws { try _$backing.object?.validateValue(value, forKey: key) }
+
     /// The typed object for a managed object of this entity: the one already handed out, or a new one.
     static func model(for object: ManagedObject) -> Self {
         if let model = object.typedModel as? Self { return model }
