@@ -24,6 +24,7 @@ enum EntityDiagnostic: DiagnosticMessage {
     case inverseNotAName(String)
     case relationshipOnAttribute(String)
     case uniqueRelationship(String)
+    case validatedRelationship(String)
     case uniqueTwice(String)
     case uniqueNotAnAttribute(String)
     case uniqueArguments
@@ -76,6 +77,8 @@ enum EntityDiagnostic: DiagnosticMessage {
             "'\(name)' is an attribute: @Relationship applies to a property whose type is an @Entity class or a collection of one"
         case .uniqueRelationship(let name):
             "'\(name)' is a relationship: @Unique applies to attributes"
+        case .validatedRelationship(let name):
+            "'\(name)' is a relationship: @Validated applies to attributes (bound a to-many with @Relationship(minimumModelCount:maximumModelCount:))"
         case .uniqueTwice(let name):
             "'\(name)' has one uniqueness constraint already: an entity has one (several attributes together: "
                 + "#Unique<\(name)>([\\.a, \\.b]))"

@@ -44,6 +44,8 @@ struct EntityDeclaration {
     var properties: [EntityProperty]
     var uniquenessConstraint: [String]
     var declaresInitialiser: Bool
+    /// The entity validation the class declares: `static func validateForInsert(_:)` and its siblings.
+    var validators: [String] = []
 }
 
 enum EntityReader {
@@ -70,8 +72,15 @@ enum EntityReader {
         var valid = true
         var uniqueFromMacro: [String]?
         var declaresInitialiser = false
+        var validators: [String] = []
         for member in classDecl.memberBlock.members {
             if member.decl.is(InitializerDeclSyntax.self) { declaresInitialiser = true }
+            if let function = member.decl.as(FunctionDeclSyntax.self),
+               function.modifiers.contains(where: { ["static", "class"].contains($0.name.text) }),
+               ["validateForInsert", "validateForUpdate", "validateForDelete"].contains(function.name.text),
+               function.signature.parameterClause.parameters.count == 1 {
+                validators.append(function.name.text)
+            }
             if let expansion = member.decl.as(MacroExpansionDeclSyntax.self), expansion.macroName.text == "Unique" {
                 guard uniqueFromMacro == nil else {
                     sink.report(.uniqueTwice(name), at: Syntax(expansion))
@@ -136,7 +145,7 @@ enum EntityReader {
         let access = modifiers.contains("public") || modifiers.contains("open") ? "public " : modifiers.contains("package") ? "package " : ""
         return EntityDeclaration(name: name, access: access, properties: properties,
                                  uniquenessConstraint: uniqueFromMacro ?? marked.map(\.name),
-                                 declaresInitialiser: declaresInitialiser)
+                                 declaresInitialiser: declaresInitialiser, validators: validators)
     }
 
     /// `#Unique<T>([\.a, \.b])`: the property names, or nil when the arguments are not that shape.
@@ -192,7 +201,8 @@ struct EntityMembers {
     var descriptionExpression: String {
         let attributes = entity.properties.compactMap { property -> String? in
             guard case .attribute(let type, let isOptional) = property.kind else { return nil }
-            return "SwellStore.AttributeDescription(name: \"\(property.name)\", type: .\(type), isOptional: \(isOptional))"
+            let rules = property.validation.map { ", validation: [\($0)]" } ?? ""
+            return "SwellStore.AttributeDescription(name: \"\(property.name)\", type: .\(type), isOptional: \(isOptional)\(rules))"
         }
         let relationships = entity.properties.compactMap { property -> String? in
             let rule = property.deleteRule ?? "nullify"
@@ -200,15 +210,18 @@ struct EntityMembers {
             switch property.kind {
             case .attribute: return nil
             case .toOne(let destination):
+                // Counts on a to-one are passed on for the model to refuse with its reason.
+                let counts = (property.minCount.map { ", minCount: \($0)" } ?? "") + (property.maxCount.map { ", maxCount: \($0)" } ?? "")
                 return "SwellStore.RelationshipDescription(name: \"\(property.name)\", destination: \"\(destination)\", "
-                    + "inverse: \(inverse), deleteRule: .\(rule))"
+                    + "inverse: \(inverse), deleteRule: .\(rule)\(counts))"
             case .toMany(let destination, let isOrdered):
+                let counts = (property.minCount.map { ", minCount: \($0)" } ?? "") + (property.maxCount.map { ", maxCount: \($0)" } ?? "")
                 return "SwellStore.RelationshipDescription(name: \"\(property.name)\", destination: \"\(destination)\", "
-                    + "toMany: true, isOrdered: \(isOrdered), inverse: \(inverse), deleteRule: .\(rule))"
+                    + "toMany: true, isOrdered: \(isOrdered), inverse: \(inverse), deleteRule: .\(rule)\(counts))"
             }
         }
         let unique = entity.uniquenessConstraint.map { "\"\($0)\"" }.joined(separator: ", ")
-        return """
+        let description = """
             SwellStore.EntityDescription(
             name: "\(entity.name)",
             attributes: [\(attributes.map { "\n\($0)," }.joined())
@@ -218,5 +231,11 @@ struct EntityMembers {
             uniquenessConstraint: [\(unique)]
             )
             """
+        guard !entity.validators.isEmpty else { return description }
+        // The class's own validation, called with the typed object.
+        let settings = entity.validators.map {
+            "description.\($0) = { object in try \(entity.name).\($0)(object.model(as: \(entity.name).self)!) }\n"
+        }.joined()
+        return "{\nvar description = \(description)\n\(settings)return description\n}()"
     }
 }

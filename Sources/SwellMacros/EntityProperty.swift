@@ -26,6 +26,11 @@ struct EntityProperty {
     /// `@Relationship(inverse:deleteRule:)`'s arguments, when written.
     var inverse: String?
     var deleteRule: String?
+    /// `@Relationship(minimumModelCount:maximumModelCount:)`, as written.
+    var minCount: String?
+    var maxCount: String?
+    /// `@Validated(…)`'s rules, as written (`.minValue(1), .maxValue(5)`).
+    var validation: String?
     var node: VariableDeclSyntax
 
     /// Non-optional attributes without an initial value must be set by every initialiser:
@@ -63,7 +68,7 @@ extension VariableDeclSyntax {
 
     /// An attribute that is not one of the entity macros' own (a property wrapper, another macro).
     var foreignAttribute: String? {
-        let ours: Set<String> = ["Unique", "Relationship", "Transient", "_EntityProperty"]
+        let ours: Set<String> = ["Unique", "Relationship", "Transient", "Validated", "_EntityProperty"]
         for element in attributes {
             guard case .attribute(let attribute) = element else { continue }
             let name = attribute.attributeName.trimmedDescription
@@ -146,9 +151,19 @@ enum PropertyReader {
                 case "deleteRule":
                     property.deleteRule = argument.expression.trimmedDescription
                         .split(separator: ".").last.map(String.init)
+                case "minimumModelCount": property.minCount = argument.expression.trimmedDescription
+                case "maximumModelCount": property.maxCount = argument.expression.trimmedDescription
                 default: break
                 }
             }
+        }
+        if let validated = variable.attribute(named: "Validated") {
+            guard kind.isAttribute else {
+                context.report(.validatedRelationship(name), at: Syntax(validated))
+                return nil
+            }
+            let rules = validated.arguments?.as(LabeledExprListSyntax.self)?.map(\.expression.trimmedDescription) ?? []
+            property.validation = rules.joined(separator: ", ")
         }
         if property.isUnique, !kind.isAttribute {
             context.report(.uniqueRelationship(name), at: Syntax(variable))

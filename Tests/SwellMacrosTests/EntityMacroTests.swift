@@ -23,6 +23,7 @@ private enum UniqueMarker: PeerMacro, DeclarationMacro {
         "Unique": MacroSpec(type: UniqueMarker.self),
         "Relationship": MacroSpec(type: EntityMarkerMacro.self),
         "Transient": MacroSpec(type: EntityMarkerMacro.self),
+        "Validated": MacroSpec(type: EntityMarkerMacro.self),
     ]
 
     /// The expanded source, and the diagnostics as "line: message".
@@ -144,6 +145,40 @@ private enum UniqueMarker: PeerMacro, DeclarationMacro {
         ] {
             #expect(source.contains(generated), "\(generated)")
         }
+    }
+
+    @Test func rulesCountsAndTheClassValidationGoIntoTheDescription() {
+        let (source, diagnostics) = expand("""
+            @Entity final class Product {
+                @Validated(.pattern("[A-Z]+"), .maxLength(8)) var sku: String
+                @Validated(.minValue(1), .maxValue(5)) var rating: Int?
+                @Relationship(inverse: "product", minimumModelCount: 2, maximumModelCount: 3) var parts: Set<Part> = []
+                init(sku: String) { self.sku = sku }
+                static func validateForInsert(_ product: Product) throws {}
+                static func validateForDelete(_ product: Product) throws {}
+                static func validateForUpdate() {}
+            }
+            """)
+        #expect(diagnostics == [])
+        for generated in [
+            #"SwellStore.AttributeDescription(name: "sku", type: .string, isOptional: false, validation: [.pattern("[A-Z]+"), .maxLength(8)])"#,
+            #"SwellStore.AttributeDescription(name: "rating", type: .integer, isOptional: true, validation: [.minValue(1), .maxValue(5)])"#,
+            #"toMany: true, isOrdered: false, inverse: "product", deleteRule: .nullify, minCount: 2, maxCount: 3)"#,
+            "description.validateForInsert = { object in",
+            "try Product.validateForInsert(object.model(as: Product.self)!)",
+            "description.validateForDelete = { object in",
+            "try Product.validateForDelete(object.model(as: Product.self)!)",
+        ] {
+            #expect(source.contains(generated), "missing: \(generated)")
+        }
+        #expect(!source.contains("description.validateForUpdate"), "a method of another shape is not the entity's validation")
+        let refused = expand("""
+            @Entity final class Part {
+                var label: String
+                @Validated(.minValue(1)) @Relationship(inverse: "parts") var product: Product?
+            }
+            """)
+        #expect(refused.diagnostics == ["3: 'product' is a relationship: @Validated applies to attributes (bound a to-many with @Relationship(minimumModelCount:maximumModelCount:))"])
     }
 
     @Test func aRelationshipMayLeaveItsInverseToTheOtherSide() {

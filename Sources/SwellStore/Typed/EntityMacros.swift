@@ -41,9 +41,20 @@ public macro Unique<T>(_ keyPaths: [PartialKeyPath<T>]) = #externalMacro(module:
 /// this object does to its destinations. One side naming the inverse is enough; a
 /// relationship with none is paired with the one relationship of its destination that leads
 /// back (the compiler asks for the name when that could be ambiguous).
+///
+/// `minimumModelCount` and `maximumModelCount` (SwiftData's names) bound a to-many's size when
+/// it has members: `RelationshipDescription.minCount` and `maxCount`, checked by every save.
 @attached(peer)
-public macro Relationship(inverse: String? = nil, deleteRule: DeleteRule = .nullify) =
+public macro Relationship(inverse: String? = nil, deleteRule: DeleteRule = .nullify,
+                          minimumModelCount: Int? = nil, maximumModelCount: Int? = nil) =
     #externalMacro(module: "SwellMacros", type: "EntityMarkerMacro")
+
+/// Rules an attribute's values must keep, checked by every save (Store guarantees 55):
+/// `@Validated(.minValue(1), .maxValue(5)) var rating: Int?`. The entity's own validation is
+/// a static method of the class, `static func validateForInsert(_ object: Self) throws` (also
+/// `validateForUpdate`, `validateForDelete`): `@Entity` passes it to the entity's description.
+@attached(peer)
+public macro Validated(_ rules: AttributeRule...) = #externalMacro(module: "SwellMacros", type: "EntityMarkerMacro")
 
 /// A stored property that is not part of the entity: kept on the Swift object only, never saved.
 @attached(peer)
