@@ -1,7 +1,7 @@
 // The SurfJournal flow (Apple's Core Data concurrency sample) on SwellStore:
 // import the bundled journal pages on a background context, edit in a child
-// context and discard, edit and save, add and cancel, then export a CSV on a
-// background context while the view context is in use. Each entry's surf spot is a
+// context and discard, edit and save, edit with undo (a rule refusing a bad rating),
+// add and cancel, then export a CSV on a background context while the view context is in use. Each entry's surf spot is a
 // `Spot` object: `JournalEntry.spot` ↔ `Spot.entries`, delete rule nullify.
 //
 // Run from the package root: `swift run surf-journal` (writes .swell/surf-journal-example.sqlite
@@ -17,7 +17,7 @@ import SwellStore
     var period: String?
     var wind: String?
     var location: String?
-    var rating: Int?
+    @Validated(.minValue(1), .maxValue(5)) var rating: Int?   // every save checks it
     @Relationship(inverse: "entries", deleteRule: .nullify) var spot: Spot?
 
     init(id: Int, date: Date) {
@@ -128,7 +128,42 @@ struct SurfJournalExample {
         let ratingAfterSave = await view.perform { view.object(with: firstID, as: JournalEntry.self).rating }
         print("after a saved edit, entry 1 is rated \(ratingAfterSave.map(String.init) ?? "-")")
 
-        // 4. Add in a child context and cancel: nothing reaches the view context.
+        // 4. The scratchpad with undo: each perform block is one undo group; a save breaking
+        //    the rating rule is refused whole, listing what broke; undo, then save what is left.
+        let undoable = ManagedObjectContext(concurrencyType: .mainQueue)
+        undoable.parent = view
+        await undoable.perform {
+            undoable.undoManager = UndoManager()
+            undoable.object(with: firstID, as: JournalEntry.self).wind = "light offshore"
+        }
+        await undoable.perform {
+            let entry = undoable.object(with: firstID, as: JournalEntry.self)
+            entry.rating = 9
+            entry.height = "head high"
+        }
+        let refusal = await undoable.perform { () -> String in
+            do {
+                try undoable.save()
+                return "saved"
+            } catch let error as StoreError {
+                return error.validationFailures.map(\.description).joined(separator: "; ")
+            } catch {
+                return "\(error)"
+            }
+        }
+        print("saving a rating of 9 is refused: \(refusal)")
+        try await undoable.perform {
+            undoable.undoManager?.undo()   // rating and height as they were; the wind edit stays
+            try undoable.save()
+        }
+        try await container.saveToDisk()
+        let (wind, rating, height) = await view.perform {
+            let entry = view.object(with: firstID, as: JournalEntry.self)
+            return (entry.wind, entry.rating, entry.height)
+        }
+        print("after undo and save, entry 1: wind \(wind ?? "-"), rated \(rating.map(String.init) ?? "-"), height \(height ?? "-")")
+
+        // 5. Add in a child context and cancel: nothing reaches the view context.
         let adder = ManagedObjectContext(concurrencyType: .mainQueue)
         adder.parent = view
         await adder.perform {
@@ -137,7 +172,7 @@ struct SurfJournalExample {
         let count = try await view.perform { try view.fetchCount(FetchDescriptor<JournalEntry>()) }
         print("after a cancelled add, the journal holds \(count) entries")
 
-        // 5. Export on a background context while the view context stays in use.
+        // 6. Export on a background context while the view context stays in use.
         let exporter = container.newBackgroundContext()
         async let exported: Int = exporter.perform { () throws -> Int in
             var all = FetchDescriptor<JournalEntry>(sortBy: [SortDescriptor(\.date), SortDescriptor(\.id)])
