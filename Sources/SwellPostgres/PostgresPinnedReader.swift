@@ -48,10 +48,17 @@ final class PostgresPinnedReader: PinnedStoreReader, @unchecked Sendable {
     func read<T>(_ body: (any StoreReader) throws -> T) throws -> T {
         try gate.run {
             guard let connection, !store.isClosed else { throw StoreError.noPersistentStore }
+            // A statement that fails aborts the transaction it runs in: each read runs in a
+            // savepoint, so a bad predicate or a cancelled copy leaves the snapshot usable.
             do {
-                return try body(PostgresReader(connection: connection, model: model))
-            } catch let error as PostgresError {
-                throw StoreError(error)
+                try connection.query("SAVEPOINT swell_pinned_read")
+                let result = try body(PostgresReader(connection: connection, model: model))
+                try connection.query("RELEASE SAVEPOINT swell_pinned_read")
+                return result
+            } catch {
+                _ = try? connection.query("ROLLBACK TO SAVEPOINT swell_pinned_read")
+                if let error = error as? PostgresError { throw StoreError(error) }
+                throw error
             }
         }
     }

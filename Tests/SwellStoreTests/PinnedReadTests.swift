@@ -89,6 +89,27 @@ import SwellStore
         try expectSnapshot(in: pinned, seeded: ids)
     }
 
+    /// A read that fails part way (here a row-by-row read its caller stops by throwing, which
+    /// cancels PostgreSQL's COPY) fails alone: the snapshot still answers after it (PostgreSQL
+    /// aborts a transaction at its first error unless the read ran in a savepoint).
+    @Test func aReadStoppedPartWayLeavesTheSnapshotUsable() async throws {
+        struct Stop: Error {}
+        let container = try makeContainer(directory)
+        let writer = container.writerContext
+        try await writer.execute(BatchInsertRequest(entityName: "JournalEntry", objects: (1...20_000).map {
+            ["id": $0, "date": Date(timeIntervalSince1970: 1_700_000_000), "location": String(repeating: "x", count: 40)]
+        }))
+        let pinned = root(container.persistentStoreCoordinator)
+        try pin(pinned)
+        try pinned.performAndWait {
+            #expect(throws: Stop.self) {
+                try pinned.enumerateRowCursors(FetchRequest(entityName: "JournalEntry")) { _ in throw Stop() }
+            }
+            let count = try pinned.count(for: FetchRequest(entityName: "JournalEntry"))
+            #expect(count == 20_000)
+        }
+    }
+
     @Test func aPinnedContextReadsItsSnapshotWhileAnotherCoordinatorCommits() throws {
         let url = directory.storeURL("shared")
         let writer = try makeRootContext(at: url)

@@ -236,6 +236,62 @@ let undoModel = ManagedObjectModel(entities: [
         #expect(try count(makeRootContext(at: directory.storeURL("aftersave"), model: undoModel), "Entry", "rating == 3") == 1)
     }
 
+    @Test func undoingASavedCascadeBringsTheObjectAndWhatItsRulesDeletedBack() throws {
+        let container = try makeContainer(directory, name: "cascade", model: relationshipModel)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            let order = writer.insertNewObject(forEntityName: "Order")
+            order["id"] = 1
+            for sku in ["a", "b"] {
+                let line = writer.insertNewObject(forEntityName: "Line")
+                line["sku"] = sku
+                line["order"] = order
+            }
+            try writer.save()
+            writer.undoManager = UndoManager()
+        }
+        try writer.performAndWait {
+            writer.delete(try #require(try fetchOne(writer, "Order", "id == %@", 1)))
+            try writer.save()   // the cascade deletes the lines, in the same undo group
+        }
+        let observer = try makeRootContext(at: directory.storeURL("cascade"), model: relationshipModel)
+        #expect(try count(observer, "Line") == 0)
+        try writer.performAndWait {
+            writer.undoManager?.undo()
+            try writer.save()
+        }
+        try observer.performAndWait {
+            let order = try #require(try fetchOne(observer, "Order", "id == %@", 1))
+            let skus = Set((order["lines"] as? Set<ManagedObject> ?? []).compactMap { $0["sku"] as? String })
+            #expect(skus == ["a", "b"], "the order and its lines are back, linked")
+        }
+    }
+
+    @Test func undoingTheSavedDeleteOfAnObjectThatWasAFaultBringsItsValuesBack() throws {
+        let container = try makeContainer(directory, name: "fault")
+        let writer = container.writerContext
+        try writer.performAndWait {
+            for id in 1...6 { insertEntry(writer, id: id, location: "spot \(id)", rating: id % 5 + 1) }
+            try writer.save()
+            writer.reset()
+            writer.undoManager = UndoManager()
+        }
+        try writer.performAndWait {
+            var request = FetchRequest(entityName: "JournalEntry")
+            request.sortDescriptors = [FetchSortDescriptor(key: "id", ascending: true)]
+            request.fetchBatchSize = 2
+            let entries = try writer.fetch(request)
+            #expect(entries[5].isFault)
+            writer.delete(entries[5])
+            try writer.save()
+        }
+        try writer.performAndWait {
+            writer.undoManager?.undo()
+            try writer.save()
+        }
+        #expect(try count(makeRootContext(at: directory.storeURL("fault")), "JournalEntry", "id == 6 AND location == 'spot 6' AND rating == 2") == 1)
+    }
+
     @Test func rollbackAndResetEmptyTheStack() throws {
         let (_, writer) = try seeded("rollback")
         try writer.performAndWait {

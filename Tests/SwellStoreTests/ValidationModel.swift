@@ -62,4 +62,18 @@ let keeperEntity = EntityDescription(
 
 let tagEntity = EntityDescription(name: "Tag", attributes: [AttributeDescription(name: "word", type: .string)])
 
-let validationModel = ManagedObjectModel(entities: [productEntity, partEntity, keeperEntity, tagEntity])
+/// Shelves and books, many-to-many, each side at most two of the other: one side owns the join
+/// table, so a link made from either side changes a row of the owner only.
+let shelfEntity = EntityDescription(
+    name: "Shelf",
+    attributes: [AttributeDescription(name: "label", type: .string)],
+    relationships: [RelationshipDescription(name: "books", destination: "Book", toMany: true, inverse: "shelves", maxCount: 2)]
+)
+
+let bookEntity = EntityDescription(
+    name: "Book",
+    attributes: [AttributeDescription(name: "title", type: .string)],
+    relationships: [RelationshipDescription(name: "shelves", destination: "Shelf", toMany: true, inverse: "books", maxCount: 2)]
+)
+
+let validationModel = ManagedObjectModel(entities: [productEntity, partEntity, keeperEntity, tagEntity, shelfEntity, bookEntity])

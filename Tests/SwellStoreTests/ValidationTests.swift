@@ -171,6 +171,103 @@ import SwellStore
         }
     }
 
+    @Test func aManyToManyIsCountedOnBothSidesWhicheverSideLinks() throws {
+        let container = try makeContainer(directory, name: "shelves", model: validationModel)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            let shelves = (1...3).map { n -> ManagedObject in
+                let shelf = writer.insertNewObject(forEntityName: "Shelf")
+                shelf["label"] = "s\(n)"
+                return shelf
+            }
+            let books = (1...3).map { n -> ManagedObject in
+                let book = writer.insertNewObject(forEntityName: "Book")
+                book["title"] = "b\(n)"
+                return book
+            }
+            try writer.save()
+            // From the books' side: the first shelf gets three books.
+            for book in books { book.mutableSetValue(forKey: "shelves").add(shelves[0]) }
+            let fromBooks = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(fromBooks.map(Self.seen) == [Seen(entity: "Shelf", key: "books", value: .integer(3), rule: "maxCount 2")])
+            writer.rollback()
+            // From the shelves' side: the first book goes on three shelves.
+            for shelf in shelves { shelf.mutableSetValue(forKey: "books").add(books[0]) }
+            let fromShelves = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(fromShelves.map(Self.seen) == [Seen(entity: "Book", key: "shelves", value: .integer(3), rule: "maxCount 2")])
+        }
+    }
+
+    /// A child's inserts reach the view context whole (a segment, checked by the child); the
+    /// writer, which cannot see them, adds to the same to-many meanwhile. Each was within the
+    /// maximum alone; the view context's save counts them together.
+    @Test func insertsThatExceedACountTogetherWithAnotherLevelsFailAtTheSave() async throws {
+        let container = try makeContainer(directory, name: "levels", model: validationModel)
+        let writer = container.writerContext, view = container.viewContext
+        func addPart(_ context: ManagedObjectContext, _ label: String, to product: ObjectID) {
+            let part = context.insertNewObject(forEntityName: "Part")
+            part["label"] = label
+            part["product"] = context.object(with: product)
+        }
+        let productID = try writer.performAndWait {
+            let product = product(writer, sku: "AB-1")
+            try writer.save()
+            return product.objectID
+        }
+        try writer.performAndWait {
+            addPart(writer, "p0", to: productID)
+            addPart(writer, "p1", to: productID)
+            try writer.save()
+        }
+        let child = container.newBackgroundContext()
+        try child.performAndWait {
+            addPart(child, "child", to: productID)
+            try child.save()   // three, as the child sees them
+        }
+        try writer.performAndWait {
+            addPart(writer, "writer", to: productID)
+            try writer.save()  // three, as the writer sees them: the child's part is not its
+        }
+        let error = view.performAndWait { () -> StoreError? in
+            do { try view.save(); return nil } catch let error as StoreError { return error } catch { return nil }
+        }
+        #expect(error.map(Self.seen) == [Seen(entity: "Product", key: "parts", value: .integer(4), rule: "maxCount 3")])
+    }
+
+    @Test func aDenyRefusalIsListedWithTheOtherFailures() throws {
+        let container = try makeContainer(directory, name: "deny", model: validationModel)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            let kept = product(writer, sku: "AB-1", ["status": "closed", "rating": 1])
+            let keeper = writer.insertNewObject(forEntityName: "Keeper")
+            keeper["name"] = "K"
+            kept["keeper"] = keeper
+            product(writer, sku: "AB-9")["keeper"] = keeper   // deleting one of two leaves the keeper one
+            try writer.save()
+            writer.delete(kept)
+            let alone = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(alone?.kind == .deleteDenied, "only refusals: the older kind")
+            #expect(alone.map(Self.seen) == [Seen(entity: "Product", key: "keeper", value: .integer(1), rule: "delete rule deny")])
+            _ = product(writer, sku: "AB-2", ["rating": 9])
+            let both = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(both?.kind == .validationFailed)
+            #expect(Set(both.map(Self.seen) ?? []) == [
+                Seen(entity: "Product", key: "keeper", value: .integer(1), rule: "delete rule deny"),
+                Seen(entity: "Product", key: "rating", value: .integer(9), rule: "maxValue 5"),
+            ])
+        }
+    }
+
+    @Test func notANumberIsWithinNoBounds() throws {
+        let container = try makeContainer(directory, name: "nan", model: validationModel)
+        let writer = container.writerContext
+        writer.performAndWait {
+            let item = product(writer, sku: "AB-1")
+            #expect(throws: StoreError.self) { try item.validateValue(Double.nan, forKey: "price") }
+            #expect(throws: StoreError.self) { try item.validateValue(NSNull(), forKey: "stock") }
+        }
+    }
+
     @Test func missingRequiredValuesKeepTheirKindAndAreAllListed() async throws {
         let container = try makeContainer(directory, name: "required", model: validationModel)
         let writer = container.writerContext

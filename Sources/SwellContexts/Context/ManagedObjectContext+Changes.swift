@@ -64,6 +64,7 @@ extension ManagedObjectContext {
         let id = object.objectID
         let undoManager = recordingUndoManager
         let before = undoManager == nil ? nil : level.withLock { $0.row(id) }
+        let values = undoManager == nil ? [] : object.currentValues()
         let wasInserted = level.withLock { level -> Bool in
             level.hasObjectEdits = true
             let newSequence = level.pending.takeSequence()
@@ -79,7 +80,7 @@ extension ManagedObjectContext {
         } else {
             retained[id] = object
         }
-        if let undoManager, before?.kind != .deleted { registerUndo(.delete(object, before: before), with: undoManager) }
+        if let undoManager, before?.kind != .deleted { registerUndo(.delete(object, before: before, values: values), with: undoManager) }
     }
 
     func recordChange(of object: ManagedObject, attribute index: Int, to value: StoreValue) {

@@ -11,8 +11,11 @@ extension ManagedObjectContext {
     /// throws while a destination remains, `noAction` does nothing. To-one relationships
     /// without an inverse that point at a deleted object are cleared, so no row names a
     /// row that is gone.
-    func applyDeleteRules(coordinator: PersistentStoreCoordinator) throws {
-        guard coordinator.hasRelationships else { return }
+    /// Returns the refusals of `deny` relationships (the save then fails listing them with
+    /// every validation failure).
+    func applyDeleteRules(coordinator: PersistentStoreCoordinator) throws -> [ValidationFailure] {
+        guard coordinator.hasRelationships else { return [] }
+        var denied: [ValidationFailure] = []
         var done = Set<ObjectID>()
         while true {
             let deleted = level.withLock { level -> [ObjectID] in
@@ -24,15 +27,16 @@ extension ManagedObjectContext {
                 }
                 return ids
             }.filter { !done.contains($0) }
-            guard !deleted.isEmpty else { return }
+            guard !deleted.isEmpty else { return denied }
             for id in deleted {
                 done.insert(id)
-                try applyDeleteRules(toDeleted: id, coordinator: coordinator)
+                try applyDeleteRules(toDeleted: id, coordinator: coordinator, denied: &denied)
             }
         }
     }
 
-    private func applyDeleteRules(toDeleted id: ObjectID, coordinator: PersistentStoreCoordinator) throws {
+    private func applyDeleteRules(toDeleted id: ObjectID, coordinator: PersistentStoreCoordinator,
+                                  denied: inout [ValidationFailure]) throws {
         guard let entity = coordinator.entitiesByName[id.entityName] else { return }
         let incoming = coordinator.incomingWithoutInverse[id.entityName] ?? []
         guard !entity.relationships.isEmpty || !incoming.isEmpty else { return }
@@ -42,7 +46,8 @@ extension ManagedObjectContext {
             guard !destinations.isEmpty else { continue }
             switch relationship.deleteRule {
             case .deny:
-                throw StoreError.deleteDenied(object: id, relationship: relationship.name, destinations: destinations.count)
+                denied.append(ValidationFailure(object: id, key: relationship.name, value: .integer(Int64(destinations.count)),
+                                                rule: .deleteDenied, isRelationship: true))
             case .cascade:
                 for destination in destinations { delete(destination) }
             case .nullify:

@@ -80,13 +80,13 @@ extension ManagedObjectContext {
     /// (reading the newest state, as a new pin would) and its `logger` says why.
     private func advanceQueryGeneration(after action: String, coordinator: PersistentStoreCoordinator,
                                         sharing opened: inout QueryGeneration?) {
-        guard ownQueryGenerationLease != nil else { return }
+        guard let current = ownQueryGenerationLease else { return }
         do {
             let generation = try opened ?? QueryGeneration(opening: coordinator.store)
             opened = generation
-            _ = replaceQueryGenerationLease(with: try generation.lease())
+            _ = replaceQueryGenerationLease(with: try generation.lease(), ifStill: current)
         } catch {
-            _ = replaceQueryGenerationLease(with: nil)
+            _ = replaceQueryGenerationLease(with: nil, ifStill: current)
             logger.error("cannot pin the context to the store's newest state: it reads unpinned", metadata: [
                 "context": "\(displayName)", "after": "\(action)", "error": "\(error)",
             ])

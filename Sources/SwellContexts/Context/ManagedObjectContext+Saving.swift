@@ -30,18 +30,18 @@ extension ManagedObjectContext {
         let invalid = level.withLock { $0.invalidValues }
         if let first = invalid.first { throw first }
         guard let coordinator else { throw StoreError.noPersistentStore }
-        // What the delete rules change is part of the deletes they follow, not an edit to undo.
-        undoManagerStorage?.disableUndoRegistration()
-        defer { undoManagerStorage?.enableUndoRegistration() }
-        try applyDeleteRules(coordinator: coordinator)
-        // Segments came from children's saves, which validated them: only the rest is checked here.
-        let (snapshot, isEmpty, hasMetadata) = level.withLock { ($0.unsegmented, $0.isEmpty, !$0.metadata.isEmpty) }
+        // What the delete rules change is recorded for undo (in the group of the block that
+        // saves), so undoing it brings cascaded objects and nullified links back.
+        let denied = try applyDeleteRules(coordinator: coordinator)
+        // Segments came from children's saves, which validated them: only the rest is checked here
+        // (and the counts the segments' links change).
+        let (snapshot, segments, isEmpty, hasMetadata) = level.withLock { ($0.unsegmented, $0.segments, $0.isEmpty, !$0.metadata.isEmpty) }
         guard !isEmpty || hasMetadata else {
             // A pinned context moves to the newest state at every save (Store guarantees 56).
             advanceQueryGeneration(after: "saving")
             return ContextDidSaveChanges()
         }
-        try validateForSave(snapshot, coordinator: coordinator)
+        try validateForSave(snapshot, segments: segments, denied: denied, coordinator: coordinator)
         var moved: ContextDidSaveChanges
         if let parent {
             moved = try save(into: parent, coordinator: coordinator) ?? ContextDidSaveChanges()

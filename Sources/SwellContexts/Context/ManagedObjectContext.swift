@@ -236,6 +236,17 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         }
     }
 
+    /// Replaces this context's own pin when it is still `expected` (a root's commit moving its
+    /// pinned descendants must not re-pin one that was unpinned or re-pinned meanwhile); returns
+    /// the lease to let go outside the lock: the old one when replaced, else `lease`.
+    func replaceQueryGenerationLease(with lease: QueryGenerationLease?, ifStill expected: QueryGenerationLease) -> QueryGenerationLease? {
+        links.withLock { links in
+            guard links.pin === expected else { return lease }
+            defer { links.pin = lease }
+            return links.pin
+        }
+    }
+
     private func addChild(_ child: ManagedObjectContext) {
         links.withLock { links in
             links.children.removeAll { $0.context == nil }

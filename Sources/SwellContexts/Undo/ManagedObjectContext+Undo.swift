@@ -15,8 +15,9 @@ extension ManagedObjectContext {
         case value(ManagedObject, attribute: Int, old: StoreValue)
         /// The object was inserted.
         case insert(ManagedObject)
-        /// The object was deleted; `before` is its row at this level before (nil: it had none).
-        case delete(ManagedObject, before: PendingRow?)
+        /// The object was deleted; `before` is its row at this level before (nil: it had none),
+        /// `values` its values then (to bring it back once the deletion is saved).
+        case delete(ManagedObject, before: PendingRow?, values: [StoreValue])
         /// The object's insert was undone; `row` puts it back.
         case reinsert(ManagedObject, row: PendingRow)
         /// The object's delete was undone; deleting it again redoes it.
@@ -67,7 +68,7 @@ extension ManagedObjectContext {
             register(object)
             putRow(row, of: object)
             if let undoManager = recordingUndoManager { registerUndo(.insert(object), with: undoManager) }
-        case .delete(let object, let before):
+        case .delete(let object, let before, let values):
             let current = level.withLock { $0.row(object.objectID) }
             if let before, before.kind == .inserted {
                 // Deleting a new object took it out of the context: it comes back as it was.
@@ -79,8 +80,6 @@ extension ManagedObjectContext {
                 if let undoManager = recordingUndoManager { registerUndo(.deleteAgain(object), with: undoManager) }
             } else {
                 // The deletion was saved: the object comes back as a new insert of its last values.
-                var values = object.snapshot
-                if let before, before.kind == .updated { before.mask.overlay(before.values, onto: &values) }
                 register(object)
                 let sequence = level.withLock { $0.pending.takeSequence() }
                 putRow(PendingRow(kind: .inserted, values: values, mask: .empty, sequence: sequence), of: object)

@@ -110,7 +110,8 @@ public final class UndoManager {
     }
 
     /// Records `handler` to run on `target` when the current group is undone (or, while undoing,
-    /// redone). A registration that is not part of an undo or redo clears the redo stack.
+    /// redone). A registration that is not part of an undo or redo clears the redo stack. The
+    /// target is not retained: once it is gone, its actions do nothing.
     public func registerUndo<Target: AnyObject>(withTarget target: Target, handler: @escaping (Target) -> Void) {
         guard isUndoRegistrationEnabled else { return }
         let single = openGroups.isEmpty && !groupsByEvent
@@ -121,7 +122,11 @@ public final class UndoManager {
                 eventGroupSerial &+= 1
             }
         }
-        openGroups[openGroups.count - 1].actions.append(.call(target: ObjectIdentifier(target), run: { handler(target) }))
+        // The target is held weakly, as Foundation's undo manager does not retain it: a context
+        // owns its undo manager, and its actions must not keep it alive.
+        openGroups[openGroups.count - 1].actions.append(.call(target: ObjectIdentifier(target), run: { [weak target] in
+            if let target { handler(target) }
+        }))
         if !isUndoing && !isRedoing { redoStack.removeAll() }
         if single { endUndoGrouping() }
     }

@@ -10,9 +10,10 @@ struct EntityValidationPlan: Sendable {
     let checked: [(index: Int, checker: AttributeRuleChecker)]
     /// To-manys that must not be empty or have a count rule.
     let counted: [RelationshipDescription]
-    /// To-one columns whose inverse is a counted to-many of the destination: changing one
-    /// changes the count of the old and the new destination.
-    let countedThroughToOne: [(index: Int, destination: String, inverse: RelationshipDescription)]
+    /// Columns that hold another entity's counted to-many: a to-one whose inverse is a counted
+    /// to-many, or the owning side of a join table whose inverse is counted. Changing one changes
+    /// the count of the destinations it left and joined, which have no row of their own to check.
+    let countedThroughColumn: [(index: Int, destination: String, isJoin: Bool)]
     /// The entity's own validation closures.
     let validators: EntityValidators
 
@@ -26,12 +27,13 @@ struct EntityValidationPlan: Sendable {
             entity.attributes[index].validation.isEmpty ? nil : (index, AttributeRuleChecker(entity.attributes[index].validation))
         }
         counted = entity.relationships.filter { $0.isToMany && Self.isCounted($0) }
-        countedThroughToOne = entity.relationships.compactMap { relationship in
-            guard !relationship.isToMany, let inverseName = relationship.inverse,
+        countedThroughColumn = entity.relationships.compactMap { relationship in
+            guard let inverseName = relationship.inverse,
                   let inverse = entities[relationship.destination]?.relationship(named: inverseName),
-                  inverse.isToMany, Self.isCounted(inverse), let index = indices[relationship.name],
-                  entity.attributes[index].destination != nil else { return nil }
-            return (index, relationship.destination, inverse)
+                  inverse.isToMany, Self.isCounted(inverse), let index = indices[relationship.name] else { return nil }
+            let attribute = entity.attributes[index]
+            guard attribute.destination != nil || attribute.join != nil else { return nil }
+            return (index, relationship.destination, attribute.join != nil)
         }
         validators = entity.validators
     }

@@ -69,6 +69,7 @@ extension ManagedObject {
     private func failures(ofValue value: Any?, forKey key: String) throws -> [ValidationFailure] {
         managedObjectContext?.assertOnQueue("validate \(entity.name).\(key)")
         let plan = validationPlan
+        let value = value is NSNull ? nil : value
         if let relationship = entity.relationship(named: key) {
             if relationship.isToMany {
                 let count: Int
@@ -92,7 +93,7 @@ extension ManagedObject {
             throw StoreError.unknownAttribute(entity: entity.name, attribute: key)
         }
         let type = entity.attributes[index].type
-        guard let stored = StoreValue(swiftValue: value is NSNull ? nil : value, for: type) else {
+        guard let stored = StoreValue(swiftValue: value, for: type) else {
             return [ValidationFailure(object: objectID, key: key, value: nil, rule: .type(type))]
         }
         var values = currentValues()

@@ -10,9 +10,28 @@ extension ManagedObjectContext {
     /// insert validation. Updated: the changed columns, the counted to-manys, the update
     /// validation. Deleted: the delete validation. An object whose to-one moved counts again
     /// for the to-manys it left and joined.
-    func validateForSave(_ layer: ChangeLayer, coordinator: PersistentStoreCoordinator) throws {
-        var failures: [ValidationFailure] = []
+    ///
+    /// `segments` (inserts children saved, each checked there) are looked at for one thing only:
+    /// the counted to-manys their to-ones and links join — two siblings' inserts, each within a
+    /// maximum alone, may exceed it together. `denied` are the delete rule's refusals, listed with the rest.
+    func validateForSave(_ layer: ChangeLayer, segments: [ChangeLayer], denied: [ValidationFailure],
+                         coordinator: PersistentStoreCoordinator) throws {
+        var failures = denied
         var recount: Set<ObjectID> = []
+        for segment in segments {
+            for (entityName, changes) in segment.entities {
+                guard let plan = coordinator.validationPlans[entityName], !plan.countedThroughColumn.isEmpty else { continue }
+                for row in changes.rows.values {
+                    for (index, destination, isJoin) in plan.countedThroughColumn {
+                        if isJoin {
+                            for key in JoinTable.decode(row.values[index]) { recount.insert(objectID(destination, key)) }
+                        } else if case .integer(let key) = row.values[index] {
+                            recount.insert(objectID(destination, key))
+                        }
+                    }
+                }
+            }
+        }
         for (entityName, changes) in layer.entities where !changes.rows.isEmpty {
             guard let plan = coordinator.validationPlans[entityName],
                   let entity = coordinator.entitiesByName[entityName] else { continue }
@@ -35,10 +54,20 @@ extension ManagedObjectContext {
                         failures.append(failure)
                     }
                 }
-                for (index, destination, _) in plan.countedThroughToOne where row.kind != .updated || row.mask.contains(index) {
-                    if row.kind != .deleted, case .integer(let key) = row.values[index] { recount.insert(objectID(destination, key)) }
-                    if row.kind != .inserted, case .integer(let key) = (registeredObject(for: id) ?? object(with: id)).loadedSnapshot()[index] {
-                        recount.insert(objectID(destination, key))
+                for (index, destination, isJoin) in plan.countedThroughColumn where row.kind != .updated || row.mask.contains(index) {
+                    func keys(_ value: StoreValue) -> [Int64] {
+                        if isJoin { return JoinTable.decode(value) }
+                        if case .integer(let key) = value { return [key] }
+                        return []
+                    }
+                    // The destinations it joined, and those it left.
+                    if row.kind != .deleted {
+                        for key in keys(row.values[index]) { recount.insert(objectID(destination, key)) }
+                    }
+                    if row.kind != .inserted {
+                        for key in keys((registeredObject(for: id) ?? object(with: id)).loadedSnapshot()[index]) {
+                            recount.insert(objectID(destination, key))
+                        }
                     }
                 }
             }

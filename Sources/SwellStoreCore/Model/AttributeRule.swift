@@ -46,6 +46,14 @@ public enum AttributeRule: Sendable, Hashable, Codable {
         }
     }
 
+    /// Whether the rule is a bound (`minValue`, `maxValue`).
+    var isBound: Bool {
+        switch self {
+        case .minValue, .maxValue: true
+        default: false
+        }
+    }
+
     /// Whether the rule makes sense on an attribute of `type`: bounds on numbers and
     /// dates, lengths and patterns on strings, allowed values on anything but JSON.
     public func fits(_ type: AttributeType) -> Bool {
@@ -107,7 +115,9 @@ package struct AttributeRuleChecker: Sendable {
     }
 
     private static func keeps(_ value: StoreValue, _ rule: AttributeRule, _ expression: NSRegularExpression?) -> Bool {
-        switch rule {
+        // NaN is within no bounds.
+        if case .real(let double) = value, double.isNaN, rule.isBound { return false }
+        return switch rule {
         case .minValue(let bound): compare(value, bound.storeValue).map { $0 >= 0 } ?? true
         case .maxValue(let bound): compare(value, bound.storeValue).map { $0 <= 0 } ?? true
         case .minLength(let length): text(value).map { $0.count >= length } ?? true
