@@ -144,6 +144,28 @@ import SwellStore
         }
     }
 
+    @Test func anObjectWhoseToManyChangesFromTheOtherSideRunsItsUpdateValidation() throws {
+        let container = try makeContainer(directory, name: "otherside", model: validationModel)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            // Inserted closed without a rating: only the update validation refuses that.
+            let closed = product(writer, sku: "AB-1", ["status": "closed"])
+            let open = product(writer, sku: "AB-2", ["status": "open"])
+            var parts: [ManagedObject] = []
+            for (label, owner) in [("a", closed), ("b", closed), ("c", open), ("d", open), ("e", open)] {
+                let part = writer.insertNewObject(forEntityName: "Part")
+                part["label"] = label
+                part["product"] = owner
+                parts.append(part)
+            }
+            try writer.save()
+            parts[4]["product"] = closed   // only the part's row changes
+            let error = #expect(throws: StoreError.self) { try writer.save() }
+            #expect(error.map(Self.seen) == [Seen(entity: "Product", key: nil, value: nil, rule: "validateForUpdate")])
+            #expect(error?.objects == [closed.objectID])
+        }
+    }
+
     @Test func aRequiredToManyAndAJoinTableMaximumAreChecked() async throws {
         let container = try makeContainer(directory, name: "keepers", model: validationModel)
         let writer = container.writerContext

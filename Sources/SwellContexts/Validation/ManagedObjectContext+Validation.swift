@@ -74,7 +74,13 @@ extension ManagedObjectContext {
         }
         for id in recount where layer.row(id)?.kind != .deleted {
             guard let plan = coordinator.validationPlans[id.entityName] else { continue }
-            plan.countFailures(of: object(with: id), into: &failures)
+            let destination = object(with: id)
+            plan.countFailures(of: destination, into: &failures)
+            // Its to-many changed from the other side: it is updated (the did-save notice says
+            // so), and its update validation runs, unless its own row was checked above.
+            if layer.row(id) == nil, plan.validators.update != nil, let failure = plan.closureFailure(.update, of: destination) {
+                failures.append(failure)
+            }
         }
         guard !failures.isEmpty else { return }
         // The same order for the same changes, whatever the dictionaries' order.
