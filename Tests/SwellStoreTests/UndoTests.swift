@@ -292,6 +292,22 @@ let undoModel = ManagedObjectModel(entities: [
         #expect(try count(makeRootContext(at: directory.storeURL("fault")), "JournalEntry", "id == 6 AND location == 'spot 6' AND rating == 2") == 1)
     }
 
+    @Test func theContextsOwnUndoRedoAndProcessPendingChangesUseItsManager() throws {
+        let (_, writer) = try seeded("contextundo")
+        try writer.performAndWait {
+            let entry = try #require(try fetchOne(writer, "Entry", "id == %@", 1))
+            entry["rating"] = 4
+            writer.processPendingChanges()   // ends the event: the next edit is a group of its own
+            entry["rating"] = 5
+            writer.undo()
+            #expect(entry["rating"] as? Int == 4)
+            writer.undo()
+            #expect(entry["rating"] as? Int == 3)
+            writer.redo()
+            #expect(entry["rating"] as? Int == 4)
+        }
+    }
+
     @Test func rollbackAndResetEmptyTheStack() throws {
         let (_, writer) = try seeded("rollback")
         try writer.performAndWait {

@@ -9,6 +9,26 @@ import SwellStoreCore
 /// Undo works on values, not on snapshots of the level: an undo after a save puts the old value
 /// back as a new change (which the next save moves), as Core Data does.
 extension ManagedObjectContext {
+    /// Undoes the newest group of this context's undo manager (Core Data's `undo()`); nothing
+    /// without one. Call it on the context's queue.
+    public func undo() {
+        assertOnQueue("undo")
+        undoManagerStorage?.undo()
+    }
+
+    /// Redoes the group the newest `undo()` undid (Core Data's `redo()`).
+    public func redo() {
+        assertOnQueue("redo")
+        undoManagerStorage?.redo()
+    }
+
+    /// Ends the current event: the edits made since the last event form one undo group
+    /// (Core Data's `processPendingChanges()`; a `perform` block's end does the same).
+    public func processPendingChanges() {
+        assertOnQueue("process pending changes")
+        closeUndoEventGroup()
+    }
+
     /// What one registration undoes.
     enum UndoStep {
         /// An attribute (or relationship column) had `old`.
