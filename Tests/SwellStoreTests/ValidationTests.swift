@@ -280,6 +280,32 @@ import SwellStore
         }
     }
 
+    @Test func rulesTakeSwiftValues() throws {
+        let limit = 10, since = Date(timeIntervalSince1970: 1_700_000_000)
+        let event = EntityDescription(name: "Event", attributes: [
+            AttributeDescription(name: "kind", type: .string, validation: [.allowedValues(["talk", "walk"])]),
+            AttributeDescription(name: "seats", type: .integer, validation: [.minValue(1), .maxValue(limit), .allowedValues([2, 4, 8, 12])]),
+            AttributeDescription(name: "score", type: .double, isOptional: true, validation: [.maxValue(0.75), .allowedValues([0.25, 0.5, 1.0])]),
+            AttributeDescription(name: "at", type: .date, validation: [.minValue(since), .maxValue(since.addingTimeInterval(3600))]),
+        ])
+        let container = try makeContainer(directory, name: "swiftvalues", model: ManagedObjectModel(entities: [event]))
+        let writer = container.writerContext
+        try writer.performAndWait {
+            let object = writer.insertNewObject(forEntityName: "Event")
+            object["kind"] = "talk"
+            object["seats"] = 8
+            object["score"] = 0.5
+            object["at"] = since.addingTimeInterval(60)
+            try object.validateForInsert()
+            #expect(throws: StoreError.self) { try object.validateValue("run", forKey: "kind") }
+            #expect(throws: StoreError.self) { try object.validateValue(12, forKey: "seats") }
+            #expect(throws: StoreError.self) { try object.validateValue(4.0, forKey: "score") }
+            #expect(throws: StoreError.self) { try object.validateValue(1.0, forKey: "score") }
+            #expect(throws: StoreError.self) { try object.validateValue(since.addingTimeInterval(-1), forKey: "at") }
+            try writer.save()
+        }
+    }
+
     @Test func notANumberIsWithinNoBounds() throws {
         let container = try makeContainer(directory, name: "nan", model: validationModel)
         let writer = container.writerContext

@@ -46,6 +46,28 @@ public enum AttributeRule: Sendable, Hashable, Codable {
         }
     }
 
+    // Swift values where the cases take the store's: `.minValue(someDate)`, `.maxValue(limit)`,
+    // `.allowedValues(["open", "closed"])`.
+
+    /// The value is at least `date`.
+    public static func minValue(_ date: Date) -> AttributeRule { .minValue(.date(date)) }
+    /// The value is at most `date`.
+    public static func maxValue(_ date: Date) -> AttributeRule { .maxValue(.date(date)) }
+    /// The value is at least `number`.
+    public static func minValue(_ number: Int) -> AttributeRule { .minValue(.integer(Int64(number))) }
+    /// The value is at most `number`.
+    public static func maxValue(_ number: Int) -> AttributeRule { .maxValue(.integer(Int64(number))) }
+    /// The value is at least `number`.
+    public static func minValue(_ number: Double) -> AttributeRule { .minValue(.number(number)) }
+    /// The value is at most `number`.
+    public static func maxValue(_ number: Double) -> AttributeRule { .maxValue(.number(number)) }
+    /// The text is one of `values`.
+    public static func allowedValues(_ values: [String]) -> AttributeRule { .allowedValues(values.map(StoreValue.text)) }
+    /// The number is one of `values`.
+    public static func allowedValues(_ values: [Int]) -> AttributeRule { .allowedValues(values.map { .integer(Int64($0)) }) }
+    /// The number is one of `values`.
+    public static func allowedValues(_ values: [Double]) -> AttributeRule { .allowedValues(values.map(StoreValue.real)) }
+
     /// Whether the rule is a bound (`minValue`, `maxValue`).
     var isBound: Bool {
         switch self {
