@@ -56,7 +56,9 @@ final class PostgresPinnedReader: PinnedStoreReader, @unchecked Sendable {
                 try connection.query("RELEASE SAVEPOINT swell_pinned_read")
                 return result
             } catch {
+                // ROLLBACK TO keeps the savepoint: released too, so failed reads do not nest.
                 _ = try? connection.query("ROLLBACK TO SAVEPOINT swell_pinned_read")
+                _ = try? connection.query("RELEASE SAVEPOINT swell_pinned_read")
                 if let error = error as? PostgresError { throw StoreError(error) }
                 throw error
             }

@@ -267,6 +267,31 @@ let undoModel = ManagedObjectModel(entities: [
         }
     }
 
+    @Test func aDeleteAndItsCascadeUndoTogetherWhenSavedInALaterBlock() throws {
+        let container = try makeContainer(directory, name: "laterblock", model: relationshipModel)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            let order = writer.insertNewObject(forEntityName: "Order")
+            order["id"] = 1
+            for sku in ["a", "b"] {
+                let line = writer.insertNewObject(forEntityName: "Line")
+                line["sku"] = sku
+                line["order"] = order
+            }
+            try writer.save()
+            writer.undoManager = UndoManager()
+        }
+        try writer.performAndWait { writer.delete(try #require(try fetchOne(writer, "Order", "id == %@", 1))) }
+        try writer.performAndWait { try writer.save() }
+        #expect(try count(makeRootContext(at: directory.storeURL("laterblock"), model: relationshipModel), "Line") == 0)
+        try writer.performAndWait {
+            writer.undo()   // one group: the delete and what its rules did
+            try writer.save()
+        }
+        #expect(try count(makeRootContext(at: directory.storeURL("laterblock"), model: relationshipModel), "Order") == 1)
+        #expect(try count(makeRootContext(at: directory.storeURL("laterblock"), model: relationshipModel), "Line", "order.id == 1") == 2)
+    }
+
     @Test func undoingTheSavedDeleteOfAnObjectThatWasAFaultBringsItsValuesBack() throws {
         let container = try makeContainer(directory, name: "fault")
         let writer = container.writerContext

@@ -272,7 +272,7 @@ import SwellStore
             #expect(alone.map(Self.seen) == [Seen(entity: "Product", key: "keeper", value: .integer(1), rule: "delete rule deny")])
             _ = product(writer, sku: "AB-2", ["rating": 9])
             let both = #expect(throws: StoreError.self) { try writer.save() }
-            #expect(both?.kind == .validationFailed)
+            #expect(both?.kind == .deleteDenied, "a deny refuses the delete whatever else failed: the kind stays")
             #expect(Set(both.map(Self.seen) ?? []) == [
                 Seen(entity: "Product", key: "keeper", value: .integer(1), rule: "delete rule deny"),
                 Seen(entity: "Product", key: "rating", value: .integer(9), rule: "maxValue 5"),
@@ -304,6 +304,40 @@ import SwellStore
             #expect(throws: StoreError.self) { try object.validateValue(since.addingTimeInterval(-1), forKey: "at") }
             try writer.save()
         }
+    }
+
+    /// Deleting a company (cascading to its employees) and a department (denying while it has
+    /// employees) in one save: the cascade takes the employees, so the deny has nothing left to
+    /// refuse — whichever delete the save meets first.
+    @Test(arguments: 0..<4) func aDenyStandsOnlyWhileADestinationRemains(round: Int) throws {
+        let model = ManagedObjectModel(entities: [
+            EntityDescription(name: "Company", attributes: [AttributeDescription(name: "name", type: .string)],
+                              relationships: [RelationshipDescription(name: "staff", destination: "Employee", toMany: true,
+                                                                      inverse: "company", deleteRule: .cascade)]),
+            EntityDescription(name: "Department", attributes: [AttributeDescription(name: "name", type: .string)],
+                              relationships: [RelationshipDescription(name: "members", destination: "Employee", toMany: true,
+                                                                      inverse: "department", deleteRule: .deny)]),
+            EntityDescription(name: "Employee", attributes: [AttributeDescription(name: "name", type: .string)],
+                              relationships: [RelationshipDescription(name: "company", destination: "Company", inverse: "staff"),
+                                              RelationshipDescription(name: "department", destination: "Department", inverse: "members")]),
+        ])
+        let container = try makeContainer(directory, name: "deny\(round)", model: model)
+        let writer = container.writerContext
+        try writer.performAndWait {
+            let company = writer.insertNewObject(forEntityName: "Company"), department = writer.insertNewObject(forEntityName: "Department")
+            company["name"] = "C"
+            department["name"] = "D"
+            for n in 0..<3 {
+                let employee = writer.insertNewObject(forEntityName: "Employee")
+                employee["name"] = "e\(n)"
+                employee["company"] = company
+                employee["department"] = department
+            }
+            try writer.save()
+            if round % 2 == 0 { writer.delete(company); writer.delete(department) } else { writer.delete(department); writer.delete(company) }
+            try writer.save()
+        }
+        #expect(try count(makeRootContext(at: container.storeURL, model: model), "Employee") == 0)
     }
 
     @Test func notANumberIsWithinNoBounds() throws {

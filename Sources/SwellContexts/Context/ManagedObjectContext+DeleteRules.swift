@@ -15,7 +15,7 @@ extension ManagedObjectContext {
     /// every validation failure).
     func applyDeleteRules(coordinator: PersistentStoreCoordinator) throws -> [ValidationFailure] {
         guard coordinator.hasRelationships else { return [] }
-        var denied: [ValidationFailure] = []
+        var denied: [(failure: ValidationFailure, destinations: [ObjectID])] = []
         var done = Set<ObjectID>()
         while true {
             let deleted = level.withLock { level -> [ObjectID] in
@@ -27,7 +27,11 @@ extension ManagedObjectContext {
                 }
                 return ids
             }.filter { !done.contains($0) }
-            guard !deleted.isEmpty else { return denied }
+            guard !deleted.isEmpty else {
+                // A refusal stands only while a destination remains: another delete's cascade
+                // may have taken them all, whichever was met first.
+                return denied.filter { refusal in refusal.destinations.contains { !done.contains($0) } }.map(\.failure)
+            }
             for id in deleted {
                 done.insert(id)
                 try applyDeleteRules(toDeleted: id, coordinator: coordinator, denied: &denied)
@@ -36,7 +40,7 @@ extension ManagedObjectContext {
     }
 
     private func applyDeleteRules(toDeleted id: ObjectID, coordinator: PersistentStoreCoordinator,
-                                  denied: inout [ValidationFailure]) throws {
+                                  denied: inout [(failure: ValidationFailure, destinations: [ObjectID])]) throws {
         guard let entity = coordinator.entitiesByName[id.entityName] else { return }
         let incoming = coordinator.incomingWithoutInverse[id.entityName] ?? []
         guard !entity.relationships.isEmpty || !incoming.isEmpty else { return }
@@ -46,8 +50,8 @@ extension ManagedObjectContext {
             guard !destinations.isEmpty else { continue }
             switch relationship.deleteRule {
             case .deny:
-                denied.append(ValidationFailure(object: id, key: relationship.name, value: .integer(Int64(destinations.count)),
-                                                rule: .deleteDenied, isRelationship: true))
+                denied.append((ValidationFailure(object: id, key: relationship.name, value: .integer(Int64(destinations.count)),
+                                                 rule: .deleteDenied, isRelationship: true), destinations.map(\.objectID)))
             case .cascade:
                 for destination in destinations { delete(destination) }
             case .nullify:

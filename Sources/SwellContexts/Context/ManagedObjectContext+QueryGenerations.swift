@@ -58,7 +58,8 @@ extension ManagedObjectContext {
     func advanceQueryGeneration(after action: String) {
         guard let coordinator, coordinator.queryGenerationsUsed.load(ordering: .acquiring) else { return }
         var opened: QueryGeneration?
-        advanceQueryGeneration(after: action, coordinator: coordinator, sharing: &opened)
+        var held: [QueryGenerationLease] = []
+        advanceQueryGeneration(after: action, coordinator: coordinator, sharing: &opened, holding: &held)
     }
 
     /// After a commit of this root context, before its committed changes leave its in-flight
@@ -68,23 +69,27 @@ extension ManagedObjectContext {
     func advanceQueryGenerationsAfterCommit() {
         guard let coordinator, coordinator.queryGenerationsUsed.load(ordering: .acquiring) else { return }
         var opened: QueryGeneration?
+        // Leases a context did not take (it changed its pin meanwhile) are held until the walk
+        // ends: the new generation must not close under the descendants still to move.
+        var held: [QueryGenerationLease] = []
         var pending: [ManagedObjectContext] = [self]
         while let context = pending.popLast() {
-            context.advanceQueryGeneration(after: "its root's commit", coordinator: coordinator, sharing: &opened)
+            context.advanceQueryGeneration(after: "its root's commit", coordinator: coordinator, sharing: &opened, holding: &held)
             pending += context.children
         }
+        held.removeAll()
     }
 
     /// Moves this context's own pin, if it has one, to `opened` (opening it, at the store's
     /// newest state, when nil). When no snapshot can be opened the context is left unpinned
     /// (reading the newest state, as a new pin would) and its `logger` says why.
     private func advanceQueryGeneration(after action: String, coordinator: PersistentStoreCoordinator,
-                                        sharing opened: inout QueryGeneration?) {
+                                        sharing opened: inout QueryGeneration?, holding held: inout [QueryGenerationLease]) {
         guard let current = ownQueryGenerationLease else { return }
         do {
             let generation = try opened ?? QueryGeneration(opening: coordinator.store)
             opened = generation
-            _ = replaceQueryGenerationLease(with: try generation.lease(), ifStill: current)
+            if let released = replaceQueryGenerationLease(with: try generation.lease(), ifStill: current) { held.append(released) }
         } catch {
             _ = replaceQueryGenerationLease(with: nil, ifStill: current)
             logger.error("cannot pin the context to the store's newest state: it reads unpinned", metadata: [

@@ -30,8 +30,11 @@ extension ManagedObjectContext {
         let invalid = level.withLock { $0.invalidValues }
         if let first = invalid.first { throw first }
         guard let coordinator else { throw StoreError.noPersistentStore }
-        // What the delete rules change is recorded for undo (in the group of the block that
-        // saves), so undoing it brings cascaded objects and nullified links back.
+        // What the delete rules change is recorded for undo: at the end of the event of the
+        // deletes (`closeUndoEventGroup`) when grouping by event, else here as one group.
+        let ownGroup = recordingUndoManager.map { $0.groupingLevel == 0 && !$0.groupsByEvent } ?? false
+        if ownGroup { undoManagerStorage?.beginUndoGrouping() }
+        defer { if ownGroup { undoManagerStorage?.endUndoGrouping() } }
         let denied = try applyDeleteRules(coordinator: coordinator)
         // Segments came from children's saves, which validated them: only the rest is checked here
         // (and the counts the segments' links change).

@@ -56,13 +56,22 @@ extension ManagedObjectContext {
         let opens = undoManager.groupingLevel == 0 && undoManager.groupsByEvent
         undoManager.registerUndo(withTarget: self) { context in context.undo(step) }
         if opens, let serial = undoManager.openEventGroup {
-            queue.async { [weak self] in self?.undoManagerStorage?.closeEventGroup(serial) }
+            queue.async { [weak self] in self?.closeUndoEventGroup(serial) }
         }
     }
 
-    /// Closes the event group a `perform` block's edits opened.
-    func closeUndoEventGroup() {
-        undoManagerStorage?.closeEventGroup()
+    /// Closes the event group a `perform` block's edits opened (the one numbered `serial`, when
+    /// given). First the delete rules run for this event's deletes, as Core Data propagates
+    /// deletes at the end of an event: what they do joins the deletes' group, so one undo puts a
+    /// delete and its cascade back together (a save applies the rules again; they find nothing new).
+    func closeUndoEventGroup(_ serial: UInt64? = nil) {
+        guard let undoManager = undoManagerStorage, let open = undoManager.openEventGroup, serial == nil || serial == open else { return }
+        if let coordinator, coordinator.hasRelationships,
+           level.withLock({ $0.unsegmented.entities.values.contains { $0.rows.values.contains { $0.kind == .deleted } } }) {
+            // A failure here (a fetch that cannot be read) is met again, and thrown, by the save.
+            _ = try? applyDeleteRules(coordinator: coordinator)
+        }
+        undoManager.closeEventGroup(serial)
     }
 
     private func undo(_ step: UndoStep) {

@@ -78,7 +78,8 @@ extension ManagedObjectContext {
             plan.countFailures(of: destination, into: &failures)
             // Its to-many changed from the other side: it is updated (the did-save notice says
             // so), and its update validation runs, unless its own row was checked above.
-            if layer.row(id) == nil, plan.validators.update != nil, let failure = plan.closureFailure(.update, of: destination) {
+            if layer.row(id) == nil, !segments.contains(where: { $0.row(id) != nil }), plan.validators.update != nil,
+               let failure = plan.closureFailure(.update, of: destination) {
                 failures.append(failure)
             }
         }

@@ -60,7 +60,7 @@ extension PipelineFileReader {
             rules.append(.pattern(pattern))
         }
         if let node = keys["in"] {
-            try requireRule("in", fits: .allowedValues([]), type, node, what)
+            try requireRule("in", fits: .allowedValues([] as [StoreValue]), type, node, what)
             guard case .sequence(let items) = node, !items.isEmpty else {
                 throw error(node, "in of \(what) must be a list of allowed values, not \(written(node))")
             }

@@ -219,9 +219,9 @@ extension StoreError {
 
     /// The error for validation `failures` (not empty): `.missingRequiredValue` when every failure
     /// is a required attribute without a value, `.missingRequiredRelationship` when every one is
-    /// an empty required relationship, `.deleteDenied` when every one is a `deny` refusal (the
-    /// first failure's words, as before validation rules existed), `.validationFailed` otherwise,
-    /// listing them. Every failure is in `validationFailures`.
+    /// an empty required relationship, `.deleteDenied` when any is a `deny` refusal (the
+    /// first such failure's words, as before validation rules existed), `.validationFailed`
+    /// otherwise, listing them. Every failure is in `validationFailures`.
     public static func validationFailed(_ failures: [ValidationFailure]) -> StoreError {
         precondition(!failures.isEmpty, "a validation error lists at least one failure")
         let first = failures[0]
@@ -231,9 +231,11 @@ extension StoreError {
             error = .missingRequiredValue(object: first.object, attribute: first.key ?? "")
         } else if required && failures.allSatisfy(\.isRelationship) {
             error = .missingRequiredRelationship(object: first.object, relationship: first.key ?? "")
-        } else if failures.allSatisfy({ $0.rule == .deleteDenied }) {
-            let count = if case .integer(let count)? = first.value { Int(count) } else { 0 }
-            error = .deleteDenied(object: first.object, relationship: first.key ?? "", destinations: count)
+        } else if let denied = failures.first(where: { $0.rule == .deleteDenied }) {
+            // A deny refuses the delete whatever else failed: the kind callers of batch deletes
+            // and saves have always matched.
+            let count = if case .integer(let count)? = denied.value { Int(count) } else { 0 }
+            error = .deleteDenied(object: denied.object, relationship: denied.key ?? "", destinations: count)
         } else {
             let shown = failures.prefix(20).map { "  - \($0)" }.joined(separator: "\n")
             let more = failures.count > 20 ? "\n  … and \(failures.count - 20) more" : ""
