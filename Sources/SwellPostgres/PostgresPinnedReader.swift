@@ -34,6 +34,8 @@ final class PostgresPinnedReader: PinnedStoreReader, @unchecked Sendable {
             // A repeatable-read transaction takes its snapshot at its first statement: now.
             try connection.query("SELECT 1")
         } catch {
+            // The error thrown is the BEGIN's; a ROLLBACK that fails only means the session is
+            // not reused.
             store.checkIn(connection, healthy: (try? connection.query("ROLLBACK")) != nil)
             throw StoreError(error)
         }
@@ -56,7 +58,9 @@ final class PostgresPinnedReader: PinnedStoreReader, @unchecked Sendable {
                 try connection.query("RELEASE SAVEPOINT swell_pinned_read")
                 return result
             } catch {
-                // ROLLBACK TO keeps the savepoint: released too, so failed reads do not nest.
+                // ROLLBACK TO keeps the savepoint: released too, so failed reads do not nest. The
+                // read's own error is the one thrown; should these fail too (the session is
+                // lost), the next read meets that and says so.
                 _ = try? connection.query("ROLLBACK TO SAVEPOINT swell_pinned_read")
                 _ = try? connection.query("RELEASE SAVEPOINT swell_pinned_read")
                 if let error = error as? PostgresError { throw StoreError(error) }

@@ -28,6 +28,14 @@ import SwellStore
         }
     }
 
+    /// Inserts entry `id` at `location` in `context` and saves it.
+    private func saveEntry(_ id: Int, at location: String, in context: ManagedObjectContext) throws {
+        try context.performAndWait {
+            insertEntry(context, id: id, location: location)
+            try context.save()
+        }
+    }
+
     private func pin(_ context: ManagedObjectContext, to token: QueryGenerationToken? = .current) throws {
         try context.performAndWait { try context.setQueryGenerationFrom(token) }
     }
@@ -210,17 +218,11 @@ import SwellStore
         }
         #expect(try count(pinned) == 3, "the snapshot has no entry 10")
         // Entry 10 is not in the snapshot, but the policy meets the one the writer stored.
-        try pinned.performAndWait {
-            insertEntry(pinned, id: 10, location: "mine")
-            try pinned.save()
-        }
+        try saveEntry(10, at: "mine", in: pinned)
         #expect(try locations(pinned) == [1: "a", 2: "b", 3: "c", 10: "mine"])
         #expect(try count(pinned, "JournalEntry", "id == 10 AND rating == 4") == 1, "merged into the writer's row")
         #expect(token(pinned) != nil && token(pinned) != before, "moved to a new generation, still pinned")
-        try writer.performAndWait {
-            insertEntry(writer, id: 11, location: "later")
-            try writer.save()
-        }
+        try saveEntry(11, at: "later", in: writer)
         #expect(try count(pinned) == 4, "a commit after the save is not seen")
     }
 
@@ -231,10 +233,7 @@ import SwellStore
         _ = try seed(writer)
         let pinned = root(coordinator, policy: .error)
         try pin(pinned)
-        try writer.performAndWait {
-            insertEntry(writer, id: 10, location: "theirs")
-            try writer.save()
-        }
+        try saveEntry(10, at: "theirs", in: writer)
         #expect(try count(pinned, "JournalEntry", "id == 10") == 0)
         let error = try pinned.performAndWait { () throws -> StoreError? in
             insertEntry(pinned, id: 10, location: "mine")
@@ -262,10 +261,7 @@ import SwellStore
         pinned.performAndWait { pinned.reset() }
         #expect(try locations(pinned) == [1: "a", 2: "B", 4: "d"])
         #expect(token(pinned) != nil)
-        try writer.performAndWait {
-            insertEntry(writer, id: 5, location: "e")
-            try writer.save()
-        }
+        try saveEntry(5, at: "e", in: writer)
         #expect(try count(pinned) == 3, "still pinned after the reset")
     }
 
@@ -298,18 +294,12 @@ import SwellStore
         try writer.performAndWait { try changeSeededEntries(writer) }
         #expect(try locations(pinned) == [1: "a", 2: "b", 3: "c"])
         pinned.automaticallyMergesChangesFromParent = true
-        try writer.performAndWait {
-            insertEntry(writer, id: 5, location: "e")
-            try writer.save()
-        }
+        try saveEntry(5, at: "e", in: writer)
         // The merge was queued on the pinned context's queue by the save: it runs before this.
         #expect(try locations(pinned) == [1: "a", 2: "B", 4: "d", 5: "e"])
         #expect(token(pinned) != nil)
         pinned.automaticallyMergesChangesFromParent = false
-        try writer.performAndWait {
-            insertEntry(writer, id: 6, location: "f")
-            try writer.save()
-        }
+        try saveEntry(6, at: "f", in: writer)
         #expect(try count(pinned) == 4, "still pinned after the merge")
     }
 
@@ -360,10 +350,7 @@ import SwellStore
         // A child may pin itself: then its own snapshot, not its parent's.
         try pin(child)
         try pin(pinned, to: nil)
-        try writer.performAndWait {
-            insertEntry(writer, id: 8, location: "h")
-            try writer.save()
-        }
+        try saveEntry(8, at: "h", in: writer)
         #expect(try locations(child) == [1: "a", 2: "B", 4: "d", 7: "unsaved"])
         #expect(try locations(pinned) == [1: "a", 2: "B", 4: "d", 7: "unsaved", 8: "h"])
     }
@@ -376,20 +363,14 @@ import SwellStore
         let view = container.viewContext
         try pin(view)
         let other = try makeRootContext(at: container.storeURL)
-        try other.performAndWait {
-            insertEntry(other, id: 9, location: "other")
-            try other.save()
-        }
+        try saveEntry(9, at: "other", in: other)
         #expect(try locations(view) == [1: "a", 2: "b", 3: "c"])
         try view.performAndWait {
             try view.existingObject(with: ids[0])["location"] = "A"
             try view.save()
         }
         #expect(try locations(view) == [1: "A", 2: "b", 3: "c", 9: "other"], "its save moved it, under the writer's unsaved changes")
-        try other.performAndWait {
-            insertEntry(other, id: 12, location: "later")
-            try other.save()
-        }
+        try saveEntry(12, at: "later", in: other)
         #expect(try locations(view) == [1: "A", 2: "b", 3: "c", 9: "other"])
         try await container.saveToDisk()
         // Its change left the writer's levels for the store: the view moved with that commit.

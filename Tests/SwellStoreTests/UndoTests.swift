@@ -46,6 +46,24 @@ let undoModel = ManagedObjectModel(entities: [
         return (container, writer)
     }
 
+    /// The writer of `container` (over `relationshipModel`), with order 1 and its lines "a" and "b"
+    /// saved, then given an undo manager.
+    func seededOrder(_ container: PersistentContainer) throws -> ManagedObjectContext {
+        let writer = container.writerContext
+        try writer.performAndWait {
+            let order = writer.insertNewObject(forEntityName: "Order")
+            order["id"] = 1
+            for sku in ["a", "b"] {
+                let line = writer.insertNewObject(forEntityName: "Line")
+                line["sku"] = sku
+                line["order"] = order
+            }
+            try writer.save()
+            writer.undoManager = UndoManager()
+        }
+        return writer
+    }
+
     func fetchOne(_ context: ManagedObjectContext, _ entity: String, _ format: String, _ argument: Any) throws -> ManagedObject? {
         var request = FetchRequest(entityName: entity)
         request.predicate = FetchPredicate(format: format, argument)
@@ -238,18 +256,7 @@ let undoModel = ManagedObjectModel(entities: [
 
     @Test func undoingASavedCascadeBringsTheObjectAndWhatItsRulesDeletedBack() throws {
         let container = try makeContainer(directory, name: "cascade", model: relationshipModel)
-        let writer = container.writerContext
-        try writer.performAndWait {
-            let order = writer.insertNewObject(forEntityName: "Order")
-            order["id"] = 1
-            for sku in ["a", "b"] {
-                let line = writer.insertNewObject(forEntityName: "Line")
-                line["sku"] = sku
-                line["order"] = order
-            }
-            try writer.save()
-            writer.undoManager = UndoManager()
-        }
+        let writer = try seededOrder(container)
         try writer.performAndWait {
             writer.delete(try #require(try fetchOne(writer, "Order", "id == %@", 1)))
             try writer.save()   // the cascade deletes the lines, in the same undo group
@@ -269,18 +276,7 @@ let undoModel = ManagedObjectModel(entities: [
 
     @Test func aDeleteAndItsCascadeUndoTogetherWhenSavedInALaterBlock() throws {
         let container = try makeContainer(directory, name: "laterblock", model: relationshipModel)
-        let writer = container.writerContext
-        try writer.performAndWait {
-            let order = writer.insertNewObject(forEntityName: "Order")
-            order["id"] = 1
-            for sku in ["a", "b"] {
-                let line = writer.insertNewObject(forEntityName: "Line")
-                line["sku"] = sku
-                line["order"] = order
-            }
-            try writer.save()
-            writer.undoManager = UndoManager()
-        }
+        let writer = try seededOrder(container)
         try writer.performAndWait { writer.delete(try #require(try fetchOne(writer, "Order", "id == %@", 1))) }
         try writer.performAndWait { try writer.save() }
         #expect(try count(makeRootContext(at: directory.storeURL("laterblock"), model: relationshipModel), "Line") == 0)

@@ -43,8 +43,8 @@ struct EntityValidationPlan: Sendable {
         !relationship.isOptional || relationship.minCount != nil || relationship.maxCount != nil
     }
 
-    /// Whether objects (not only their rows' values) must be looked at.
-    var checksObjects: Bool { !counted.isEmpty || !validators.isEmpty }
+    /// Whether a save has nothing to check for the entity's rows.
+    var checksNothing: Bool { required.isEmpty && checked.isEmpty && counted.isEmpty && countedThroughColumn.isEmpty && validators.isEmpty }
 
     // MARK: The rules, one place each
 

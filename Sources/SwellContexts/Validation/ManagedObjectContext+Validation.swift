@@ -18,6 +18,11 @@ extension ManagedObjectContext {
                          coordinator: PersistentStoreCoordinator) throws {
         var failures = denied
         var recount: Set<ObjectID> = []
+        // Looked up once: a save may move millions of rows, most of them with nothing to check.
+        let storeIdentifier = coordinator.storeIdentifier
+        func objectID(_ entity: String, _ key: Int64) -> ObjectID {
+            ObjectID(entityName: entity, primaryKey: key, storeIdentifier: storeIdentifier)
+        }
         for segment in segments {
             for (entityName, changes) in segment.entities {
                 guard let plan = coordinator.validationPlans[entityName], !plan.countedThroughColumn.isEmpty else { continue }
@@ -33,7 +38,7 @@ extension ManagedObjectContext {
             }
         }
         for (entityName, changes) in layer.entities where !changes.rows.isEmpty {
-            guard let plan = coordinator.validationPlans[entityName],
+            guard let plan = coordinator.validationPlans[entityName], !plan.checksNothing,
                   let entity = coordinator.entitiesByName[entityName] else { continue }
             let hasValueChecks = !plan.required.isEmpty || !plan.checked.isEmpty
             for (primaryKey, row) in changes.rows {

@@ -35,6 +35,8 @@ final class SQLitePinnedReader: PinnedStoreReader, @unchecked Sendable {
             // A deferred transaction takes its snapshot at its first read: now.
             _ = try connection.query("SELECT count(*) FROM sqlite_schema")
         } catch {
+            // The error thrown is the BEGIN's; a ROLLBACK that fails only means the connection
+            // is not reused.
             store.checkIn(connection, healthy: (try? connection.execute("ROLLBACK")) != nil)
             throw StoreError(error, path: store.path)
         }
