@@ -204,6 +204,15 @@ package struct InMemoryCommitTransaction: StoreCommitTransaction {
 
     package var result: StoreCommitResult { committer.result }
     package var model: ManagedObjectModel { committer.model }
+    package var storeIdentifier: String { committer.storeIdentifier }
+
+    /// From the state this commit started from (commits are serialised by the store).
+    package mutating func currentRows(primaryKeys: [Int64], entity: EntityDescription) -> [Int64: [StoreValue]] {
+        var result: [Int64: [StoreValue]] = [:]
+        guard let rows = committer.state.tables[entity.name]?.rows else { return result }
+        for key in primaryKeys { if let values = rows[key] { result[key] = values } }
+        return result
+    }
 
     package mutating func begin() {}
 

@@ -11,6 +11,24 @@ struct PostgresCommitTransaction: StoreCommitTransaction {
 
     var result: StoreCommitResult { committer.result }
     var model: ManagedObjectModel { committer.model }
+    var storeIdentifier: String { committer.storeIdentifier }
+
+    /// The rows are locked first (`FOR UPDATE`, in key order so two runners never deadlock on
+    /// them), then read: under read committed the read sees the newest committed values, and no
+    /// other runner changes them before this transaction ends.
+    mutating func currentRows(primaryKeys: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
+        var result: [Int64: [StoreValue]] = [:]
+        let sorted = primaryKeys.sorted()
+        let table = PostgresSQL.quote(entity.name)
+        let reader = PostgresReader(connection: connection, model: committer.model)
+        for start in stride(from: 0, to: sorted.count, by: 10_000) {
+            let chunk = Array(sorted[start..<min(sorted.count, start + 10_000)])
+            let list = "{" + chunk.map(String.init).joined(separator: ",") + "}"
+            try connection.query("SELECT \"_pk\" FROM \(table) WHERE \"_pk\" = ANY($1::bigint[]) ORDER BY \"_pk\" FOR UPDATE", [.text(list)])
+            result.merge(try reader.rows(primaryKeys: chunk, entity: entity)) { first, _ in first }
+        }
+        return result
+    }
 
     mutating func begin() throws {
         try connection.query("BEGIN")

@@ -53,7 +53,16 @@ final class BatchFaultLoader {
         let empty = Array(repeating: StoreValue.null, count: entity.attributes.count)
         for member in members {
             let key = member.objectID.primaryKey
-            member.snapshot = (composed[key].map { $0.values(base: bases[key]) } ?? bases[key]) ?? empty
+            if let values = composed[key].map({ $0.values(base: bases[key]) }) ?? bases[key] {
+                member.snapshot = values
+            } else if member.managedObjectContext?.pendingRow(for: member.objectID)?.kind == .inserted {
+                member.snapshot = empty
+            } else if context.shouldDeleteInaccessibleFaults {
+                // Its row went since the fetch (Store guarantees 62): a deleted object, not a ghost.
+                member.markGone()
+            } else {
+                member.snapshot = empty
+            }
         }
         loadedBatch = batch
     }

@@ -20,14 +20,18 @@ struct EntityChanges: Sendable {
         }
     }
 
-    /// Marks a row deleted at this level; a row inserted at this level just goes.
-    mutating func markDeleted(_ primaryKey: Int64, sequence newSequence: @autoclosure () -> UInt64) {
+    /// Marks a row deleted at this level; a row inserted at this level just goes. `base`: the
+    /// object's values the deleting context read (kept from an earlier change at this level
+    /// when there is one), for the save's version check.
+    mutating func markDeleted(_ primaryKey: Int64, sequence newSequence: @autoclosure () -> UInt64, base: [StoreValue]? = nil) {
         if rows[primaryKey]?.kind == .inserted {
             removeRow(primaryKey)
             return
         }
-        let sequence = rows[primaryKey]?.sequence ?? newSequence()
-        rows[primaryKey] = PendingRow(kind: .deleted, values: [], mask: .empty, sequence: sequence)
+        let earlier = rows[primaryKey]
+        let sequence = earlier?.sequence ?? newSequence()
+        rows[primaryKey] = PendingRow(kind: .deleted, values: [], mask: .empty, sequence: sequence,
+                                      base: earlier == nil ? base : earlier?.base)
         setKey(nil, for: primaryKey)
     }
 
@@ -103,11 +107,15 @@ extension ChangeLayer {
             let sequence = takeSequence()
             modify(entity) { merged in
                 if var older = merged.rows[key] {
+                    // The older change's base stays: it is what this level read first.
+                    let base = older.base
                     switch (older.kind, row.kind) {
                     case (.inserted, .deleted):
                         merged.removeRow(key)
                         return
-                    case (_, .deleted): older = row
+                    case (_, .deleted):
+                        older = row
+                        older.base = base
                     case (.deleted, _): older = row
                     default:
                         row.mask.overlay(row.values, onto: &older.values)

@@ -27,8 +27,9 @@ private struct EntityPlan {
     }
 }
 
-/// Applies a child's saved changes to its parent's level, honouring the
-/// uniqueness constraints with the parent's merge policy.
+/// Applies a child's saved changes to its parent's level, honouring the uniqueness
+/// constraints and the objects' versions (optimistic locking) with the saving child's merge
+/// policy (Store guarantees 61).
 ///
 /// Works on a copy of the parent's changes; the caller stores the result only
 /// when every change applied (a failed save leaves the parent untouched).
@@ -45,6 +46,8 @@ struct ChangeResolver {
 
     private(set) var changes = ContextDidSaveChanges()
     private var conflicts: [StoreError] = []
+    /// Changes whose objects the parent changed since the child read them, unresolved by the policy.
+    private var versionConflicts: [MergeConflict] = []
     /// Levels above the parent, nearest first, by entity (copied under the parent's lock).
     private let farther: [String: [EntityChanges]]
     /// The store's rows for the incoming inserts' keys, looked up once per save (entities absent: not prefetched).
@@ -118,6 +121,7 @@ struct ChangeResolver {
                 try apply(row, key: key, plan: plan, changes: &entityChanges)
             }
         }
+        if !versionConflicts.isEmpty { throw StoreError.mergeConflict(versionConflicts) }
         if let first = conflicts.first { throw first }
     }
 
@@ -141,7 +145,7 @@ struct ChangeResolver {
         entityChanges = moved
     }
 
-    private mutating func apply(_ row: PendingRow, key incomingKey: Int64, plan: EntityPlan,
+    private mutating func apply(_ incomingRow: PendingRow, key incomingKey: Int64, plan: EntityPlan,
                                 changes entityChanges: inout EntityChanges) throws {
         let entity = plan.entity
         var primaryKey = incomingKey
@@ -149,9 +153,31 @@ struct ChangeResolver {
         let count = entity.attributes.count
         let keyIndices = plan.keyIndices
         let keyMask = plan.keyMask
+        var row = incomingRow
+
+        // An update or delete of an object the child read: checked against the parent's values now.
+        if row.base != nil, row.kind != .inserted {
+            let current = try currentValuesIfAny(of: primaryKey, plan: plan, changes: entityChanges)
+            switch policy.resolveVersion(of: row, id: incoming, entity: entity, current: current) {
+            case .unchanged:
+                break
+            case .write(let resolved):
+                row = resolved
+                changes.resolvedConflicts.insert(incoming)
+            case .drop:
+                changes.resolvedConflicts.insert(incoming)
+                return
+            case .conflict(let conflict):
+                versionConflicts.append(conflict)
+                return
+            }
+            // Landing where the parent has no change of its own, the change is based on the
+            // parent's values now (what the next level up checks it against).
+            if entityChanges.rows[primaryKey] == nil { row.base = current }
+        }
 
         if row.kind == .deleted {
-            entityChanges.markDeleted(primaryKey, sequence: target.takeSequence())
+            entityChanges.markDeleted(primaryKey, sequence: target.takeSequence(), base: row.base)
             changes.deleted.insert(incoming)
             changes.updated.removeValue(forKey: incoming)
             return
@@ -268,6 +294,30 @@ struct ChangeResolver {
                 changes.unchanged.remove(survivor)
                 changes.updated[survivor, default: []].formUnion(mask.indices(below: count).map { entity.attributes[$0].name })
             }
+        }
+    }
+
+    /// An object's full values at the parent's level, or nil when it does not exist there (deleted
+    /// at a level, or neither at a level nor stored).
+    private mutating func currentValuesIfAny(of primaryKey: Int64, plan: EntityPlan,
+                                             changes entityChanges: EntityChanges) throws -> [StoreValue]? {
+        let entity = plan.entity
+        let count = entity.attributes.count
+        let composed = ComposedRow.compose(primaryKey, [entityChanges] + plan.farther, attributeCount: count)
+        switch composed {
+        case .complete(let known)?:
+            return known
+        case .deleted?:
+            return nil
+        default:
+            let base: [StoreValue]?
+            if let prefetched = storeRows[entity.name]?[primaryKey] {
+                base = prefetched
+            } else {
+                base = try store.read { try $0.rows(primaryKeys: [primaryKey], entity: entity) }[primaryKey]
+            }
+            guard let base else { return nil }
+            return composed.flatMap { $0.values(base: base) } ?? base
         }
     }
 

@@ -29,6 +29,11 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     let attributeIndex: [String: Int]
     /// The `@Entity` object handed out for this object, while someone holds it.
     package weak var typedModel: AnyObject?
+    /// The object's row is gone where its context can see it — another context deleted it and
+    /// saved, or a reset parent never had it — found when it was faulted, refreshed or looked up
+    /// (Store guarantees 62): it reads as deleted, with nil values, and a save carrying an edit
+    /// to it fails naming it.
+    var isGone = false
 
     /// Creates an object of `entity` and inserts it into `context`. Its ID is permanent at once.
     ///
@@ -66,6 +71,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     /// a `Set<ManagedObject>` for a to-many.
     public func value(forKey key: String) -> Any? {
         managedObjectContext?.assertOnQueue("read \(entity.name).\(key)")
+        if isGone { return nil }
         if !entity.relationships.isEmpty, let relationship = relationshipValue(forKey: key) { return relationship }
         guard let index = attributeIndex[key] else { return nil }
         return storeValue(at: index).swiftValue(for: entity.attributes[index].type)
@@ -122,6 +128,13 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         return values
     }
 
+    /// Marks the object gone (`isGone`): its values read as nil from now on.
+    func markGone() {
+        isGone = true
+        faultLoader = nil
+        snapshot = Array(repeating: .null, count: entity.attributes.count)
+    }
+
     func loadedSnapshot() -> [StoreValue] {
         if let loader = faultLoader, snapshot.isEmpty {
             loader.load(self)
@@ -140,8 +153,9 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     public var isInserted: Bool { managedObjectContext?.pendingRow(for: objectID)?.kind == .inserted }
     /// Changed in its context and not yet saved from it.
     public var isUpdated: Bool { managedObjectContext?.pendingRow(for: objectID)?.kind == .updated }
-    /// Deleted in its context and not yet saved from it.
-    public var isDeleted: Bool { managedObjectContext?.pendingRow(for: objectID)?.kind == .deleted }
+    /// Deleted in its context and not yet saved from it, or found gone: deleted elsewhere and
+    /// saved, or never saved where its context can see it (Store guarantees 62).
+    public var isDeleted: Bool { isGone || managedObjectContext?.pendingRow(for: objectID)?.kind == .deleted }
     /// Inserted, updated or deleted and not yet saved.
     public var hasChanges: Bool { managedObjectContext?.pendingRow(for: objectID) != nil }
 

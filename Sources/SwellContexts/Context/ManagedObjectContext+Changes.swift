@@ -65,12 +65,15 @@ extension ManagedObjectContext {
         let undoManager = recordingUndoManager
         let before = undoManager == nil ? nil : level.withLock { $0.row(id) }
         let values = undoManager == nil ? [] : object.currentValues()
+        // What the delete was based on, for the save's version check: the values read, when they are
+        // in memory (a fault's are not read for a delete).
+        let base = object.isFault ? nil : object.snapshot
         let wasInserted = level.withLock { level -> Bool in
             level.hasObjectEdits = true
             let newSequence = level.pending.takeSequence()
             return level.pending.modify(id.entityName) { changes in
                 let wasInserted = changes.rows[id.primaryKey]?.kind == .inserted
-                changes.markDeleted(id.primaryKey, sequence: newSequence)
+                changes.markDeleted(id.primaryKey, sequence: newSequence, base: base)
                 return wasInserted
             }
         }
@@ -100,7 +103,8 @@ extension ManagedObjectContext {
                 if row.kind == .deleted { return false }
             } else {
                 if snapshot[index] == value { return false }
-                row = PendingRow(kind: .updated, values: snapshot, mask: .empty, sequence: newSequence)
+                // The snapshot is what the save checks the object against (optimistic locking).
+                row = PendingRow(kind: .updated, values: snapshot, mask: .empty, sequence: newSequence, base: snapshot)
             }
             row.values[index] = value
             row.mask.insert(index)
@@ -187,7 +191,10 @@ extension ManagedObjectContext {
         var result = Set<ManagedObject>()
         for (entity, key) in ids {
             let id = ObjectID(entityName: entity, primaryKey: key, storeIdentifier: coordinator?.storeIdentifier ?? "")
-            if let object = registeredObject(for: id) ?? materializeReporting(id, while: "listing changed objects") { result.insert(object) }
+            // A change of an object gone from the levels above still shows (as a deleted object),
+            // so the sets always agree with `hasChanges` (Store guarantees 62).
+            result.insert(registeredObject(for: id) ?? materializeReporting(id, while: "listing changed objects")
+                          ?? goneObject(for: id, registering: true))
         }
         return result
     }

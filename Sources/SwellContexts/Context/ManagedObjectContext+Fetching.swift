@@ -340,9 +340,11 @@ extension ManagedObjectContext {
         case nil:
             object.snapshot = row.values
         case .updated?:
-            // The fetched row has this level's changes on top: the parent's own values are read.
+            // The fetched row has this level's changes on top: the parent's own values are read
+            // (and the change is based on them from now on: optimistic locking).
             if case .values(let values) = parentViewReporting(of: object.objectID, while: "taking a fetched object's values") {
                 object.snapshot = values
+                rebase(object.objectID, on: values)
             }
         case .inserted?, .deleted?:
             break
@@ -425,10 +427,18 @@ extension ManagedObjectContext {
         assertOnQueue("look up \(id)")
         if let object = registeredObject(for: id) { return object }
         if let object = materializeReporting(id, while: "looking up an object by ID") { return object }
+        return goneObject(for: id, registering: false)
+    }
+
+    /// An object for an ID that exists nowhere this context can see: marked deleted, with nil
+    /// values (Store guarantees 62) — never a live-looking ghost. Registered when this context
+    /// has a change of it (so its change sets list it).
+    func goneObject(for id: ObjectID, registering: Bool) -> ManagedObject {
         let entity = coordinator?.entitiesByName[id.entityName] ?? EntityDescription(name: id.entityName, attributes: [])
         let object = ManagedObject(id: id, entity: entity, attributeIndex: coordinator?.attributeIndices[entity.name] ?? [:],
                                    snapshot: Array(repeating: .null, count: entity.attributes.count))
-        object.managedObjectContext = self
+        if shouldDeleteInaccessibleFaults { object.markGone() }
+        if registering { register(object) } else { object.managedObjectContext = self }
         return object
     }
 
@@ -437,6 +447,8 @@ extension ManagedObjectContext {
         assertOnQueue("look up \(id)")
         if let object = registeredObject(for: id), object.managedObjectContext === self {
             if try object.isInserted || parentView(of: id) != nil { return object }
+            // Its row is gone (Store guarantees 62): the registered object reads as deleted from now on.
+            if shouldDeleteInaccessibleFaults { object.markGone() }
             throw StoreError.objectNotFound(id)
         }
         guard let object = try materialize(id) else { throw StoreError.objectNotFound(id) }

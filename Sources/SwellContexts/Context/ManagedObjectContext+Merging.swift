@@ -46,6 +46,7 @@ extension ManagedObjectContext {
                 level.withLock { level in level.pending.entities[id.entityName]?.removeRow(id.primaryKey) }
                 unregister(object)
                 object.managedObjectContext = nil
+                object.markGone()
             }
         }
         for id in Set(changes.updated.keys).union(changes.merged.values) {
@@ -71,9 +72,28 @@ extension ManagedObjectContext {
             if wasInserted { return }
             retained.removeValue(forKey: id)
         }
-        if pendingRow(for: id)?.kind == .inserted { return }
-        if case .values(let values) = parentViewReporting(of: id, while: "refreshing an object") {
+        let pending = pendingRow(for: id)
+        if pending?.kind == .inserted { return }
+        switch parentViewReporting(of: id, while: "refreshing an object") {
+        case .values(let values):
             object.snapshot = values
+            object.isGone = false
+            // The object's unsaved change is now based on what was just read (optimistic locking:
+            // what the next save checks it against).
+            if pending != nil { rebase(id, on: values) }
+        case .gone:
+            // Deleted where this context reads (Store guarantees 62): marked deleted, not a ghost.
+            if shouldDeleteInaccessibleFaults { object.markGone() }
+        case .unreadable:
+            break
+        }
+    }
+
+    /// Makes this level's update or delete of `id` based on `values` (what the object read last).
+    func rebase(_ id: ObjectID, on values: [StoreValue]) {
+        level.withLock { level in
+            guard let row = level.row(id), row.kind != .inserted, row.base != nil else { return }
+            level.pending.modify(id.entityName) { changes in changes.rows[id.primaryKey]?.base = values }
         }
     }
 

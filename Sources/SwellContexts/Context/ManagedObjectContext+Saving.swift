@@ -80,7 +80,8 @@ extension ManagedObjectContext {
     private func save(into parent: ManagedObjectContext, coordinator: PersistentStoreCoordinator,
                       onlyWithoutObjectEdits: Bool = false) throws -> ContextDidSaveChanges? {
         let store = try coordinator.store
-        let policy = parent.mergePolicy
+        // The saving context's policy decides every conflict its save meets (Store guarantees 61).
+        let policy = mergePolicy
         let entities = coordinator.entitiesByName
         for attempt in 1...Self.prefetchAttempts + 1 {
             let (request, version) = level.withLock { own in
@@ -277,6 +278,7 @@ extension ManagedObjectContext {
         changes.updated = result.updated
         changes.deleted = result.deleted
         changes.merged = result.merged
+        changes.resolvedConflicts = result.resolvedConflicts
         return changes
     }
 
@@ -286,6 +288,12 @@ extension ManagedObjectContext {
         // Whether some registered object is not among the edited ones (a worker's own inserts are).
         let holdsUnedited = registry.count > retained.count
         for (id, object) in retained {
+            if changes.resolvedConflicts.contains(id) {
+                // Its change met a newer state the policy merged with: the object takes the values
+                // the parent (or the store) has now.
+                retakeAfterConflict(object)
+                continue
+            }
             if let survivor = changes.merged[id] {
                 unregister(object)
                 object.objectID = survivor
@@ -316,6 +324,20 @@ extension ManagedObjectContext {
         retained.removeAll()
         NotificationCenter.default.post(name: Self.didSaveNotification, object: self, userInfo: changes.userInfo)
         notifyObservers(changes)
+    }
+
+    /// After a save whose merge policy resolved a conflict on `object`: it takes the parent's (or
+    /// the store's) values now, or leaves the context when the policy kept a deletion.
+    private func retakeAfterConflict(_ object: ManagedObject) {
+        switch parentViewReporting(of: object.objectID, while: "taking the values a merge policy kept") {
+        case .values(let values):
+            object.snapshot = values
+        case .gone:
+            unregister(object)
+            object.managedObjectContext = nil
+        case .unreadable:
+            break   // it keeps the values it had (the context logged why)
+        }
     }
 
     /// After a save moved changes that came from children (or `insertRow`): the registered

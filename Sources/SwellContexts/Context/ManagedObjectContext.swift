@@ -62,8 +62,10 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         var retainsRegisteredObjects = false
         var name: String?
         var transactionAuthor: String?
-        var mergePolicy: MergePolicy = .error
+        /// Nil until set: a child then uses its parent's, a root `.error`.
+        var mergePolicy: MergePolicy?
         var automaticallyMergesChangesFromParent = false
+        var shouldDeleteInaccessibleFaults = true
         var logger: Logger?
     }
 
@@ -134,11 +136,27 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         set { settings.withLock { $0.transactionAuthor = newValue } }
     }
 
-    /// How uniqueness conflicts are resolved when changes are saved into this
-    /// context (or, for a root context, into the store). Default `.error`.
+    /// How the conflicts this context's saves meet are resolved (Store guarantees 61): objects
+    /// changed since this context read them (by another root, coordinator or process, or by the
+    /// parent) and uniqueness conflicts, at the level it saves into — the parent, or for a root
+    /// context the store. Set it on the context that saves (a background context importing with
+    /// `.objectTrump`), as in Core Data. Until it is set, a child context uses its parent's
+    /// policy (what Swell did before the saving context's policy decided; README "Merge
+    /// policies"), and a root context `.error`.
     public var mergePolicy: MergePolicy {
-        get { settings.withLock { $0.mergePolicy } }
+        get { settings.withLock { $0.mergePolicy } ?? parent?.mergePolicy ?? .error }
         set { settings.withLock { $0.mergePolicy = newValue } }
+    }
+
+    /// Whether an object whose row is gone where this context reads — another context deleted it
+    /// and saved, or a reset parent never had it — is marked deleted when it is next faulted,
+    /// refreshed or looked up by ID (`isDeleted` true, values nil), as Core Data's
+    /// `shouldDeleteInaccessibleFaults`. Default true. Set to false, such an object reads as an
+    /// object with nil values that is not deleted. Either way a save that carries an edit to it
+    /// fails with `StoreError.Kind.mergeConflict` naming it (Store guarantees 62).
+    public var shouldDeleteInaccessibleFaults: Bool {
+        get { settings.withLock { $0.shouldDeleteInaccessibleFaults } }
+        set { settings.withLock { $0.shouldDeleteInaccessibleFaults = newValue } }
     }
 
     /// Merge the changes of every save that reaches this context's parent

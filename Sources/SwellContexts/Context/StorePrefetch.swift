@@ -33,7 +33,13 @@ struct StorePrefetch: Sendable {
 
         init(layer: ChangeLayer, entities: [String: EntityDescription]) {
             for (entityName, changes) in layer.entities {
-                guard let entity = entities[entityName], !entity.uniquenessConstraint.isEmpty else { continue }
+                guard let entity = entities[entityName] else { continue }
+                guard !entity.uniquenessConstraint.isEmpty else {
+                    // Only the version checks of updates and deletes need the stored rows.
+                    let based = changes.rows.compactMap { $0.value.base != nil && $0.value.kind != .inserted ? $0.key : nil }
+                    if !based.isEmpty { primaryKeys[entityName] = based }
+                    continue
+                }
                 let keyIndices = entity.keyIndices
                 let rowidKey = entity.rowidKeyIndex
                 var keyMask = AttributeMask.empty
@@ -51,6 +57,9 @@ struct StorePrefetch: Sendable {
                     case .updated where row.mask.intersects(keyMask):
                         primaryKeys.append(primaryKey)
                         keyChanges.append((primaryKey, row))
+                    case .updated, .deleted:
+                        // The version check compares the stored row with what the change was based on.
+                        if row.base != nil { primaryKeys.append(primaryKey) }
                     default:
                         break
                     }

@@ -62,7 +62,11 @@ struct SourceRun {
         let counts = progress.source(source.name)
         var failed = true
         defer { counts.finish(failed: failed) }
+        // Records win, property by property, over what is stored: at every level (the workers
+        // take the view context's), and at the writer's commit over what another runner saved
+        // since the run read it (Store guarantees 61).
         container.viewContext.mergePolicy = .mergeByPropertyObjectTrump
+        container.writerContext.mergePolicy = .mergeByPropertyObjectTrump
         let batchSize = options.batchSize(nested: !source.nested.isEmpty)
         let backlog = SaveBacklog<SaveScheduler.BatchCounts>()
         let state = SourceRunState(source: source, backlog: backlog, cancellation: cancellation)

@@ -19,6 +19,18 @@ package struct SQLiteCommitTransaction: StoreCommitTransaction {
 
     package var result: StoreCommitResult { committer.result }
     package var model: ManagedObjectModel { committer.model }
+    package var storeIdentifier: String { committer.storeIdentifier }
+
+    /// Read on the writer's connection inside `BEGIN IMMEDIATE`: no other writer commits until this one ends.
+    package mutating func currentRows(primaryKeys: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]] {
+        var result: [Int64: [StoreValue]] = [:]
+        let reader = SQLiteStoreReader(connection: connection, model: committer.model, path: "")
+        for start in stride(from: 0, to: primaryKeys.count, by: 10_000) {
+            let chunk = Array(primaryKeys[start..<min(primaryKeys.count, start + 10_000)])
+            result.merge(try reader.rows(primaryKeys: chunk, entity: entity)) { first, _ in first }
+        }
+        return result
+    }
 
     package mutating func begin() throws {
         try connection.execute("BEGIN IMMEDIATE")

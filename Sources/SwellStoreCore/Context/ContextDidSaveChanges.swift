@@ -16,6 +16,9 @@ public struct ContextDidSaveChanges: Sendable, Equatable {
     public var merged: [ObjectID: ObjectID] = [:]
     /// Existing objects that new objects with their key were merged into without changing any value.
     public var unchanged: Set<ObjectID> = []
+    /// Updated or deleted objects that had changed since the saving context read them, whose
+    /// changes its merge policy resolved (Store guarantees 61): the saver re-reads them.
+    package var resolvedConflicts: Set<ObjectID> = []
 
     public init() {}
 
@@ -43,5 +46,6 @@ extension ContextDidSaveChanges {
         merged.merge(other.merged) { _, later in later }
         unchanged.formUnion(other.unchanged)
         unchanged.subtract(updated.keys)
+        resolvedConflicts.formUnion(other.resolvedConflicts)
     }
 }

@@ -23,8 +23,14 @@ package protocol StoreCommitTransaction {
     mutating func recordsHistory() throws -> Bool
     /// The key values (uniqueness constraint) of these stored rows, read before they go.
     mutating func keyValues(of rows: [RowReference]) throws -> [RowReference: [String: StoreValue]]
+    /// The values of these stored rows now, by primary key (absent: no such row), read inside the
+    /// transaction and held against other writers until it ends (for the version check:
+    /// `MergePolicy.resolveVersion`). `entity` is the coordinator's copy.
+    mutating func currentRows(primaryKeys: [Int64], entity: EntityDescription) throws -> [Int64: [StoreValue]]
     /// The model the change sets are written in (the coordinator's copy).
     var model: ManagedObjectModel { get }
+    /// The store's identifier, for the object IDs a conflict names.
+    var storeIdentifier: String { get }
     /// Records the transaction's history, in the transaction.
     mutating func recordHistory(_ record: HistoryRecord) throws
     /// Makes everything written since `begin` durable and visible, at once.
@@ -63,6 +69,8 @@ package enum CommitDriver {
                                                                    through transaction: inout Transaction) throws -> StoreCommitResult {
         try transaction.begin()
         do {
+            var changes = changes
+            let resolved = try checkVersions(&changes, through: &transaction)
             let history = try transaction.recordsHistory()
             let keysBefore = history ? try keysBefore(changes, through: &transaction) : [:]
             for insert in changes.columnInserts { try transaction.insertColumns(insert) }
@@ -79,11 +87,61 @@ package enum CommitDriver {
                 if !record.isEmpty { try transaction.recordHistory(record) }
             }
             try transaction.commit()
-            return transaction.result
+            var result = transaction.result
+            result.resolvedConflicts = resolved
+            return result
         } catch {
             transaction.rollback()
             throw error
         }
+    }
+
+    /// Checks every update and delete that carries the values it was based on against the stored
+    /// row now (Store guarantees 61), and applies the change set's merge policy to those that
+    /// changed since: their operations are replaced or dropped. Throws `.mergeConflict` listing
+    /// every conflict the policy leaves (nothing is written then). Returns the objects whose
+    /// changes a policy resolved, whose contexts re-read them after the commit.
+    private static func checkVersions<Transaction: StoreCommitTransaction>(_ changes: inout StoreChangeSet,
+                                                                          through transaction: inout Transaction) throws -> Set<ObjectID> {
+        var checked: [String: [Int64]] = [:]
+        for operation in changes.operations where operation.row.base != nil && operation.row.kind != .inserted {
+            checked[operation.entity, default: []].append(operation.primaryKey)
+        }
+        guard !checked.isEmpty else { return [] }
+        var current: [String: [Int64: [StoreValue]]] = [:]
+        for (entityName, primaryKeys) in checked.sorted(by: { $0.key < $1.key }) {
+            guard let entity = transaction.model.entitiesByName[entityName] else { throw StoreError.unknownEntity(entityName) }
+            current[entityName] = try transaction.currentRows(primaryKeys: primaryKeys, entity: entity)
+        }
+        var conflicts: [MergeConflict] = []
+        var resolved = Set<ObjectID>()
+        var kept: [StoreChangeSet.Operation] = []
+        kept.reserveCapacity(changes.operations.count)
+        for operation in changes.operations {
+            guard operation.row.base != nil, operation.row.kind != .inserted,
+                  let entity = transaction.model.entitiesByName[operation.entity] else {
+                kept.append(operation)
+                continue
+            }
+            let id = ObjectID(entityName: operation.entity, primaryKey: operation.primaryKey, storeIdentifier: transaction.storeIdentifier)
+            let stored = current[operation.entity]?[operation.primaryKey]
+            switch changes.mergePolicy.resolveVersion(of: operation.row, id: id, entity: entity, current: stored) {
+            case .unchanged:
+                kept.append(operation)
+            case .write(let row):
+                var replaced = operation
+                replaced.row = row
+                kept.append(replaced)
+                resolved.insert(id)
+            case .drop:
+                resolved.insert(id)
+            case .conflict(let conflict):
+                conflicts.append(conflict)
+            }
+        }
+        if !conflicts.isEmpty { throw StoreError.mergeConflict(conflicts) }
+        changes.operations = kept
+        return resolved
     }
 
     /// The keys rows had before this commit, for its history (Store guarantees 46): every deleted

@@ -101,12 +101,19 @@ package struct PendingRow: Sendable {
     /// An insert whose key a save already checked against the store (so the next
     /// level need not read the store again: the main queue never waits for disk).
     package var keyCheckedAgainstStore = false
+    /// For an update or delete of an object a context read: the object's values it read (its
+    /// snapshot when first changed, or last refreshed), which a save checks against the
+    /// object's values at the receiving level (optimistic locking, `MergePolicy.resolveVersion`).
+    /// Nil where nothing was read (batch paths, key merges): nothing is checked.
+    package var base: [StoreValue]?
 
-    package init(kind: Kind, values: [StoreValue], mask: AttributeMask, sequence: UInt64, keyCheckedAgainstStore: Bool = false) {
+    package init(kind: Kind, values: [StoreValue], mask: AttributeMask, sequence: UInt64, keyCheckedAgainstStore: Bool = false,
+                 base: [StoreValue]? = nil) {
         self.kind = kind
         self.values = values
         self.mask = mask
         self.sequence = sequence
         self.keyCheckedAgainstStore = keyCheckedAgainstStore
+        self.base = base
     }
 }

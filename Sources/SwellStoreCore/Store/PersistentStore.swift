@@ -421,6 +421,10 @@ package struct StoreCommitResult: Sendable {
     package var deleted: Set<ObjectID> = []
     /// Inserted objects that became an existing one (uniqueness constraint): incoming → survivor.
     package var merged: [ObjectID: ObjectID] = [:]
+    /// Updated or deleted objects that had changed since the committing context read them, whose
+    /// changes the merge policy narrowed, widened or dropped (Store guarantees 61): the context
+    /// re-reads their values.
+    package var resolvedConflicts: Set<ObjectID> = []
 
     package init() {}
 }

@@ -47,6 +47,11 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let missingRequiredValue = Kind("missingRequiredValue")
         /// Two objects (`objects`) have the same key (`key`) and the merge policy is `.error`.
         public static let constraintConflict = Kind("constraintConflict")
+        /// A save met objects (`conflicts`, `objects`) that changed since the saving context read
+        /// them — saved by another context, coordinator or process, or deleted — and the merge
+        /// policy is `.error`; or it carried an edit to an object that no longer exists (Store
+        /// guarantees 61, 62). Nothing was saved.
+        public static let mergeConflict = Kind("mergeConflict")
         /// No object with that ID (`objects[0]`) exists: deleted, merged into another, or never
         /// saved where this context can see it.
         public static let objectNotFound = Kind("objectNotFound")
@@ -147,6 +152,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// Every validation failure a save or a `validateFor…` call found (Store guarantees 55); empty
     /// for other errors.
     public var validationFailures: [ValidationFailure] = []
+    /// Every object a save found changed since it was read (`.mergeConflict`, Store guarantees
+    /// 61); empty for other errors.
+    public var conflicts: [MergeConflict] = []
 
     /// A store error of `kind` saying `description`; set the details that apply after.
     public init(_ kind: Kind, _ description: String) {
@@ -261,6 +269,20 @@ extension StoreError {
             $0.entity = entity
             $0.key = key
             $0.objects = objects
+        }
+    }
+
+    /// `.mergeConflict`: `conflicts` (not empty) met by a save; nothing was saved.
+    public static func mergeConflict(_ conflicts: [MergeConflict]) -> StoreError {
+        precondition(!conflicts.isEmpty, "a merge conflict error lists at least one conflict")
+        let shown = conflicts.prefix(20).map { "  - \($0)" }.joined(separator: "\n")
+        let more = conflicts.count > 20 ? "\n  … and \(conflicts.count - 20) more" : ""
+        let gone = conflicts.contains { $0.theirs == nil && !$0.isDeletion }
+        let why = gone ? "changed or deleted since this context read them" : "changed since this context read them"
+        return with(StoreError(.mergeConflict, "\(conflicts.count) object(s) \(why); nothing was saved (the merge policy is .error, or an edited object is gone):\n\(shown)\(more)")) {
+            $0.entity = conflicts[0].objectID.entityName
+            $0.objects = conflicts.map(\.objectID)
+            $0.conflicts = conflicts
         }
     }
 
