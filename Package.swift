@@ -161,6 +161,13 @@ let package = Package(
             dependencies: ["SwellStore"],
             path: "bench/swell-typed-batch-bench"
         ),
+        // `swift build -c release --product swell-object-bench`: objects inserted, updated and
+        // deleted through a context and saved (the object path's cost); in no shipped product.
+        .executableTarget(
+            name: "swell-object-bench",
+            dependencies: ["SwellContexts"],
+            path: "bench/swell-object-bench"
+        ),
         .executableTarget(
             name: "SurfJournalExample",
             dependencies: ["SwellStore"],

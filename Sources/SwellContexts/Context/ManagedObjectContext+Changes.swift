@@ -168,10 +168,13 @@ extension ManagedObjectContext {
         }
     }
 
-    /// Whether a save would move anything.
+    /// Whether a save would move anything: true exactly when `insertedObjects`, `updatedObjects`
+    /// or `deletedObjects` is not empty (Store guarantees 62), or store metadata was set
+    /// (`setStoreMetadata`). A value refused by `setValue` (the wrong type, an unknown key) changes
+    /// no object, so it does not count, though the next `save()` throws it.
     public var hasChanges: Bool {
         assertOnQueue("ask for changes")
-        return level.withLock { !$0.isEmpty || !$0.invalidValues.isEmpty || !$0.metadata.isEmpty }
+        return level.withLock { !$0.isEmpty || !$0.metadata.isEmpty }
     }
 
     /// Objects inserted here (or saved into this context by children) and not yet saved.

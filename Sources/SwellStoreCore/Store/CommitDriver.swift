@@ -69,9 +69,10 @@ package enum CommitDriver {
                                                                    through transaction: inout Transaction) throws -> StoreCommitResult {
         try transaction.begin()
         do {
+            // Asked first: on PostgreSQL it takes the lock that turning history on waits behind.
+            let history = try transaction.recordsHistory()
             var changes = changes
             let resolved = try checkVersions(&changes, through: &transaction)
-            let history = try transaction.recordsHistory()
             let keysBefore = history ? try keysBefore(changes, through: &transaction) : [:]
             for insert in changes.columnInserts { try transaction.insertColumns(insert) }
             try transaction.apply(changes.operations)
