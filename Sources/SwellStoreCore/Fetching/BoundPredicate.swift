@@ -1,9 +1,12 @@
 /// A predicate typed against an entity: compiled to SQL for the store, or
 /// evaluated in memory on unsaved values, with the same result either way.
 ///
-/// Every test yields true or false, never SQL's unknown: a comparison with a
-/// null attribute is false, except `== NIL`, `!= NIL` and `IN` a list holding
-/// `NIL`. So `NOT`, `AND` and `OR` are two-valued logic in both evaluations.
+/// Every test yields true or false, never SQL's unknown, so `NOT`, `AND` and `OR` are
+/// two-valued logic in both evaluations. What a null means is the predicate's
+/// `FetchPredicate.NilMatching`: NSPredicate's (`x != 5` and `x == NIL` true where `x` is
+/// null, an ordering or string test of a null false, a key path through a nil to-one read
+/// as nil) or the older rule (a null matches only `== NIL`, `!= NIL` and `IN` a list holding
+/// `NIL`; a key path through a nil to-one matches nothing).
 package struct BoundPredicate: Sendable {
     /// The entity the predicate reads.
     package let entity: EntityDescription
@@ -12,8 +15,8 @@ package struct BoundPredicate: Sendable {
     /// Types `expression` against `entity`; `format` is for errors; `entities` (the store's,
     /// by name) are where key paths through relationships lead.
     package init(expression: PredicateExpression, entity: EntityDescription, format: String,
-         entities: [String: EntityDescription] = [:]) throws(FetchPredicateError) {
-        var binder = PredicateBinder(entity: entity, format: format, entities: entities)
+                 entities: [String: EntityDescription] = [:], nilMatching: FetchPredicate.NilMatching = .nsPredicate) throws(FetchPredicateError) {
+        var binder = PredicateBinder(entity: entity, format: format, entities: entities, nilMatching: nilMatching)
         self.root = try binder.bind(expression)
         self.entity = entity
     }
@@ -75,10 +78,12 @@ extension BoundPredicate {
         case or([Node])
         /// A key path through a relationship (`BoundPredicate+KeyPaths.swift`).
         case path(PathNode)
+        /// `SELF == %@`, `SELF != %@`, `SELF IN %@`: the object's own ID.
+        case identity(IdentityTest)
 
         package func collectPathEntities(into names: inout Set<String>) {
             switch self {
-            case .constant, .test: break
+            case .constant, .test, .identity: break
             case .not(let operand): operand.collectPathEntities(into: &names)
             case .and(let terms), .or(let terms): for term in terms { term.collectPathEntities(into: &names) }
             case .path(let path):
@@ -95,12 +100,27 @@ extension BoundPredicate {
             case .and(let terms): terms.allSatisfy { $0.evaluate(row, primaryKey: primaryKey, resolver: resolver) }
             case .or(let terms): terms.contains { $0.evaluate(row, primaryKey: primaryKey, resolver: resolver) }
             case .path(let path): path.evaluate(row, primaryKey: primaryKey, resolver: resolver)
+            case .identity(let identity): identity.evaluate(primaryKey)
+            }
+        }
+
+        /// The answer for an object that is not there — where a key path through a nil to-one
+        /// leads (NSPredicate's rule): every attribute nil, every to-many empty, every `@count` nil.
+        package var onNilObject: Bool {
+            switch self {
+            case .constant(let value): value
+            case .test(let test): test.evaluate([])
+            case .not(let operand): !operand.onNilObject
+            case .and(let terms): terms.allSatisfy(\.onNilObject)
+            case .or(let terms): terms.contains(where: \.onNilObject)
+            case .path(let path): path.onNilObject
+            case .identity(let identity): identity.negated
             }
         }
 
         package var usesStringFunctions: Bool {
             switch self {
-            case .constant: false
+            case .constant, .identity: false
             case .test(let test): test.usesStringFunctions
             case .not(let operand): operand.usesStringFunctions
             case .and(let terms), .or(let terms): terms.contains { $0.usesStringFunctions }
@@ -110,7 +130,7 @@ extension BoundPredicate {
 
         package func collectAttributeNames(into names: inout Set<String>) {
             switch self {
-            case .constant: break
+            case .constant, .identity: break
             case .path(let path): names.insert(path.link.relationship)
             case .test(let test): names.insert(test.attribute)
             case .not(let operand): operand.collectAttributeNames(into: &names)
@@ -156,6 +176,11 @@ extension BoundPredicate {
             /// `== NIL` (true) or `!= NIL` (false).
             case isNull(Bool)
             case compare(Ordering, StoreValue, PredicateStringOptions)
+            /// `!= value` with NSPredicate's nil: true where the attribute is null.
+            case distinct(StoreValue, PredicateStringOptions)
+            /// A test NSPredicate answers false whatever the attribute holds: an ordering
+            /// comparison, `BETWEEN` or a string operator with nil.
+            case never
             case oneOf([StoreValue], includesNull: Bool, PredicateStringOptions)
             case between(StoreValue, StoreValue, PredicateStringOptions)
             case string(PredicateFunctions.StringOperation, String, PredicateStringOptions)
@@ -169,8 +194,9 @@ extension BoundPredicate {
 
         package var usesStringFunctions: Bool {
             switch kind {
-            case .isNull: false
-            case .compare(_, _, let options), .oneOf(_, _, let options), .between(_, _, let options): !options.isEmpty
+            case .isNull, .never: false
+            case .compare(_, _, let options), .distinct(_, let options), .oneOf(_, _, let options), .between(_, _, let options):
+                !options.isEmpty
             case .string, .like: true
             }
         }
@@ -183,6 +209,11 @@ extension BoundPredicate {
             case .compare(let ordering, let operand, let options):
                 guard let value = Self.prepared(value, options) else { return false }
                 return ordering.holds(StoreValue.compare(value, operand))
+            case .distinct(let operand, let options):
+                guard let value = Self.prepared(value, options) else { return true }
+                return StoreValue.compare(value, operand) != 0
+            case .never:
+                return false
             case .oneOf(let values, let includesNull, let options):
                 if value.isNull { return includesNull }
                 guard let value = Self.prepared(value, options) else { return false }
@@ -208,5 +239,17 @@ extension BoundPredicate {
             guard case .text(let text) = value else { return nil }
             return .text(PredicateFunctions.fold(text, options))
         }
+    }
+}
+
+/// `SELF == %@`, `SELF != %@`, `SELF IN %@`: whether the object's ID is one of `primaryKeys`
+/// (IDs of the predicate's entity; an ID of another entity or a nil matches no object).
+package struct IdentityTest: Sendable {
+    package let primaryKeys: [Int64]
+    /// `!=`: the object is none of them.
+    package let negated: Bool
+
+    package func evaluate(_ primaryKey: Int64) -> Bool {
+        primaryKeys.contains(primaryKey) != negated
     }
 }

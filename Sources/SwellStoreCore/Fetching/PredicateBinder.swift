@@ -6,12 +6,16 @@ package struct PredicateBinder {
     package let format: String
     /// The store's entities by name, for key paths.
     package let entities: [String: EntityDescription]
+    /// What a comparison with nil means.
+    package let nilMatching: FetchPredicate.NilMatching
     private let columns: [String: Int]
 
-    package init(entity: EntityDescription, format: String, entities: [String: EntityDescription] = [:]) {
+    package init(entity: EntityDescription, format: String, entities: [String: EntityDescription] = [:],
+                 nilMatching: FetchPredicate.NilMatching = .nsPredicate) {
         self.entity = entity
         self.format = format
         self.entities = entities
+        self.nilMatching = nilMatching
         var columns: [String: Int] = [:]
         for (index, attribute) in entity.attributes.enumerated() where columns[attribute.name] == nil {
             columns[attribute.name] = index
@@ -52,6 +56,7 @@ package struct PredicateBinder {
             }
             return .or(bound)
         case .comparison(let comparison):
+            if comparison.isSelf { return .identity(try bindIdentity(comparison)) }
             if comparison.attribute.contains(".") || comparison.quantifier != nil { return try bindPath(comparison) }
             return .test(try bind(comparison))
         }
@@ -89,7 +94,11 @@ package struct PredicateBinder {
             var bounds: [StoreValue] = []
             for element in elements {
                 let value = try storeValue(element, for: attribute, options: options)
-                if value.isNull { throw error("BETWEEN cannot take NIL as a bound", at: element.offset) }
+                if value.isNull {
+                    // NSPredicate: an ordering comparison with nil is false.
+                    guard nilMatching == .nsPredicate else { throw error("BETWEEN cannot take NIL as a bound", at: element.offset) }
+                    return test(.never)
+                }
                 bounds.append(value)
             }
             return test(.between(bounds[0], bounds[1], options))
@@ -106,6 +115,7 @@ package struct PredicateBinder {
                     "\(comparator.spelling) needs a string attribute, but '\(attribute.name)' of \(entity.name) is \(attribute.type.phrase)",
                     at: comparison.comparatorOffset)
             }
+            if operand.value == .null, nilMatching == .nsPredicate { return test(.never) }
             guard case .string(let string) = operand.value else {
                 throw error("\(comparator.spelling) needs a string, found \(operand.value.phrase)", at: operand.offset)
             }
@@ -130,9 +140,13 @@ package struct PredicateBinder {
                 switch ordering {
                 case .equal: return test(.isNull(true))
                 case .notEqual: return test(.isNull(false))
-                default: throw error("NIL can only be compared with == or !=", at: operand.offset)
+                default:
+                    // NSPredicate: an ordering comparison with nil is false.
+                    guard nilMatching == .nsPredicate else { throw error("NIL can only be compared with == or !=", at: operand.offset) }
+                    return test(.never)
                 }
             }
+            if ordering == .notEqual, nilMatching == .nsPredicate { return test(.distinct(value, options)) }
             return test(.compare(ordering, value, options))
         }
     }
@@ -146,6 +160,8 @@ package struct PredicateBinder {
         switch (attribute.type, operand.value) {
         case (_, .null): converted = .null
         case (_, .list): throw error("a list cannot contain a list", at: operand.offset)
+        case (.integer, .object(let id)) where attribute.destination == nil || attribute.destination == id.entityName:
+            converted = .integer(id.primaryKey)
         case (_, .double(let double)) where double.isNaN, (_, .date(let double)) where double.isNaN:
             throw error("NaN cannot be compared with '\(attribute.name)'", at: operand.offset)
         case (.string, .string(let string)), (.json, .string(let string)): converted = .text(PredicateFunctions.fold(string, options))
@@ -171,6 +187,33 @@ package struct PredicateBinder {
                 at: operand.offset)
         }
         return converted
+    }
+}
+
+extension PredicateBinder {
+    /// `SELF == %@`, `SELF != %@`, `SELF IN %@` with objects or object IDs (or NIL, which no
+    /// object is): the IDs of this entity among them.
+    fileprivate func bindIdentity(_ comparison: PredicateComparison) throws(FetchPredicateError) -> IdentityTest {
+        let operands: [PredicateOperand]
+        switch (comparison.comparator, comparison.rightSide) {
+        case (.equal, .value(let operand)), (.notEqual, .value(let operand)): operands = [operand]
+        case (.in, .list(let elements, _)): operands = elements
+        default:
+            throw error("SELF compares with ==, != or IN, not \(comparison.comparator.spelling)", at: comparison.comparatorOffset)
+        }
+        if comparison.quantifier != nil || !comparison.options.isEmpty {
+            throw error("SELF takes no ANY, ALL, NONE or [c]/[d]", at: comparison.attributeOffset)
+        }
+        var keys: [Int64] = []
+        for operand in operands {
+            switch operand.value {
+            case .object(let id): if id.entityName == entity.name { keys.append(id.primaryKey) }
+            case .null: break
+            default:
+                throw error("SELF compares with an object or an object ID, found \(operand.value.phrase)", at: operand.offset)
+            }
+        }
+        return IdentityTest(primaryKeys: keys, negated: comparison.comparator == .notEqual)
     }
 }
 
