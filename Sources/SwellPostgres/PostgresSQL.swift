@@ -118,6 +118,7 @@ struct PostgresDialect: PredicateSQLDialect {
     }
     func constant(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
     func falseIfNull(_ test: String) -> String { "COALESCE(\(test), FALSE)" }
+    func isDistinct(_ lhs: String, from rhs: String) -> String { "\(lhs) IS DISTINCT FROM \(rhs)" }
     var primaryKeyColumn: String { "\"_pk\"" }
     func value(ofColumn column: String, type: AttributeType) -> String { PostgresSQL.value(ofColumn: column, type: type) }
     func joined(_ value: String, separator: String, orderedBy order: String?, from: String) -> String {

@@ -225,20 +225,32 @@ func syntaxErrorsReportTheirOffset(format: String, offset: Int) {
         "rating CONTAINS '1'",
         "rating ==[c] 3",
         "name LIKE 5",
-        "height < NIL",
         "name IN 'abc'",
         "rating == {1, 2}",
         "rating BETWEEN {1, 2, 3}",
-        "rating BETWEEN {NIL, 2}",
         "rating IN {1, 'a'}",
-        "name BEGINSWITH NIL",
         "name == location",
     ],
-    [10, 8, 9, 12, 12, 7, 7, 7, 7, 10, 9, 8, 10, 15, 16, 14, 16, 8]
+    [10, 8, 9, 12, 12, 7, 7, 7, 7, 10, 8, 10, 15, 14, 8]
 ))
 func typeMismatchesAreReportedAtTheirOffset(format: String, offset: Int) {
     let error = bindError(format)
     #expect(error?.offset == offset, "\(error?.description ?? "no error")")
+}
+
+/// An ordering or string test with NIL is NSPredicate's false (store guarantee 63); the older
+/// rule (`.onlyNilTests`, pipeline files of versions 1–3) refuses it where the NIL is written.
+@Test(arguments: zip(["height < NIL", "rating BETWEEN {NIL, 2}", "name BEGINSWITH NIL"], [9, 16, 16]))
+func nilInAnOrderingIsFalseAndAnErrorUnderTheOlderRule(format: String, offset: Int) throws {
+    #expect(bindError(format) == nil)
+    try expectMatches(FetchPredicate(format: format), in: [entry("a", height: 1), entry()], [])
+    try expectMatches(FetchPredicate(format: "NOT (\(format))"), in: [entry("a", height: 1), entry()], [0, 1])
+    #expect(throws: FetchPredicateError.self) { try FetchPredicate(format: format).nilMatching(.onlyNilTests).bind(to: journal) }
+    do {
+        _ = try FetchPredicate(format: format).nilMatching(.onlyNilTests).bind(to: journal)
+    } catch {
+        #expect(error.offset == offset, "\(error)")
+    }
 }
 
 @Test func typeMismatchNamesAttributeAndExpectedType() {
@@ -282,8 +294,10 @@ func typeMismatchesAreReportedAtTheirOffset(format: String, offset: Int) {
     let rows = [entry(rating: 1), entry(rating: 3), entry(rating: 5), entry()]
     try expectMatches(FetchPredicate(format: "rating == 3"), in: rows, [1])
     try expectMatches(FetchPredicate(format: "rating = 3"), in: rows, [1])
-    try expectMatches(FetchPredicate(format: "rating != 3"), in: rows, [0, 2])
-    try expectMatches(FetchPredicate(format: "rating <> 3"), in: rows, [0, 2])
+    // A nil rating is not 3 (store guarantee 63; these matched [0, 2] under the older rule).
+    try expectMatches(FetchPredicate(format: "rating != 3"), in: rows, [0, 2, 3])
+    try expectMatches(FetchPredicate(format: "rating <> 3"), in: rows, [0, 2, 3])
+    try expectMatches(FetchPredicate(format: "rating != 3").nilMatching(.onlyNilTests), in: rows, [0, 2])
     try expectMatches(FetchPredicate(format: "rating < 3"), in: rows, [0])
     try expectMatches(FetchPredicate(format: "rating <= 3"), in: rows, [0, 1])
     try expectMatches(FetchPredicate(format: "rating =< 3"), in: rows, [0, 1])
@@ -393,21 +407,37 @@ func typeMismatchesAreReportedAtTheirOffset(format: String, offset: Int) {
         expected { a, b, c in (a && b) || (!c && !a) })
 }
 
-@Test func nullAttributeMatchesOnlyNilComparisons() throws {
+/// NSPredicate's meaning of nil (store guarantee 63): `!=` a value matches a null.
+@Test func aNullAttributeHasNSPredicatesMeaningOfNil() throws {
     let rows = [entry(rating: 5), entry(rating: 4), entry()]
     try expectMatches(FetchPredicate(format: "rating == 5"), in: rows, [0])
-    try expectMatches(FetchPredicate(format: "rating != 5"), in: rows, [1])
+    try expectMatches(FetchPredicate(format: "rating != 5"), in: rows, [1, 2])
     try expectMatches(FetchPredicate(format: "rating < 5"), in: rows, [1])
     try expectMatches(FetchPredicate(format: "NOT (rating == 5)"), in: rows, [1, 2])
-    try expectMatches(FetchPredicate(format: "NOT rating != 5"), in: rows, [0, 2])
+    try expectMatches(FetchPredicate(format: "NOT rating != 5"), in: rows, [0])
     try expectMatches(FetchPredicate(format: "rating == NIL"), in: rows, [2])
-    try expectMatches(FetchPredicate(format: "rating == null"), in: rows, [2])
     try expectMatches(FetchPredicate(format: "rating != nil"), in: rows, [0, 1])
-    try expectMatches(FetchPredicate(format: "NIL == rating"), in: rows, [2])
-    try expectMatches(FetchPredicate(format: "rating == %@", nil), in: rows, [2])
+    try expectMatches(FetchPredicate(format: "name !=[c] 'X'"), in: rows, [0, 1, 2])
     try expectMatches(FetchPredicate(format: "NOT (name CONTAINS '')"), in: rows, [0, 1, 2])
-    try expectMatches(FetchPredicate(format: "NOT name LIKE '*'"), in: rows, [0, 1, 2])
-    try expectMatches(FetchPredicate(format: "NOT name ==[c] 'x'"), in: rows, [0, 1, 2])
+}
+
+/// The older rule (`.onlyNilTests`, pipeline files of versions 1–3): a null attribute matches
+/// only `== NIL` and `!= NIL`. (These assertions were the default's before store guarantee 63.)
+@Test func nullAttributeMatchesOnlyNilComparisonsUnderTheOlderRule() throws {
+    let rows = [entry(rating: 5), entry(rating: 4), entry()]
+    try expectMatches(FetchPredicate(format: "rating == 5").nilMatching(.onlyNilTests), in: rows, [0])
+    try expectMatches(FetchPredicate(format: "rating != 5").nilMatching(.onlyNilTests), in: rows, [1])
+    try expectMatches(FetchPredicate(format: "rating < 5").nilMatching(.onlyNilTests), in: rows, [1])
+    try expectMatches(FetchPredicate(format: "NOT (rating == 5)").nilMatching(.onlyNilTests), in: rows, [1, 2])
+    try expectMatches(FetchPredicate(format: "NOT rating != 5").nilMatching(.onlyNilTests), in: rows, [0, 2])
+    try expectMatches(FetchPredicate(format: "rating == NIL").nilMatching(.onlyNilTests), in: rows, [2])
+    try expectMatches(FetchPredicate(format: "rating == null").nilMatching(.onlyNilTests), in: rows, [2])
+    try expectMatches(FetchPredicate(format: "rating != nil").nilMatching(.onlyNilTests), in: rows, [0, 1])
+    try expectMatches(FetchPredicate(format: "NIL == rating").nilMatching(.onlyNilTests), in: rows, [2])
+    try expectMatches(FetchPredicate(format: "rating == %@", nil).nilMatching(.onlyNilTests), in: rows, [2])
+    try expectMatches(FetchPredicate(format: "NOT (name CONTAINS '')").nilMatching(.onlyNilTests), in: rows, [0, 1, 2])
+    try expectMatches(FetchPredicate(format: "NOT name LIKE '*'").nilMatching(.onlyNilTests), in: rows, [0, 1, 2])
+    try expectMatches(FetchPredicate(format: "NOT name ==[c] 'x'").nilMatching(.onlyNilTests), in: rows, [0, 1, 2])
 }
 
 @Test func inMatchesListMembersAndNil() throws {
@@ -436,7 +466,7 @@ func typeMismatchesAreReportedAtTheirOffset(format: String, offset: Int) {
     try expectMatches(FetchPredicate(format: "favorite == TRUE"), in: rows, [0])
     try expectMatches(FetchPredicate(format: "favorite == NO"), in: rows, [1])
     try expectMatches(FetchPredicate(format: "favorite == 1"), in: rows, [0])
-    try expectMatches(FetchPredicate(format: "favorite != false"), in: rows, [0])
+    try expectMatches(FetchPredicate(format: "favorite != false"), in: rows, [0, 2])
     try expectMatches(FetchPredicate(format: "favorite == %@", false), in: rows, [1])
 }
 

@@ -14,6 +14,7 @@ import SwellStore
         func placeholder(_ position: Int, for value: StoreValue) -> String { "$\(position)" }
         func constant(_ value: Bool) -> String { value ? "TRUE" : "FALSE" }
         func falseIfNull(_ test: String) -> String { "COALESCE(\(test), FALSE)" }
+        func isDistinct(_ lhs: String, from rhs: String) -> String { "\(lhs) IS DISTINCT FROM \(rhs)" }
         func folded(_ expression: String, _ options: PredicateStringOptions) -> String { "fold(\(expression))" }
         func stringTest(_ operation: PredicateFunctions.StringOperation, column: String, operand: String,
                         _ options: PredicateStringOptions) -> String {

@@ -20,14 +20,22 @@ import SwellTestSupport
     @Test func aKeyPathPredicateCompilesToTheSQLOfItsFormatString() throws {
         let cutoff = Date(timeIntervalSince1970: 1_700_000_000)
         let ids = [1, 3, 5]
+        let heights: [String?] = [nil, "2 ft"]
         let pairs: [(Predicate<JournalEntry>, FetchPredicate)] = [
             (#Predicate { $0.rating ?? 0 >= 3 && $0.spot?.name == "Ocean Beach" },
              FetchPredicate(format: "rating >= 3 AND spot.name == 'Ocean Beach'")),
             (#Predicate { $0.rating ?? 0 >= 3 }, FetchPredicate(format: "rating >= 3")),
             (#Predicate { $0.rating ?? 0 < 3 }, FetchPredicate(format: "rating < 3 OR rating == nil")),
             (#Predicate { $0.rating ?? 5 < 3 }, FetchPredicate(format: "rating < 3")),
-            (#Predicate { $0.spot?.name != "Pacifica" }, FetchPredicate(format: "spot.name != 'Pacifica' OR spot == nil OR spot.name == nil")),
-            (#Predicate { $0.rating != 3 }, FetchPredicate(format: "rating != 3 OR rating == nil")),
+            // Swift's nil is NSPredicate's (store guarantee 63): `!=` and `== nil` compile as they are written.
+            (#Predicate { $0.spot?.name != "Pacifica" }, FetchPredicate(format: "spot.name != 'Pacifica'")),
+            (#Predicate { $0.rating != 3 }, FetchPredicate(format: "rating != 3")),
+            (#Predicate { $0.spot?.name == nil }, FetchPredicate(format: "spot.name == nil")),
+            (#Predicate { heights.contains($0.height) }, FetchPredicate(format: "height IN %@", heights)),
+            (#Predicate { $0.spot?.entries.count != 2 }, FetchPredicate(format: "spot.entries.@count != 2")),
+            // ALL of a nil spot's entries is nil in Swift, not NSPredicate's vacuous true.
+            (#Predicate { $0.spot?.entries.allSatisfy { $0.rating == 3 } == true },
+             FetchPredicate(format: "spot != nil AND ALL spot.entries.rating == 3")),
             (#Predicate { $0.height == nil }, FetchPredicate(format: "height == nil")),
             (#Predicate { $0.date > cutoff }, FetchPredicate(format: "date > %@", cutoff)),
             (#Predicate { ids.contains($0.id) }, FetchPredicate(format: "id IN %@", ids)),

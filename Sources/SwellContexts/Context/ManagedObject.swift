@@ -207,5 +207,6 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 extension ManagedObject: Sendable {}
 
 extension ManagedObject: PredicateObjectArgument {
-    package var predicateObjectID: ObjectID { objectID }
+    /// The object's ID, which a predicate's `%@` compares (`SELF == %@`, `spot == %@`).
+    public var predicateObjectID: ObjectID? { objectID }
 }

@@ -9,6 +9,8 @@ import SwellCalendar
 struct ExportRun {
     let export: ExportSpec
     let entity: PipelineEntity
+    /// What nil means in `where` (the file's `PipelineFile.predicateNilMatching`).
+    let nilMatching: FetchPredicate.NilMatching
     /// The run's cancellation: looked at every few thousand rows; once cancelled, the export
     /// stops and its file is never put in place.
     var cancellation = RunCancellation()
@@ -22,7 +24,7 @@ struct ExportRun {
     /// The fetch request: `where`, `sort`, then the key as the last tie-breaker.
     var request: FetchRequest {
         var request = FetchRequest(entityName: entity.name)
-        if let predicate = export.predicate { request.predicate = FetchPredicate(format: predicate) }
+        if let predicate = export.predicate { request.predicate = FetchPredicate(format: predicate).nilMatching(nilMatching) }
         var sort = export.sort.map { FetchSortDescriptor(key: $0.attribute, ascending: $0.ascending) }
         for key in entity.key where !sort.contains(where: { $0.key == key }) {
             sort.append(FetchSortDescriptor(key: key, ascending: true))

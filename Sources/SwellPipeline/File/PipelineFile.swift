@@ -29,6 +29,16 @@ public struct PipelineFile: Sendable {
     /// default 7): other readers of the history (an app merging it) have that long.
     public var historyKeepDays = 7.0
 
+    /// What nil means in the file's predicates (exports' and `for_each`'s `where`): versions
+    /// 1–3 keep their rule, a null matching only `== NIL` and `!= NIL`; from version 4,
+    /// NSPredicate's, as every library predicate has (Store guarantees 63).
+    public var predicateNilMatching: FetchPredicate.NilMatching { Self.predicateNilMatching(version: version) }
+
+    /// The nil rule of a file of `version` (`predicateNilMatching`).
+    public static func predicateNilMatching(version: Int) -> FetchPredicate.NilMatching {
+        version >= 4 ? .nsPredicate : .onlyNilTests
+    }
+
     /// The object model the store is kept in.
     public var model: ManagedObjectModel {
         ManagedObjectModel(entities: entities.map(\.description))

@@ -60,8 +60,8 @@ extension PipelineFileReader {
         if let whereNode = keys["where"] {
             let format = try string(whereNode, "where of export \(name)")
             do {
-                try FetchPredicate.parse(format: format).validate(against: entity.name,
-                                                                  in: ManagedObjectModel(entities: entities.map(\.description)))
+                try FetchPredicate.parse(format: format).nilMatching(PipelineFile.predicateNilMatching(version: version))
+                    .validate(against: entity.name, in: ManagedObjectModel(entities: entities.map(\.description)))
             } catch {
                 throw self.error(whereNode, "where of export \(name): \(error.message) (at character \(error.column) of the predicate)",
                                  offset: Self.columnOffset(of: whereNode, error.offset))

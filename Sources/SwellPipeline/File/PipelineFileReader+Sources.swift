@@ -39,7 +39,8 @@ extension PipelineFileReader {
         if let whereNode = keys["where"] {
             let format = try string(whereNode, "\(what).where")
             do {
-                try FetchPredicate.parse(format: format).validate(against: name, in: ManagedObjectModel(entities: entities.map(\.description)))
+                try FetchPredicate.parse(format: format).nilMatching(PipelineFile.predicateNilMatching(version: version))
+                    .validate(against: name, in: ManagedObjectModel(entities: entities.map(\.description)))
             } catch {
                 throw self.error(whereNode, "\(what).where: \(error.message) (at character \(error.column) of the predicate)")
             }

@@ -7,15 +7,16 @@ import SwellContexts
 /// attribute of the rows a predicate picks, as the store holds them when the run reaches the
 /// source (the sources before it saved), each once, in ascending order; nulls skipped.
 extension ForEachEntity {
-    /// Reads the items on a new private context of `container`.
+    /// Reads the items on a new private context of `container`; `nilMatching` is what nil means
+    /// in `where` (the file's `PipelineFile.predicateNilMatching`).
     ///
     /// - Throws: a store error from the fetch.
-    func items(in container: PersistentContainer) throws -> [String] {
+    func items(in container: PersistentContainer, nilMatching: FetchPredicate.NilMatching) throws -> [String] {
         let context = container.newBackgroundContext()
         context.name = "for-each.\(entity)"
         return try context.performAndWait {
             var request = FetchRequest(entityName: entity)
-            if let predicate { request.predicate = FetchPredicate(format: predicate) }
+            if let predicate { request.predicate = FetchPredicate(format: predicate).nilMatching(nilMatching) }
             request.sortDescriptors = [FetchSortDescriptor(key: value, ascending: true)]
             var seen = Set<String>()
             var items: [String] = []

@@ -79,7 +79,7 @@ public struct PipelineRunner: Sendable {
         guard let forEach = source.forEachEntity else { return [source] }
         let items: [String]
         do {
-            items = try forEach.items(in: container)
+            items = try forEach.items(in: container, nilMatching: pipeline.predicateNilMatching)
         } catch {
             throw PipelineError(.io, "source \(source.name): cannot read the for_each items from \(forEach.entity): \(error)", underlying: error)
         }
@@ -136,7 +136,8 @@ public struct PipelineRunner: Sendable {
                     context.name = "export.\(export.name)"
                     var position: HistoryToken?
                     let entry = try context.performAndWait { () throws(PipelineError) -> RunReport.Export in
-                        try ExportRun(export: export, entity: entity, cancellation: cancellation).run(in: context, position: &position)
+                        try ExportRun(export: export, entity: entity, nilMatching: pipeline.predicateNilMatching, cancellation: cancellation)
+                            .run(in: context, position: &position)
                     }
                     // A delta export's position moves only now that its file is in place.
                     if let position { try keepPosition(position, of: export.name, in: container) }

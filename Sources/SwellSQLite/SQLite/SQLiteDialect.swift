@@ -9,6 +9,12 @@ package struct SQLiteDialect: PredicateStringSQLDialect {
     package func placeholder(_ position: Int, for value: StoreValue) -> String { "?" }
     package func constant(_ value: Bool) -> String { value ? "1" : "0" }
     package func falseIfNull(_ test: String) -> String { "COALESCE(\(test), 0)" }
+    package func isDistinct(_ lhs: String, from rhs: String) -> String { "\(lhs) IS NOT \(rhs)" }
+    /// `_pk`, or for a table whose rowid is the key, the key where `_pk` is NULL (`TableLayout.id`).
+    package func objectID(ofRow alias: String, entity: EntityDescription) -> String {
+        guard let key = TableLayout(entity).rowidKey else { return "\(alias).\"_pk\"" }
+        return "coalesce(\(alias).\"_pk\", \(alias).\(key))"
+    }
     package func folded(_ expression: String, _ options: PredicateStringOptions) -> String {
         "swell_fold(\(expression), \(options.rawValue))"
     }

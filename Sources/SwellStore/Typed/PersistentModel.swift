@@ -10,7 +10,7 @@ import SwellStoreCore
 /// guarantee of contexts, saves, merges and faults holds for typed objects. A context hands
 /// out one typed object per managed object while you hold it, so `===` and `==` mean the
 /// same object.
-public protocol PersistentModel: AnyObject, Hashable {
+public protocol PersistentModel: AnyObject, Hashable, PredicateObjectArgument {
     /// The entity's description, generated from the class's stored properties.
     static var entityDescription: EntityDescription { get }
     /// The stored name of a key path of this class (`\JournalEntry.rating` → "rating"), or nil.
@@ -27,6 +27,10 @@ extension PersistentModel {
 
     /// Hashes the object's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    /// The object's ID, which a predicate's `%@` compares (`SELF == %@`); nil until the object
+    /// is inserted into a context.
+    public var predicateObjectID: ObjectID? { _$backing.object?.objectID }
 
     /// The managed object behind this typed object; nil until it is inserted into a context.
     public var managedObject: ManagedObject? { _$backing.object }

@@ -15,12 +15,15 @@ extension FetchPredicate {
     /// (`$0.spot?.name`), `contains` and `starts(with:)` on strings,
     /// `[values].contains($0.x)` (IN), `.count` and `.isEmpty` of a to-many, and
     /// `$0.tags.contains { … }` / `allSatisfy { … }` with one comparison inside (ANY / ALL).
-    /// Swift's meaning is kept: `$0.rating != 3` matches a nil rating.
+    /// It means what Swift says: format predicates take NSPredicate's meaning of nil (Store
+    /// guarantees 63), which is Swift's for what a `#Predicate` can say — `$0.rating != 3`
+    /// matches a nil rating, `$0.spot?.name == nil` an entry without a spot — so the typed
+    /// and the format predicate that say the same give the same results.
     ///
     /// - Throws: `StoreError.invalidPredicate` naming the expression Swell cannot compile.
     public init<T: PersistentModel>(_ predicate: Predicate<T>) throws {
         var scope = PredicateScope()
-        scope.variables[predicate.variable.key] = ScopedKeyPath(path: "", isOptional: false)
+        scope.variables[predicate.variable.key] = ScopedKeyPath(path: "")
         let description = "#Predicate<\(T.entityDescription.name)>"
         do {
             let piece = try scope.term(of: predicate.expression).condition()
@@ -50,28 +53,27 @@ struct UnsupportedPredicate: Error {
     var reason: String
 }
 
-/// A key path reached from a predicate's variable, and whether it can be nil.
+/// A key path reached from a predicate's variable.
 struct ScopedKeyPath {
     var path: String
-    var isOptional: Bool
     /// The to-one relationships optional chaining went through (`spot` in `$0.spot?.name`).
     var optionalHops: [String] = []
     /// Whether the path ends in `@count` (never nil itself).
     var isCount = false
 
-    func appending(_ name: String, isOptional optional: Bool) -> ScopedKeyPath {
-        ScopedKeyPath(path: path.isEmpty ? name : "\(path).\(name)", isOptional: isOptional || optional, optionalHops: optionalHops)
+    func appending(_ name: String) -> ScopedKeyPath {
+        ScopedKeyPath(path: path.isEmpty ? name : "\(path).\(name)", optionalHops: optionalHops)
     }
 
     /// The key path as a format writes it: escaped, so a property named like a keyword
     /// (`contains`, `all`, `no`) is still a name.
     var format: String { "#" + path }
 
-    /// When the Swift expression is nil: the value is, or a relationship on the way is (a key
-    /// path through a nil to-one matches no comparison in a format predicate, `== NIL` included).
+    /// When the Swift expression is nil. A key path through a nil to-one reads nil in a format
+    /// predicate, so the value's own `== NIL` says it; a `@count` is nil when the to-one before it is.
     var isNilFormat: String {
-        let parts = (optionalHops + (isCount ? [] : [path])).map { "#\($0) == NIL" }
-        return parts.count == 1 ? parts[0] : "(\(parts.joined(separator: " OR ")))"
+        guard isCount else { return "\(format) == NIL" }
+        return optionalHops.last.map { "#\($0) == NIL" } ?? "FALSEPREDICATE"
     }
 }
 

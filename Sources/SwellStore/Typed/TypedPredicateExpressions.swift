@@ -16,17 +16,15 @@ extension PredicateExpressions.KeyPath: TypedPredicateExpression {
         guard case .keyPath(let base) = try scope.term(of: root) else {
             throw UnsupportedPredicate(reason: "a key path applied to a value that is not a property")
         }
-        let outputIsOptional = Output.self is any OptionalBox.Type
         if let model = Root.Output.self as? any PersistentModel.Type {
             guard let name = model._$storedName(for: keyPath) else {
                 throw UnsupportedPredicate(reason: "\(model.entityDescription.name) has no stored property at this key path "
                     + "(a @Transient or computed property cannot be fetched by)")
             }
-            return .keyPath(base.appending(name, isOptional: outputIsOptional))
+            return .keyPath(base.appending(name))
         }
         if Root.Output.self is any Collection.Type, !base.path.isEmpty {
-            let count = ScopedKeyPath(path: "\(base.path).@count", isOptional: !base.optionalHops.isEmpty,
-                                      optionalHops: base.optionalHops, isCount: true)
+            let count = ScopedKeyPath(path: "\(base.path).@count", optionalHops: base.optionalHops, isCount: true)
             if Output.self == Int.self { return .keyPath(count) }
             if Output.self == Bool.self { return .condition(FormatPiece(format: "\(count.format) == 0", arguments: [])) }
         }
@@ -92,7 +90,7 @@ extension PredicateExpressions.OptionalFlatMap: TypedPredicateExpression {
         guard case .keyPath(let base) = try scope.term(of: wrapped) else {
             throw UnsupportedPredicate(reason: "optional chaining on a value that is not a property")
         }
-        scope.variables[variable.key] = ScopedKeyPath(path: base.path, isOptional: true, optionalHops: base.optionalHops + [base.path])
+        scope.variables[variable.key] = ScopedKeyPath(path: base.path, optionalHops: base.optionalHops + [base.path])
         return try scope.term(of: transform)
     }
 }
@@ -118,10 +116,7 @@ extension PredicateExpressions.SequenceContains: TypedPredicateExpression {
         let list = try scope.term(of: sequence), item = try scope.term(of: element)
         switch (list, item) {
         case (.value(let values), .keyPath(let keyPath)):
-            // `[nil, "x"].contains($0.height)` matches a nil height in Swift; IN never matches a null.
-            if keyPath.isOptional, let list = values as? [Any?], list.contains(where: { $0 == nil }) {
-                return .condition(FormatPiece(format: "(\(keyPath.format) IN %@ OR \(keyPath.isNilFormat))", arguments: [values]))
-            }
+            // `[nil, "x"].contains($0.height)` matches a nil height, as IN a list holding nil does.
             return .condition(FormatPiece(format: "\(keyPath.format) IN %@", arguments: [values], isComparison: true))
         default:
             throw UnsupportedPredicate(reason: "contains(_:) is compiled for a list of constants and a property "
@@ -174,11 +169,14 @@ enum QuantifierBuilder {
         guard inner.isComparison else {
             throw UnsupportedPredicate(reason: "contains(where:) and allSatisfy are compiled with one comparison inside")
         }
-        return .condition(FormatPiece(format: "\(quantifier) \(inner.format)", arguments: inner.arguments))
+        let quantified = "\(quantifier) \(inner.format)"
+        // `$0.spot?.entries.allSatisfy { … }` is nil without a spot, where ALL of no members is true.
+        guard let hop = members.optionalHops.last else { return .condition(FormatPiece(format: quantified, arguments: inner.arguments)) }
+        return .condition(FormatPiece(format: "(#\(hop) != NIL AND \(quantified))", arguments: inner.arguments))
     }
 }
 
-/// Comparisons between a property and a constant, with Swift's meaning for nil kept.
+/// Comparisons between a property and a constant: Swift's meaning of nil is the format's.
 enum ComparisonBuilder {
     enum Operator: String {
         case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
@@ -198,15 +196,10 @@ enum ComparisonBuilder {
         switch (lhs, rhs) {
         case (.value, .keyPath), (.value, .coalesced): return try compare(rhs, op.flipped, lhs)
         case (.keyPath(let keyPath), .value(let value)):
-            // In Swift nil != 3, and `$0.spot?.name == nil` holds when there is no spot; in a
-            // format predicate a null matches only == NIL and != NIL, and a key path through a
-            // nil to-one matches nothing.
-            if value == nil, op == .equal || op == .notEqual, !keyPath.optionalHops.isEmpty {
-                let isNil = FormatPiece(format: keyPath.isNilFormat, arguments: [])
-                return .condition(op == .equal ? isNil : FormatPiece(format: "NOT \(isNil.format)", arguments: []))
-            }
-            if op == .notEqual, value != nil, keyPath.isOptional {
-                return .condition(FormatPiece(format: "(\(keyPath.format) != %@ OR \(keyPath.isNilFormat))", arguments: [value]))
+            // In Swift nil != 3 and `$0.spot?.name == nil` holds without a spot: so it does in a
+            // format predicate. Only a `@count` behind an optional to-one has no NIL of its own.
+            if value == nil, keyPath.isCount, op == .equal || op == .notEqual {
+                return .condition(FormatPiece(format: op == .equal ? keyPath.isNilFormat : "NOT (\(keyPath.isNilFormat))", arguments: []))
             }
             return .condition(FormatPiece(format: "\(keyPath.format) \(op.rawValue) %@", arguments: [value], isComparison: true))
         case (.coalesced(let keyPath, let fallback), .value(let value)):

@@ -71,15 +71,20 @@ package struct PathNode: Sendable {
     package let quantifier: Quantifier
     /// The test on each destination (nil for `@count`).
     package let inner: BoundPredicate.Node?
+    /// For a to-one (`.one`): the answer when there is no destination. NSPredicate reads a key
+    /// path through a nil to-one as nil, so this is the inner test on a nil object
+    /// (`spot.name != 'x'` holds); under `NilMatching.onlyNilTests` it is false.
+    package var whenMissing = false
 
     package func evaluate(_ row: [StoreValue], primaryKey: Int64, resolver: (any PredicateResolver)?) -> Bool {
         guard let resolver else { return false }
         let members: [(primaryKey: Int64, values: [StoreValue])]
         if case .toOne(_, let index) = link.kind {
-            guard index < row.count, case .integer(let key) = row[index], let values = resolver.row(link.destination, key) else { return false }
+            guard index < row.count, case .integer(let key) = row[index], let values = resolver.row(link.destination, key) else { return whenMissing }
             members = [(key, values)]
         } else {
             members = resolver.members(link, of: primaryKey, row: row)
+            if case .one = quantifier, members.isEmpty { return whenMissing }
         }
         func passes(_ member: (primaryKey: Int64, values: [StoreValue])) -> Bool {
             inner?.evaluate(member.values, primaryKey: member.primaryKey, resolver: resolver) ?? true
@@ -89,6 +94,18 @@ package struct PathNode: Sendable {
         case .all: return members.allSatisfy(passes)
         case .none: return !members.contains(where: passes)
         case .count(let ordering, let number): return ordering.holds(StoreValue.compare(.integer(Int64(members.count)), .integer(number)))
+        }
+    }
+
+    /// The answer on a nil object (behind a nil to-one, `BoundPredicate.Node.onNilObject`): a
+    /// to-one beyond it is nil too, a to-many has no members (`ANY` false, `ALL` and `NONE`
+    /// true), and its `@count` is nil, so only `!=` holds.
+    package var onNilObject: Bool {
+        switch quantifier {
+        case .one: whenMissing
+        case .any: false
+        case .all, .none: true
+        case .count(let ordering, _): ordering == .notEqual
         }
     }
 }
@@ -113,7 +130,7 @@ extension PredicateBinder {
             var last = comparison
             last.attribute = name
             last.quantifier = nil
-            let binder = PredicateBinder(entity: source, format: format, entities: entities)
+            let binder = PredicateBinder(entity: source, format: format, entities: entities, nilMatching: nilMatching)
             return .test(try binder.bind(last))
         }
         guard let relationship = source.relationship(named: name), let destination = entities[relationship.destination],
@@ -123,7 +140,8 @@ extension PredicateBinder {
         let rest = parts.dropFirst()
         guard relationship.isToMany else {
             let inner = try bindPath(rest, from: destination, comparison, sawToMany: &sawToMany)
-            return .path(PathNode(link: link, quantifier: .one, inner: inner))
+            let whenMissing = nilMatching == .nsPredicate && inner.onNilObject
+            return .path(PathNode(link: link, quantifier: .one, inner: inner, whenMissing: whenMissing))
         }
         guard !sawToMany else {
             throw error("key path '\(comparison.attribute)' goes through two to-many relationships", at: comparison.attributeOffset)

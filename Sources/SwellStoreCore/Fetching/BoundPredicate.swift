@@ -1,11 +1,12 @@
-import SwellCalendar
-
 /// A predicate typed against an entity: compiled to SQL for the store, or
 /// evaluated in memory on unsaved values, with the same result either way.
 ///
-/// Every test yields true or false, never SQL's unknown: a comparison with a
-/// null attribute is false, except `== NIL`, `!= NIL` and `IN` a list holding
-/// `NIL`. So `NOT`, `AND` and `OR` are two-valued logic in both evaluations.
+/// Every test yields true or false, never SQL's unknown, so `NOT`, `AND` and `OR` are
+/// two-valued logic in both evaluations. What a null means is the predicate's
+/// `FetchPredicate.NilMatching`: NSPredicate's (`x != 5` and `x == NIL` true where `x` is
+/// null, an ordering or string test of a null false, a key path through a nil to-one read
+/// as nil) or the older rule (a null matches only `== NIL`, `!= NIL` and `IN` a list holding
+/// `NIL`; a key path through a nil to-one matches nothing).
 package struct BoundPredicate: Sendable {
     /// The entity the predicate reads.
     package let entity: EntityDescription
@@ -14,8 +15,8 @@ package struct BoundPredicate: Sendable {
     /// Types `expression` against `entity`; `format` is for errors; `entities` (the store's,
     /// by name) are where key paths through relationships lead.
     package init(expression: PredicateExpression, entity: EntityDescription, format: String,
-         entities: [String: EntityDescription] = [:]) throws(FetchPredicateError) {
-        var binder = PredicateBinder(entity: entity, format: format, entities: entities)
+                 entities: [String: EntityDescription] = [:], nilMatching: FetchPredicate.NilMatching = .nsPredicate) throws(FetchPredicateError) {
+        var binder = PredicateBinder(entity: entity, format: format, entities: entities, nilMatching: nilMatching)
         self.root = try binder.bind(expression)
         self.entity = entity
     }
@@ -77,10 +78,12 @@ extension BoundPredicate {
         case or([Node])
         /// A key path through a relationship (`BoundPredicate+KeyPaths.swift`).
         case path(PathNode)
+        /// `SELF == %@`, `SELF != %@`, `SELF IN %@`: the object's own ID.
+        case identity(IdentityTest)
 
         package func collectPathEntities(into names: inout Set<String>) {
             switch self {
-            case .constant, .test: break
+            case .constant, .test, .identity: break
             case .not(let operand): operand.collectPathEntities(into: &names)
             case .and(let terms), .or(let terms): for term in terms { term.collectPathEntities(into: &names) }
             case .path(let path):
@@ -97,12 +100,27 @@ extension BoundPredicate {
             case .and(let terms): terms.allSatisfy { $0.evaluate(row, primaryKey: primaryKey, resolver: resolver) }
             case .or(let terms): terms.contains { $0.evaluate(row, primaryKey: primaryKey, resolver: resolver) }
             case .path(let path): path.evaluate(row, primaryKey: primaryKey, resolver: resolver)
+            case .identity(let identity): identity.evaluate(primaryKey)
+            }
+        }
+
+        /// The answer for an object that is not there — where a key path through a nil to-one
+        /// leads (NSPredicate's rule): every attribute nil, every to-many empty, every `@count` nil.
+        package var onNilObject: Bool {
+            switch self {
+            case .constant(let value): value
+            case .test(let test): test.evaluate([])
+            case .not(let operand): !operand.onNilObject
+            case .and(let terms): terms.allSatisfy(\.onNilObject)
+            case .or(let terms): terms.contains(where: \.onNilObject)
+            case .path(let path): path.onNilObject
+            case .identity(let identity): identity.negated
             }
         }
 
         package var usesStringFunctions: Bool {
             switch self {
-            case .constant: false
+            case .constant, .identity: false
             case .test(let test): test.usesStringFunctions
             case .not(let operand): operand.usesStringFunctions
             case .and(let terms), .or(let terms): terms.contains { $0.usesStringFunctions }
@@ -112,7 +130,7 @@ extension BoundPredicate {
 
         package func collectAttributeNames(into names: inout Set<String>) {
             switch self {
-            case .constant: break
+            case .constant, .identity: break
             case .path(let path): names.insert(path.link.relationship)
             case .test(let test): names.insert(test.attribute)
             case .not(let operand): operand.collectAttributeNames(into: &names)
@@ -158,6 +176,11 @@ extension BoundPredicate {
             /// `== NIL` (true) or `!= NIL` (false).
             case isNull(Bool)
             case compare(Ordering, StoreValue, PredicateStringOptions)
+            /// `!= value` with NSPredicate's nil: true where the attribute is null.
+            case distinct(StoreValue, PredicateStringOptions)
+            /// A test NSPredicate answers false whatever the attribute holds: an ordering
+            /// comparison, `BETWEEN` or a string operator with nil.
+            case never
             case oneOf([StoreValue], includesNull: Bool, PredicateStringOptions)
             case between(StoreValue, StoreValue, PredicateStringOptions)
             case string(PredicateFunctions.StringOperation, String, PredicateStringOptions)
@@ -171,8 +194,9 @@ extension BoundPredicate {
 
         package var usesStringFunctions: Bool {
             switch kind {
-            case .isNull: false
-            case .compare(_, _, let options), .oneOf(_, _, let options), .between(_, _, let options): !options.isEmpty
+            case .isNull, .never: false
+            case .compare(_, _, let options), .distinct(_, let options), .oneOf(_, _, let options), .between(_, _, let options):
+                !options.isEmpty
             case .string, .like: true
             }
         }
@@ -185,6 +209,11 @@ extension BoundPredicate {
             case .compare(let ordering, let operand, let options):
                 guard let value = Self.prepared(value, options) else { return false }
                 return ordering.holds(StoreValue.compare(value, operand))
+            case .distinct(let operand, let options):
+                guard let value = Self.prepared(value, options) else { return true }
+                return StoreValue.compare(value, operand) != 0
+            case .never:
+                return false
             case .oneOf(let values, let includesNull, let options):
                 if value.isNull { return includesNull }
                 guard let value = Self.prepared(value, options) else { return false }
@@ -213,201 +242,14 @@ extension BoundPredicate {
     }
 }
 
-/// Types a parsed predicate against an entity.
-package struct PredicateBinder {
-    package let entity: EntityDescription
-    package let format: String
-    /// The store's entities by name, for key paths.
-    package let entities: [String: EntityDescription]
-    private let columns: [String: Int]
+/// `SELF == %@`, `SELF != %@`, `SELF IN %@`: whether the object's ID is one of `primaryKeys`
+/// (IDs of the predicate's entity; an ID of another entity or a nil matches no object).
+package struct IdentityTest: Sendable {
+    package let primaryKeys: [Int64]
+    /// `!=`: the object is none of them.
+    package let negated: Bool
 
-    package init(entity: EntityDescription, format: String, entities: [String: EntityDescription] = [:]) {
-        self.entity = entity
-        self.format = format
-        self.entities = entities
-        var columns: [String: Int] = [:]
-        for (index, attribute) in entity.attributes.enumerated() where columns[attribute.name] == nil {
-            columns[attribute.name] = index
-        }
-        self.columns = columns
-    }
-
-    package func error(_ message: String, at offset: Int) -> FetchPredicateError {
-        FetchPredicateError(message: message, offset: offset, format: format)
-    }
-
-    package mutating func bind(_ expression: PredicateExpression) throws(FetchPredicateError) -> BoundPredicate.Node {
-        switch expression {
-        case .constant(let value):
-            return .constant(value)
-        case .not(let operand):
-            // NOT NOT x is x (the logic is two-valued); fewer levels keep the SQL shallow.
-            let bound = try bind(operand)
-            if case .not(let inner) = bound { return inner }
-            return .not(bound)
-        case .and(let terms):
-            var bound: [BoundPredicate.Node] = []
-            for term in terms {
-                // (a AND b) AND c is one chain.
-                switch try bind(term) {
-                case .and(let inner): bound.append(contentsOf: inner)
-                case let other: bound.append(other)
-                }
-            }
-            return .and(bound)
-        case .or(let terms):
-            var bound: [BoundPredicate.Node] = []
-            for term in terms {
-                switch try bind(term) {
-                case .or(let inner): bound.append(contentsOf: inner)
-                case let other: bound.append(other)
-                }
-            }
-            return .or(bound)
-        case .comparison(let comparison):
-            if comparison.attribute.contains(".") || comparison.quantifier != nil { return try bindPath(comparison) }
-            return .test(try bind(comparison))
-        }
-    }
-
-    package func bind(_ comparison: PredicateComparison) throws(FetchPredicateError) -> BoundPredicate.Test {
-        guard let column = columns[comparison.attribute] else {
-            throw error("unknown attribute '\(comparison.attribute)' of \(entity.name)", at: comparison.attributeOffset)
-        }
-        let attribute = entity.attributes[column]
-        let options = comparison.options
-        let comparator = comparison.comparator
-        if !options.isEmpty, attribute.type != .string {
-            throw error(
-                "\(options.spelling) applies only to string attributes, but '\(attribute.name)' of \(entity.name) is \(attribute.type.phrase)",
-                at: comparison.comparatorOffset)
-        }
-        func test(_ kind: BoundPredicate.Test.Kind) -> BoundPredicate.Test {
-            BoundPredicate.Test(attribute: attribute.name, column: column, kind: kind)
-        }
-
-        switch (comparator, comparison.rightSide) {
-        case (.in, .list(let elements, _)):
-            var values: [StoreValue] = []
-            var includesNull = false
-            for element in elements {
-                let value = try storeValue(element, for: attribute, options: options)
-                if value.isNull { includesNull = true } else { values.append(value) }
-            }
-            return test(.oneOf(values, includesNull: includesNull, options))
-        case (.between, .list(let elements, let offset)):
-            guard elements.count == 2 else {
-                throw error("BETWEEN needs exactly two values {low, high}, found \(elements.count)", at: offset)
-            }
-            var bounds: [StoreValue] = []
-            for element in elements {
-                let value = try storeValue(element, for: attribute, options: options)
-                if value.isNull { throw error("BETWEEN cannot take NIL as a bound", at: element.offset) }
-                bounds.append(value)
-            }
-            return test(.between(bounds[0], bounds[1], options))
-        case (.in, .value(let operand)), (.between, .value(let operand)):
-            throw error(
-                "\(comparator.spelling) needs a list {…} or an array argument, found \(operand.value.phrase)",
-                at: operand.offset)
-        case (_, .list(_, let offset)):
-            throw error("a list can only be used with IN or BETWEEN, not \(comparator.spelling)", at: offset)
-        case (.beginsWith, .value(let operand)), (.endsWith, .value(let operand)), (.contains, .value(let operand)),
-            (.like, .value(let operand)):
-            guard attribute.type == .string else {
-                throw error(
-                    "\(comparator.spelling) needs a string attribute, but '\(attribute.name)' of \(entity.name) is \(attribute.type.phrase)",
-                    at: comparison.comparatorOffset)
-            }
-            guard case .string(let string) = operand.value else {
-                throw error("\(comparator.spelling) needs a string, found \(operand.value.phrase)", at: operand.offset)
-            }
-            switch comparator {
-            case .beginsWith: return test(.string(.beginsWith, string, options))
-            case .endsWith: return test(.string(.endsWith, string, options))
-            case .contains: return test(.string(.contains, string, options))
-            default: return test(.like(string, options))
-            }
-        case (_, .value(let operand)):
-            let value = try storeValue(operand, for: attribute, options: options)
-            let ordering: BoundPredicate.Ordering
-            switch comparator {
-            case .equal: ordering = .equal
-            case .notEqual: ordering = .notEqual
-            case .less: ordering = .less
-            case .lessOrEqual: ordering = .lessOrEqual
-            case .greater: ordering = .greater
-            default: ordering = .greaterOrEqual
-            }
-            if value.isNull {
-                switch ordering {
-                case .equal: return test(.isNull(true))
-                case .notEqual: return test(.isNull(false))
-                default: throw error("NIL can only be compared with == or !=", at: operand.offset)
-                }
-            }
-            return test(.compare(ordering, value, options))
-        }
-    }
-
-    /// The store's representation of a literal compared with `attribute`
-    /// (folded for the options), `.null` for NIL.
-    private func storeValue(
-        _ operand: PredicateOperand, for attribute: AttributeDescription, options: PredicateStringOptions
-    ) throws(FetchPredicateError) -> StoreValue {
-        let converted: StoreValue?
-        switch (attribute.type, operand.value) {
-        case (_, .null): converted = .null
-        case (_, .list): throw error("a list cannot contain a list", at: operand.offset)
-        case (_, .double(let double)) where double.isNaN, (_, .date(let double)) where double.isNaN:
-            throw error("NaN cannot be compared with '\(attribute.name)'", at: operand.offset)
-        case (.string, .string(let string)), (.json, .string(let string)): converted = .text(PredicateFunctions.fold(string, options))
-        case (.integer, .integer(let int)), (.double, .integer(let int)), (.date, .integer(let int)):
-            converted = .integer(int)
-        case (.integer, .double(let double)), (.double, .double(let double)), (.date, .double(let double)),
-            (.date, .date(let double)):
-            converted = .real(double)
-        case (.boolean, .bool(let bool)): converted = .integer(bool ? 1 : 0)
-        case (.boolean, .integer(let int)) where int == 0 || int == 1: converted = .integer(int)
-        case (.date, .string(let string)):
-            guard let seconds = ISODate.seconds(from: string) else {
-                throw error(
-                    "'\(string)' is not an ISO-8601 date (like 2024-05-01T06:30:00Z or 2024-05-01) for date attribute '\(attribute.name)' of \(entity.name)",
-                    at: operand.offset)
-            }
-            converted = .real(seconds)
-        default: converted = nil
-        }
-        guard let converted else {
-            throw error(
-                "attribute '\(attribute.name)' of \(entity.name) is \(attribute.type.phrase): expected \(attribute.type.expectedLiteral), found \(operand.value.phrase)",
-                at: operand.offset)
-        }
-        return converted
-    }
-}
-
-extension AttributeType {
-    /// The type with its article, for error messages.
-    fileprivate var phrase: String {
-        switch self {
-        case .string: "a string"
-        case .integer: "an integer"
-        case .double: "a double"
-        case .boolean: "a boolean"
-        case .date: "a date"
-        case .json: "a JSON text"
-        }
-    }
-
-    /// The literals an attribute of this type compares with, for error messages.
-    fileprivate var expectedLiteral: String {
-        switch self {
-        case .string: "a quoted string"
-        case .integer, .double: "a number"
-        case .boolean: "TRUE, FALSE, YES, NO, 0 or 1"
-        case .date: "an ISO-8601 date string, Unix seconds or a Date"
-        case .json: "a quoted string (the compact JSON text)"
-        }
+    package func evaluate(_ primaryKey: Int64) -> Bool {
+        primaryKeys.contains(primaryKey) != negated
     }
 }

@@ -18,10 +18,18 @@ import Foundation
 /// FetchPredicate(format: "rating >= %@ AND location CONTAINS[c] %@", 3, "beach")
 /// ```
 ///
-/// A null attribute matches only `== NIL` and `!= NIL`: any other comparison
-/// with it is false (so `NOT (x == 5)` is true when `x` is null). Strings
-/// compare by their UTF-8 bytes. A predicate is a value; it crosses queues freely.
+/// Nil means what it means to NSPredicate (Store guarantees 63, README "What nil means in a
+/// predicate"): `x == NIL` is true where `x` is nil, `x != 5` is true where `x` is nil, an
+/// ordering comparison (`<`, `BETWEEN`) or a string operator with nil is false, and a key
+/// path through a nil to-one reads nil. `SELF == %@` and `SELF IN %@` compare the object
+/// itself with objects or object IDs. Strings compare by their UTF-8 bytes. The same
+/// predicate gives the same answer in SQL, in memory for unsaved objects, and on every
+/// store. (`nilMatching` can choose the older rule pipeline files of versions 1–3 keep.)
+/// A predicate is a value; it crosses queues freely.
 public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
+    /// What a comparison with nil means (`NilMatching`): NSPredicate's meaning unless
+    /// changed. Part of the predicate's value (`==` and `hash` include it).
+    public var nilMatching: NilMatching = .nsPredicate
     /// The format the predicate was created with.
     public let format: String
     /// The arguments for the format's placeholders, converted when the predicate was created.
@@ -31,7 +39,8 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
 
     /// Creates a predicate from a format and the arguments for its `%@`
     /// placeholders, in order: `String`, any integer type, `Double`, `Float`,
-    /// `Bool`, `Date`, nil, or an array of those for `IN` and `BETWEEN`.
+    /// `Bool`, `Date`, nil, an object (`ManagedObject`, a typed `@Entity` object) or an
+    /// `ObjectID`, or an array or `Set` of those for `IN` and `BETWEEN`.
     ///
     /// Never traps: the format is parsed here, and a malformed one or an unusable argument
     /// is kept in `formatError` and thrown by `validate(against:)` (and so by the fetch
@@ -94,20 +103,47 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     /// The predicate typed against `entity`, ready to compile to SQL or evaluate in memory.
     package func bind(to entity: EntityDescription, entities: [String: EntityDescription] = [:]) throws(FetchPredicateError) -> BoundPredicate {
         switch parsed {
-        case .success(let expression): try BoundPredicate(expression: expression, entity: entity, format: format, entities: entities)
+        case .success(let expression):
+            try BoundPredicate(expression: expression, entity: entity, format: format, entities: entities, nilMatching: nilMatching)
         case .failure(let error): throw error
         }
     }
 
-    /// Two predicates are equal when their formats and arguments are.
-    public static func == (lhs: FetchPredicate, rhs: FetchPredicate) -> Bool {
-        lhs.format == rhs.format && lhs.arguments == rhs.arguments
+    /// The same predicate with `nilMatching` set to `rule`.
+    public func nilMatching(_ rule: NilMatching) -> FetchPredicate {
+        var predicate = self
+        predicate.nilMatching = rule
+        return predicate
     }
 
-    /// Hashes the format and the arguments.
+    /// Two predicates are equal when their formats, arguments and nil rules are.
+    public static func == (lhs: FetchPredicate, rhs: FetchPredicate) -> Bool {
+        lhs.format == rhs.format && lhs.arguments == rhs.arguments && lhs.nilMatching == rhs.nilMatching
+    }
+
+    /// Hashes the format, the arguments and the nil rule.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(format)
         hasher.combine(arguments)
+        hasher.combine(nilMatching)
+    }
+}
+
+extension FetchPredicate {
+    /// What a comparison with nil (an attribute that is nil, a key path through a nil to-one,
+    /// a `NIL` or nil argument) means.
+    public enum NilMatching: Sendable, Hashable {
+        /// NSPredicate's meaning, the default: `nil == nil` is true, `x != value` is true
+        /// where `x` is nil, an ordering comparison, `BETWEEN` or a string operator with nil
+        /// is false (so its `NOT` is true), and a key path through a nil to-one reads nil —
+        /// `spot.name != 'x'` and `spot.name == NIL` hold for an object without a spot, and
+        /// a to-many behind a nil to-one has no members.
+        case nsPredicate
+        /// The rule of pipeline files of versions 1–3: a nil attribute matches only `== NIL`
+        /// and `!= NIL` (and `IN` a list holding `NIL`), every other comparison with it is
+        /// false (`x != 5` too), a key path through a nil to-one matches nothing, and an
+        /// ordering comparison, `BETWEEN` bound or string operator with `NIL` is an error.
+        case onlyNilTests
     }
 }
 
@@ -158,9 +194,15 @@ extension PredicateValue {
         case let double as Double: self = .double(double)
         case let float as Float: self = .double(Double(float))
         case let date as Date: self = .date(date.timeIntervalSince1970)
-        case let object as any PredicateObjectArgument: self = .integer(object.predicateObjectID.primaryKey)
-        case let id as ObjectID: self = .integer(id.primaryKey)
+        case let object as any PredicateObjectArgument:
+            if let id = object.predicateObjectID {
+                self = .object(id)
+            } else {
+                self = .unsupported("a \(type(of: object)) that is in no context (it has no object ID yet)")
+            }
+        case let id as ObjectID: self = .object(id)
         case let array as [Any?]: self = .list(array.map(PredicateValue.init(argument:)))
+        case let set as any PredicateSetArgument: self = .list(set.predicateElements.map(PredicateValue.init(argument:)))
         default: self = .unsupported("a value of type \(type(of: argument)) (\(argument))")
         }
     }
@@ -175,8 +217,19 @@ extension Optional: PredicateOptional {
     fileprivate var isNilArgument: Bool { self == nil }
 }
 
-/// An object a predicate's argument can be (a `ManagedObject`): it stands for its ID.
-package protocol PredicateObjectArgument {
-    /// The ID the predicate compares.
-    var predicateObjectID: ObjectID { get }
+/// An object a predicate's `%@` can stand for — a `ManagedObject`, a typed `@Entity` object —
+/// which the predicate compares as its object ID (`SELF == %@`, `spot == %@`, `SELF IN %@`).
+public protocol PredicateObjectArgument {
+    /// The ID the predicate compares; nil for an object that has none yet (a typed object
+    /// not inserted into a context), which a predicate cannot use.
+    var predicateObjectID: ObjectID? { get }
+}
+
+/// Lets `PredicateValue(argument:)` take a `Set` (of objects, IDs or values) as a list.
+private protocol PredicateSetArgument {
+    var predicateElements: [Any?] { get }
+}
+
+extension Set: PredicateSetArgument {
+    fileprivate var predicateElements: [Any?] { map { $0 } }
 }

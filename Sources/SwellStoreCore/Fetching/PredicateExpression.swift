@@ -8,6 +8,9 @@ package enum PredicateValue: Sendable, Hashable {
     /// A `Date` argument, as Unix seconds.
     case date(Double)
     case null
+    /// An object (a `ManagedObject`, a typed entity object) or an `ObjectID` argument: it
+    /// compares with `SELF` and with to-one relationships as its ID.
+    case object(ObjectID)
     /// An array argument, for `IN %@` and `BETWEEN %@`.
     case list([PredicateValue])
     /// An argument of a type predicates cannot use, described for the error.
@@ -22,6 +25,7 @@ package enum PredicateValue: Sendable, Hashable {
         case .bool(let bool): bool ? "TRUE" : "FALSE"
         case .date: "a Date"
         case .null: "NIL"
+        case .object(let id): "the \(id.entityName) object \(id)"
         case .list: "a list"
         case .unsupported(let description): description
         }
@@ -77,13 +81,13 @@ package enum PredicateComparator: Sendable, Hashable {
     }
 }
 
-/// One comparison of an attribute with a value or a list, normalised so the
-/// attribute is on the left.
 /// `ANY`/`SOME`, `ALL` or `NONE` before a key path through a to-many.
 package enum PredicateQuantifier: String, Sendable, Hashable {
     case any, all, none
 }
 
+/// One comparison of an attribute with a value or a list, normalised so the
+/// attribute is on the left.
 package struct PredicateComparison: Sendable, Hashable {
     /// An attribute, or a key path through relationships (`spot.name`, `tags.@count`).
     package var attribute: String
@@ -94,6 +98,8 @@ package struct PredicateComparison: Sendable, Hashable {
     package var rightSide: PredicateRightSide
     /// The quantifier written before the key path, if any.
     package var quantifier: PredicateQuantifier? = nil
+    /// Whether the left side is `SELF`, the object itself (`attribute` is then "SELF").
+    package var isSelf = false
 }
 
 /// A parsed predicate. `AND` and `OR` chains are flat lists, so depth grows

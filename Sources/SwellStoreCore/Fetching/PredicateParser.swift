@@ -127,7 +127,8 @@ package struct PredicateParser {
 
     /// One side of a comparison, before the sides are normalised.
     private enum Side {
-        case attribute(String, offset: Int)
+        /// An attribute or key path; `SELF` (unescaped) is the object itself.
+        case attribute(String, offset: Int, isSelf: Bool)
         case value(PredicateOperand)
         case list([PredicateOperand], offset: Int)
     }
@@ -155,16 +156,17 @@ package struct PredicateParser {
         let right = try parseSide(expecting: "a value after \(comparator.spelling)")
 
         switch (left, right) {
-        case (.attribute(let name, let offset), .value(let operand)):
-            return comparison(name, offset, comparator, comparatorOffset, options, .value(operand), quantifier)
-        case (.attribute(let name, let offset), .list(let elements, let listOffset)):
-            return comparison(name, offset, comparator, comparatorOffset, options, .list(elements, offset: listOffset), quantifier)
-        case (.value(let operand), .attribute(let name, let offset)):
+        case (.attribute(let name, let offset, let isSelf), .value(let operand)):
+            return comparison(name, offset, comparator, comparatorOffset, options, .value(operand), quantifier, isSelf: isSelf)
+        case (.attribute(let name, let offset, let isSelf), .list(let elements, let listOffset)):
+            return comparison(name, offset, comparator, comparatorOffset, options, .list(elements, offset: listOffset), quantifier,
+                              isSelf: isSelf)
+        case (.value(let operand), .attribute(let name, let offset, let isSelf)):
             guard let flipped = comparator.flipped else {
                 throw error("the left side of \(comparator.spelling) must be an attribute, found \(operand.value.phrase)", at: operand.offset)
             }
-            return comparison(name, offset, flipped, comparatorOffset, options, .value(operand), quantifier)
-        case (.attribute, .attribute(let name, let offset)):
+            return comparison(name, offset, flipped, comparatorOffset, options, .value(operand), quantifier, isSelf: isSelf)
+        case (.attribute, .attribute(let name, let offset, _)):
             throw error("expected a value on the right of \(comparator.spelling), found the attribute '\(name)' (comparing two attributes is not supported)", at: offset)
         case (.list(_, let offset), _):
             throw error("a list can only be on the right of IN or BETWEEN", at: offset)
@@ -175,12 +177,14 @@ package struct PredicateParser {
 
     private func comparison(
         _ attribute: String, _ attributeOffset: Int, _ comparator: PredicateComparator, _ comparatorOffset: Int,
-        _ options: PredicateStringOptions, _ rightSide: PredicateRightSide, _ quantifier: PredicateQuantifier? = nil
+        _ options: PredicateStringOptions, _ rightSide: PredicateRightSide, _ quantifier: PredicateQuantifier? = nil,
+        isSelf: Bool = false
     ) -> PredicateExpression {
         .comparison(
             PredicateComparison(
                 attribute: attribute, attributeOffset: attributeOffset, comparator: comparator,
-                comparatorOffset: comparatorOffset, options: options, rightSide: rightSide, quantifier: quantifier))
+                comparatorOffset: comparatorOffset, options: options, rightSide: rightSide, quantifier: quantifier,
+                isSelf: isSelf))
     }
 
     private mutating func parseComparator(after left: Side) throws(FetchPredicateError) -> PredicateComparator {
@@ -219,7 +223,7 @@ package struct PredicateParser {
 
     private func describe(_ side: Side) -> String {
         switch side {
-        case .attribute(let name, _): "'\(name)'"
+        case .attribute(let name, _, _): "'\(name)'"
         case .value(let operand): operand.value.phrase
         case .list: "a list"
         }
@@ -237,17 +241,22 @@ package struct PredicateParser {
                 throw error("expected \(expected), found \(token.phrase)", at: token.offset)
             }
             advance()
-            return .attribute(name, offset: token.offset)
+            // `SELF` is the object; `SELF.name` is its `name`, as in NSPredicate (`#SELF` names an attribute).
+            if name.uppercased() == "SELF" { return .attribute("SELF", offset: token.offset, isSelf: true) }
+            if name.prefix(5).uppercased() == "SELF.", name.count > 5 {
+                return .attribute(String(name.dropFirst(5)), offset: token.offset, isSelf: false)
+            }
+            return .attribute(name, offset: token.offset, isSelf: false)
         case .identifier(let name, escaped: true):
             advance()
-            return .attribute(name, offset: token.offset)
+            return .attribute(name, offset: token.offset, isSelf: false)
         case .placeholder("K"):
             let argument = try takeArgument(at: token.offset)
             guard case .string(let name) = argument else {
                 throw error("%K needs an attribute name (a String) as its argument, found \(argument.phrase)", at: token.offset)
             }
             advance()
-            return .attribute(name, offset: token.offset)
+            return .attribute(name, offset: token.offset, isSelf: false)
         case .symbol("{"):
             return try parseList()
         default:
@@ -303,7 +312,7 @@ package struct PredicateParser {
             value = try takeArgument(at: token.offset)
             if case .unsupported(let description) = value {
                 throw error(
-                    "the argument for %@ is \(description); use a String, an integer, a Double, a Float, a Bool, a Date, nil or an array of them",
+                    "the argument for %@ is \(description); use a String, an integer, a Double, a Float, a Bool, a Date, nil, an object, an ObjectID or an array or Set of them",
                     at: token.offset)
             }
         case .placeholder("d"):

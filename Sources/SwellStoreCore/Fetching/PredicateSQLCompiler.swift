@@ -11,6 +11,11 @@ package protocol PredicateSQLDialect {
     func constant(_ value: Bool) -> String
     /// A boolean expression that is unknown (NULL) as false.
     func falseIfNull(_ test: String) -> String
+    /// Whether `lhs` is not `rhs`, a NULL being distinct from every value and not from NULL:
+    /// never unknown (`!=` with NSPredicate's nil).
+    func isDistinct(_ lhs: String, from rhs: String) -> String
+    /// The object ID of the row named `alias` of `entity`'s table, as an SQL expression.
+    func objectID(ofRow alias: String, entity: EntityDescription) -> String
     /// A row's object ID column.
     var primaryKeyColumn: String { get }
     /// A column's value as predicates compare it (the store's values: `StoreValue`), from its quoted name.
@@ -39,6 +44,8 @@ package protocol PredicateStringSQLDialect: PredicateSQLDialect {
 extension PredicateSQLDialect {
     /// A store whose columns hold `StoreValue`s as they are (SQLite) compares the column itself.
     package func value(ofColumn column: String, type: AttributeType) -> String { column }
+    /// The row's primary key column, for a store that keeps every object's ID there.
+    package func objectID(ofRow alias: String, entity: EntityDescription) -> String { "\(alias).\(primaryKeyColumn)" }
 }
 
 /// Quotes an identifier for SQL: `"name"`, with inner quotes doubled.
@@ -76,6 +83,12 @@ package struct PredicateSQLCompiler<Dialect: PredicateSQLDialect> {
         case .and(let terms): return Self.join(terms.map { compile($0, entity: entity, outer: outer, depth: depth) }, by: "AND")
         case .or(let terms): return Self.join(terms.map { compile($0, entity: entity, outer: outer, depth: depth) }, by: "OR")
         case .path(let path): return compile(path, outer: outer, depth: depth)
+        case .identity(let identity):
+            guard !identity.primaryKeys.isEmpty else { return dialect.constant(identity.negated) }
+            let id = dialect.objectID(ofRow: outer, entity: entity)
+            let keys = identity.primaryKeys.map { argument(.integer($0)) }
+            let test = keys.count == 1 ? "(\(id) = \(keys[0]))" : "(\(id) IN (\(keys.joined(separator: ", "))))"
+            return identity.negated ? "NOT \(test)" : test
         }
     }
 
@@ -107,6 +120,13 @@ package struct PredicateSQLCompiler<Dialect: PredicateSQLDialect> {
         case .compare(let ordering, let operand, let options):
             let placeholder = argument(operand)
             return guarded(options) { "\($0) \(ordering.sql) \(placeholder)" }
+        case .distinct(let operand, let options):
+            // Only here does a null column change the answer of a comparison with a value, so
+            // only here the null-safe form (`=`, `<`… stay plain, and their indexes serve them).
+            let placeholder = argument(operand)
+            return "(\(dialect.isDistinct(options.isEmpty ? column : strings.folded(column, options), from: placeholder)))"
+        case .never:
+            return dialect.constant(false)
         case .oneOf(let values, let includesNull, let options):
             let placeholders = values.map { argument($0) }.joined(separator: ", ")
             let inList = values.isEmpty ? dialect.constant(false) : guarded(options) { "\($0) IN (\(placeholders))" }
@@ -128,6 +148,8 @@ package struct PredicateSQLCompiler<Dialect: PredicateSQLDialect> {
         let from = "FROM \(table) AS \(alias) WHERE \(linkCondition(path.link, alias: alias, outer: outer))"
         let inner = path.inner.map { compile($0, entity: path.link.destination, outer: alias, depth: depth + 1) } ?? dialect.constant(true)
         switch path.quantifier {
+        // No destination: the inner test on a nil object, worked out when the predicate was bound.
+        case .one where path.whenMissing: return "(NOT EXISTS (SELECT 1 \(from)) OR EXISTS (SELECT 1 \(from) AND \(inner)))"
         case .one, .any: return "EXISTS (SELECT 1 \(from) AND \(inner))"
         case .all: return "NOT EXISTS (SELECT 1 \(from) AND NOT \(inner))"
         case .none: return "NOT EXISTS (SELECT 1 \(from) AND \(inner))"
