@@ -45,6 +45,7 @@ extension ManagedObjectContext {
     }
 
     func insert(_ object: ManagedObject) {
+        noteEventEdit(of: object)
         register(object)
         retained[object.objectID] = object
         level.withLock { level in
@@ -61,6 +62,7 @@ extension ManagedObjectContext {
     public func delete(_ object: ManagedObject) {
         assertOnQueue("delete a \(object.entity.name)")
         guard object.managedObjectContext === self else { return }
+        noteEventEdit()
         let id = object.objectID
         let undoManager = recordingUndoManager
         let before = undoManager == nil ? nil : level.withLock { $0.row(id) }
@@ -84,6 +86,7 @@ extension ManagedObjectContext {
     }
 
     func recordChange(of object: ManagedObject, attribute index: Int, to value: StoreValue) {
+        noteEventEdit(of: object)
         let id = object.objectID
         let entity = object.entity
         let keyIndices = entity.uniquenessConstraint.compactMap { object.attributeIndex[$0] }

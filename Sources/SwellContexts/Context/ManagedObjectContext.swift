@@ -87,6 +87,18 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     var undoManagerStorage: UndoManager?
     /// Whether `undoManager` is set: read off the queue by `perform`, to close event groups only then.
     private let hasUndoManager = Atomic<Bool>(false)
+    /// Whether something waits for the end of each event (a controller, `changedValuesForCurrentEvent()`):
+    /// read off the queue by `perform`, so a context without either pays nothing (`+Events`).
+    let followsEvents = Atomic<Bool>(false)
+    /// The same, confined to the queue: read by every edit.
+    var eventFollowers = EventFollowers()
+    /// Whether the end of the current event is scheduled on the queue (a main-queue turn's end).
+    var eventEndScheduled = false
+    /// Each object's values before its first change in the current event, once
+    /// `changedValuesForCurrentEvent()` was asked for on this context.
+    var eventBaseValues: [ObjectID: [StoreValue]] = [:]
+    /// `shouldDeleteInaccessibleFaults`.
+    let deletesInaccessibleFaults = Atomic<Bool>(true)
 
     /// Creates a context on a private queue or the main queue. Give it a
     /// `persistentStoreCoordinator` (a root context) or a `parent` before use.
@@ -267,21 +279,29 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     // MARK: Queue
 
-    /// Runs `block` on the context's queue later and returns at once.
+    /// Whether the end of a block is the end of an event someone waits for (an undo group to
+    /// close, controllers to tell): read off the queue.
+    private var endsEvents: Bool {
+        hasUndoManager.load(ordering: .relaxed) || followsEvents.load(ordering: .relaxed)
+    }
+
+    /// Runs `block` on the context's queue later and returns at once. The block is one event:
+    /// at its end its undo group closes and fetched results controllers report its changes.
     public func perform(_ block: @escaping @Sendable () -> Void) {
-        guard hasUndoManager.load(ordering: .relaxed) else { return queue.async(block) }
+        guard endsEvents else { return queue.async(block) }
         queue.async {
             block()
-            self.closeUndoEventGroup()
+            self.endEvent()
         }
     }
 
     /// Runs `block` on the context's queue and returns after it ran. Re-entrant:
-    /// called on the context's queue, it runs the block at once.
+    /// called on the context's queue, it runs the block at once (as part of the running event).
+    /// Otherwise the block is one event, ended before this returns.
     public func performAndWait<T, E: Error>(_ block: () throws(E) -> T) throws(E) -> T {
-        guard hasUndoManager.load(ordering: .relaxed), !queue.isCurrent else { return try queue.sync(block) }
+        guard endsEvents, !queue.isCurrent else { return try queue.sync(block) }
         return try queue.sync { () throws(E) -> T in
-            defer { closeUndoEventGroup() }
+            defer { endEvent() }
             return try block()
         }
     }
@@ -293,7 +313,7 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         if schedule == .immediate, queue.isCurrent { return try block() }
         let result: Result<T, E> = await withCheckedContinuation { continuation in
             queue.async {
-                defer { if self.hasUndoManager.load(ordering: .relaxed) { self.closeUndoEventGroup() } }
+                defer { if self.endsEvents { self.endEvent() } }
                 do throws(E) { continuation.resume(returning: .success(try block())) } catch {
                     continuation.resume(returning: .failure(error))
                 }
