@@ -25,10 +25,13 @@ struct FetchedResultsDiff {
         case move(ObjectID, from: IndexPath, to: IndexPath)
         case update(ObjectID, at: IndexPath)
 
-        /// The index path it is ordered by: the old one, or the new one for an insert.
-        var sortPath: IndexPath {
+        /// The index path it is ordered by (the old one, or the new one for an insert), then its kind.
+        var order: (IndexPath, Int) {
             switch self {
-            case .delete(_, let path), .insert(_, let path), .update(_, let path), .move(_, let path, _): path
+            case .delete(_, let path): (path, 0)
+            case .move(_, let path, _): (path, 1)
+            case .update(_, let path): (path, 2)
+            case .insert(_, let path): (path, 3)
             }
         }
     }
@@ -37,7 +40,7 @@ struct FetchedResultsDiff {
     private(set) var deletedSections: [Int] = []
     /// New section indices inserted, ascending.
     private(set) var insertedSections: [Int] = []
-    /// Row changes, by `sortPath` (deletes, moves and updates by the old path, inserts by the new).
+    /// Row changes, by `order` (deletes, moves and updates by the old path, inserts by the new).
     private(set) var rows: [RowChange] = []
 
     var isEmpty: Bool { deletedSections.isEmpty && insertedSections.isEmpty && rows.isEmpty }
@@ -92,7 +95,7 @@ struct FetchedResultsDiff {
         for (id, path) in oldPath where !present.contains(id) {
             changes.append(.delete(id, at: path))
         }
-        rows = changes.sorted { $0.sortPath < $1.sortPath }
+        rows = changes.sorted { $0.order < $1.order }
     }
 
     /// The positions in `values` of one longest strictly increasing subsequence (patience

@@ -307,16 +307,19 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     }
 
     /// Runs `block` on the context's queue and returns its result, or throws its error.
-    /// Return object IDs or value snapshots, not managed objects.
+    /// Return object IDs or value snapshots, not managed objects. Enqueued, the block is one
+    /// event, ended before this returns; run at once (already on the queue), it is part of the
+    /// running one.
     public func perform<T: Sendable, E: Error>(schedule: ScheduledTaskType = .immediate,
                                                _ block: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
         if schedule == .immediate, queue.isCurrent { return try block() }
         let result: Result<T, E> = await withCheckedContinuation { continuation in
             queue.async {
-                defer { if self.endsEvents { self.endEvent() } }
-                do throws(E) { continuation.resume(returning: .success(try block())) } catch {
-                    continuation.resume(returning: .failure(error))
-                }
+                let result: Result<T, E>
+                do throws(E) { result = .success(try block()) } catch { result = .failure(error) }
+                // The event ends before the caller goes on: its controllers have reported.
+                if self.endsEvents { self.endEvent() }
+                continuation.resume(returning: result)
             }
         }
         return try result.get()
