@@ -12,7 +12,10 @@ extension ManagedObjectContext {
         return Set(registry.values.compactMap(\.object))
     }
 
-    func registeredObject(for id: ObjectID) -> ManagedObject? {
+    /// The object this context has registered for `id` (handed out and still alive, or kept
+    /// with unsaved changes), or nil: never reads the store or makes an object (Core Data's
+    /// `registeredObject(for:)`). Call it on the context's queue.
+    public func registeredObject(for id: ObjectID) -> ManagedObject? {
         registry[id]?.object
     }
 

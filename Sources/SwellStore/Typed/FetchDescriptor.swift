@@ -56,6 +56,14 @@ public struct FetchDescriptor<T: PersistentModel>: @unchecked Sendable {
     }
 }
 
+extension PersistentModel {
+    /// A descriptor of every object of this class, to narrow and sort (the name Core Data
+    /// generates for a managed object subclass): `var request = JournalEntry.fetchRequest()`.
+    public static func fetchRequest() -> FetchDescriptor<Self> {
+        FetchDescriptor<Self>()
+    }
+}
+
 extension FetchedResultsController where ResultType: PersistentModel {
     /// A controller over the typed objects a descriptor matches (its predicate, sorts, limit and
     /// batch size), in sections by `sectionNameKeyPath` (a stored name or to-one key path such as
