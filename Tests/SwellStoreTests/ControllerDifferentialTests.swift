@@ -97,11 +97,27 @@ final class ReplayRecorder: FetchedResultsControllerDelegate, @unchecked Sendabl
         calls.append(.section(type, sectionInfo.name, sectionIndex))
     }
 
-    /// The layout `calls` turn `old` into, applied as a table view applies a batch of updates:
-    /// row deletes and move sources by their old index paths, then deleted sections (which must
-    /// be empty by then), then inserted sections and row inserts and move destinations by their
-    /// new index paths, ascending. Throws what cannot be applied.
+    /// The layout `calls` turn `old` into: each will-change … did-change batch in turn (an event
+    /// of the test may be two of the context's, as `saveToDisk()` after an edit).
     func replay(onto old: ControllerLayout) throws -> ControllerLayout {
+        var layout = old
+        var batch: [Call] = []
+        for call in calls {
+            if case .did = call {
+                layout = try Self.apply(batch, onto: layout)
+                batch = []
+            } else {
+                batch.append(call)
+            }
+        }
+        return batch.isEmpty ? layout : try Self.apply(batch, onto: layout)
+    }
+
+    /// The layout one batch of calls turns `old` into, applied as a table view applies a batch of
+    /// updates: row deletes and move sources by their old index paths, then deleted sections (which
+    /// must be empty by then), then inserted sections and row inserts and move destinations by their
+    /// new index paths, ascending. Throws what cannot be applied.
+    private static func apply(_ calls: [Call], onto old: ControllerLayout) throws -> ControllerLayout {
         var sections = old.rows.map { $0.map(Optional.some) }
         var deletedSections: Set<Int> = []
         var insertedSections: [(Int, String)] = []

@@ -17,9 +17,10 @@ import SwellStoreCore
 /// saves, and merges as they arrive; each between `controllerWillChangeContent` and
 /// `controllerDidChangeContent`. The controller then fetches again, so `fetchedObjects` is what
 /// `fetch` returns for its request at that moment, in the same order. A row it shows whose values
-/// changed is reported (an update, or a move when its index path changed); a change of a related
-/// object it does not show (say, `spot.name` of a shown entry) is reported only when it changes
-/// the sections or the order. A context without a controller pays nothing for this.
+/// changed is reported (an update, or a move when its index path changed), and so is every shown
+/// object a save or merge names as updated; a change of a related object it does not show (say,
+/// `spot.name` of a shown entry) is reported only when it changes the sections or the order. A
+/// context without a controller pays nothing for this.
 ///
 /// Sections group the results by `sectionNameKeyPath` — an attribute, or a key path
 /// through to-one relationships such as `author.name` (`ManagedObject.value(forKeyPath:)`);
@@ -148,11 +149,13 @@ public final class FetchedResultsController<ResultType: FetchRequestResult>: Con
         let oldIDs = shownObjects.map(\.objectID)
         apply(objects)
         let diff = FetchedResultsDiff(from: oldLayout, to: shown) { id in
+            // What a save or merge names as updated is (a to-many inverse changes no value of its own).
+            if notified.contains(id) { return true }
             let before = oldValues[id]
             let after = shownValues[id]
             if let before, let after { return before != after }
-            // A fault on either side: changed when a save or merge said so, or edited here since.
-            return notified.contains(id) || (after != nil && context.registeredObject(for: id)?.isUpdated == true)
+            // A fault before: changed when edited here since.
+            return before == nil && after != nil && context.registeredObject(for: id)?.isUpdated == true
         }
         guard !diff.isEmpty, let delegate else { return }
         isReporting = true
