@@ -215,7 +215,7 @@ import Testing
 final class ChangeRecorder: FetchedResultsControllerDelegate, @unchecked Sendable {
     var changes: [String] = []
 
-    func controller(_ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: IndexPath?,
+    func controller(_ controller: FetchedResultsController<ManagedObject>, didChange object: ManagedObject, at indexPath: IndexPath?,
                     for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
         changes.append("\(type) \(object["id"] as? Int ?? -1)")
     }

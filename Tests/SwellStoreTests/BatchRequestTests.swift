@@ -633,7 +633,7 @@ final class LockedFlags: @unchecked Sendable {
 final class ChangeRecorder: FetchedResultsControllerDelegate, @unchecked Sendable {
     struct Change { var type: FetchedResultsChangeType; var indexPath: IndexPath?; var newIndexPath: IndexPath? }
     var changes: [Change] = []
-    nonisolated func controller(_ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: IndexPath?,
+    nonisolated func controller(_ controller: FetchedResultsController<ManagedObject>, didChange object: ManagedObject, at indexPath: IndexPath?,
                                 for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
         MainActor.assumeIsolated { changes.append(Change(type: type, indexPath: indexPath, newIndexPath: newIndexPath)) }
     }

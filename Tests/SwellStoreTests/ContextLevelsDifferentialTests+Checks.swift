@@ -63,7 +63,7 @@ extension LevelRun {
 
     /// The view context's controller after a save reached it: the books it sees, by ISBN, in
     /// sections by author name ("" without one) in the order they first appear.
-    private func controllerDifferences(_ controller: FetchedResultsController, _ visible: [Key: Row]) -> [String] {
+    private func controllerDifferences(_ controller: FetchedResultsController<ManagedObject>, _ visible: [Key: Row]) -> [String] {
         let books = visible.filter { $0.key.entity == "Book" }.sorted { Int($0.key.id)! < Int($1.key.id)! }
         var names: [String] = []
         for (_, row) in books {

@@ -84,7 +84,7 @@ final class LevelRun: @unchecked Sendable {
     private var nextKey = 1
     /// On the view context (used on its queue); `controllerCurrent`: a save that moved
     /// something reached the view context since its last own edit or the writer's.
-    var controller: FetchedResultsController?
+    var controller: FetchedResultsController<ManagedObject>?
     var controllerCurrent = false
 
     init(seed: UInt64, container: PersistentContainer) {

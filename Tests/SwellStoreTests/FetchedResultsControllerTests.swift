@@ -11,13 +11,13 @@ import SwellStore
     /// `@unchecked Sendable`: the controller calls it on the main queue only, where the test reads it.
     final class Recorder: FetchedResultsControllerDelegate, @unchecked Sendable {
         var events: [String] = []
-        func controllerWillChangeContent(_ controller: FetchedResultsController) { events.append("will") }
-        func controller(_ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: IndexPath?,
+        func controllerWillChangeContent(_ controller: FetchedResultsController<ManagedObject>) { events.append("will") }
+        func controller(_ controller: FetchedResultsController<ManagedObject>, didChange object: ManagedObject, at indexPath: IndexPath?,
                         for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
             func text(_ path: IndexPath?) -> String { path.map { "\($0.section).\($0.item)" } ?? "-" }
             events.append("\(type) \(object["id"]!) \(text(indexPath))->\(text(newIndexPath))")
         }
-        func controllerDidChangeContent(_ controller: FetchedResultsController) { events.append("did") }
+        func controllerDidChangeContent(_ controller: FetchedResultsController<ManagedObject>) { events.append("did") }
     }
 
     @Test @MainActor func sectionsGroupResultsAndChangesAreReportedBetweenWillAndDid() async throws {

@@ -11,12 +11,12 @@ struct RelationshipControllerTests {
     /// `@unchecked Sendable`: the controller calls it on the main queue only, where the test reads it.
     final class Recorder: FetchedResultsControllerDelegate, @unchecked Sendable {
         var events: [String] = []
-        func controllerWillChangeContent(_ controller: FetchedResultsController) {}
-        func controller(_ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: IndexPath?,
+        func controllerWillChangeContent(_ controller: FetchedResultsController<ManagedObject>) {}
+        func controller(_ controller: FetchedResultsController<ManagedObject>, didChange object: ManagedObject, at indexPath: IndexPath?,
                         for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
             events.append("\(type) \(object["name"] ?? "?")")
         }
-        func controllerDidChangeContent(_ controller: FetchedResultsController) {}
+        func controllerDidChangeContent(_ controller: FetchedResultsController<ManagedObject>) {}
     }
 
     @Test("a spot whose entries changed in a child's save is reported as an update")

@@ -131,8 +131,8 @@ final class HeldObject: @unchecked Sendable {
 /// A fetched results controller carried between its context's blocks.
 /// `@unchecked Sendable`: the controller is used only on its context's queue; the box only carries it between that queue's blocks.
 final class ControllerBox: @unchecked Sendable {
-    let controller: FetchedResultsController
-    init(_ controller: FetchedResultsController) { self.controller = controller }
+    let controller: FetchedResultsController<ManagedObject>
+    init(_ controller: FetchedResultsController<ManagedObject>) { self.controller = controller }
 }
 
 /// Records the title an updated object shows when the controller reports it.
@@ -142,7 +142,7 @@ final class ChangeTitles: FetchedResultsControllerDelegate, @unchecked Sendable 
     private var recorded: [String?] = []
     var titles: [String?] { lock.withLock { recorded } }
 
-    func controller(_ controller: FetchedResultsController, didChange object: ManagedObject, at indexPath: IndexPath?,
+    func controller(_ controller: FetchedResultsController<ManagedObject>, didChange object: ManagedObject, at indexPath: IndexPath?,
                     for type: FetchedResultsChangeType, newIndexPath: IndexPath?) {
         let title = object["title"] as? String
         lock.withLock { recorded.append(title) }

@@ -260,7 +260,7 @@ extension TypedEntityTests {
                 fetchDescriptor: FetchDescriptor<JournalEntry>(predicate: #Predicate { $0.rating == 4 }, sortBy: [SortDescriptor(\.id)]),
                 managedObjectContext: context)
             try controller.performFetch()
-            let fetched = controller.fetchedObjects?.compactMap { $0.model(as: JournalEntry.self) }
+            let fetched = controller.fetchedObjects
             #expect(fetched?.map(\.id) == [4, 9, 14, 19, 24, 29, 34, 39, 44, 49])
             #expect(fetched?.first === entries[4], "the controller's objects are the context's typed objects")
         }

@@ -15,8 +15,8 @@ import Testing
     final class FailureRecorder: FetchedResultsControllerDelegate, @unchecked Sendable {
         var failures: [any Error] = []
         var changes = 0
-        func controllerDidChangeContent(_ controller: FetchedResultsController) { changes += 1 }
-        func controller(_ controller: FetchedResultsController, didFailToUpdateWith error: any Error) { failures.append(error) }
+        func controllerDidChangeContent(_ controller: FetchedResultsController<ManagedObject>) { changes += 1 }
+        func controller(_ controller: FetchedResultsController<ManagedObject>, didFailToUpdateWith error: any Error) { failures.append(error) }
     }
 
     @Test func aBatchOfFaultsThatCannotBeReadIsLoggedAndStaysFaults() async throws {

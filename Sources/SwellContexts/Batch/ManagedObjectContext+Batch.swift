@@ -23,6 +23,7 @@ extension ManagedObjectContext {
     ///   `.typeMismatch`, `.unknownAttribute`, `.invalidPredicate`, `.invalidExpression`,
     ///   `.missingRequiredValue`, `.deleteDenied`, or the store's error; nothing is written then.
     @discardableResult
+    @available(*, noasync, message: "in async code use `try await execute(_:)`: it runs on the writer's queue without blocking the caller's")
     public func execute(_ request: any BatchRequest) throws -> BatchResult {
         assertOnQueue("execute a batch request")
         let root = rootContext

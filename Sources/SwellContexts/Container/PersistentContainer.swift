@@ -60,6 +60,24 @@ public final class PersistentContainer: Sendable {
         try persistentStoreCoordinator.addPersistentStore(at: storeURL, options: options)
     }
 
+    /// The container's store, as `loadPersistentStores(completionHandler:)` reports it.
+    public var persistentStoreDescriptions: [PersistentStoreDescription] {
+        [PersistentStoreDescription(url: storeURL, options: options)]
+    }
+
+    /// Opens the store as `loadPersistentStores()` does, and calls `completionHandler` once,
+    /// before returning, with the store's description and the error that stopped it (nil when
+    /// it opened): Core Data's shape, for code ported from it.
+    public func loadPersistentStores(completionHandler: (PersistentStoreDescription, (any Error)?) -> Void) {
+        let description = persistentStoreDescriptions[0]
+        do {
+            try loadPersistentStores()
+            completionHandler(description, nil)
+        } catch {
+            completionHandler(description, error)
+        }
+    }
+
     /// A new private-queue context, child of the view context. Save it to move
     /// its changes into the view context; then `saveToDisk()`.
     public func newBackgroundContext() -> ManagedObjectContext {

@@ -182,7 +182,7 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// A stored value as `value(forKey:)` gives it: a to-one column's as its destination object.
-    private func publicValue(_ value: StoreValue, at index: Int) -> Any? {
+    func publicValue(_ value: StoreValue, at index: Int) -> Any? {
         let attribute = entity.attributes[index]
         if let destination = attribute.destination { return destinationObject(value, entity: destination) }
         if let join = attribute.join, let context = managedObjectContext {

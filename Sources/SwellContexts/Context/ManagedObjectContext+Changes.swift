@@ -12,7 +12,10 @@ extension ManagedObjectContext {
         return Set(registry.values.compactMap(\.object))
     }
 
-    func registeredObject(for id: ObjectID) -> ManagedObject? {
+    /// The object this context has registered for `id` (handed out and still alive, or kept
+    /// with unsaved changes), or nil: never reads the store or makes an object (Core Data's
+    /// `registeredObject(for:)`). Call it on the context's queue.
+    public func registeredObject(for id: ObjectID) -> ManagedObject? {
         registry[id]?.object
     }
 
@@ -45,6 +48,7 @@ extension ManagedObjectContext {
     }
 
     func insert(_ object: ManagedObject) {
+        noteEventEdit(of: object)
         register(object)
         retained[object.objectID] = object
         level.withLock { level in
@@ -61,6 +65,7 @@ extension ManagedObjectContext {
     public func delete(_ object: ManagedObject) {
         assertOnQueue("delete a \(object.entity.name)")
         guard object.managedObjectContext === self else { return }
+        noteEventEdit()
         let id = object.objectID
         let undoManager = recordingUndoManager
         let before = undoManager == nil ? nil : level.withLock { $0.row(id) }
@@ -87,6 +92,7 @@ extension ManagedObjectContext {
     }
 
     func recordChange(of object: ManagedObject, attribute index: Int, to value: StoreValue) {
+        noteEventEdit(of: object)
         let id = object.objectID
         let entity = object.entity
         let keyIndices = entity.uniquenessConstraint.compactMap { object.attributeIndex[$0] }

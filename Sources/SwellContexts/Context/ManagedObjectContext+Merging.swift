@@ -63,6 +63,7 @@ extension ManagedObjectContext {
         guard object.managedObjectContext === self else { return }
         let id = object.objectID
         if !mergeChanges {
+            noteEventEdit()
             let wasInserted = level.withLock { level -> Bool in
                 guard let row = level.pending.row(id) else { return false }
                 if row.kind == .inserted { return true }

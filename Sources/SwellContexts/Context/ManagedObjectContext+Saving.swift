@@ -418,6 +418,7 @@ extension ManagedObjectContext {
     /// updated and deleted ones return to their last saved values. Empties the undo manager.
     public func rollback() {
         assertOnQueue("roll back")
+        noteEventEdit()
         undoManagerStorage?.removeAllActions()
         let discarded = discardPendingChanges()
         for (entity, changes) in discarded.entities {
@@ -437,6 +438,7 @@ extension ManagedObjectContext {
     /// A context pinned to a query generation moves to the store's newest state, staying pinned.
     public func reset() {
         assertOnQueue("reset")
+        noteEventEdit()
         undoManagerStorage?.removeAllActions()
         discardPendingChanges()
         advanceQueryGeneration(after: "resetting")

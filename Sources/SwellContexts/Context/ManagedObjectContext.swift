@@ -65,7 +65,6 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
         /// Nil until set: a child then uses its parent's, a root `.error`.
         var mergePolicy: MergePolicy?
         var automaticallyMergesChangesFromParent = false
-        var shouldDeleteInaccessibleFaults = true
         var logger: Logger?
     }
 
@@ -89,6 +88,18 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     var undoManagerStorage: UndoManager?
     /// Whether `undoManager` is set: read off the queue by `perform`, to close event groups only then.
     private let hasUndoManager = Atomic<Bool>(false)
+    /// Whether something waits for the end of each event (a controller, `changedValuesForCurrentEvent()`):
+    /// read off the queue by `perform`, so a context without either pays nothing (`+Events`).
+    let followsEvents = Atomic<Bool>(false)
+    /// The same, confined to the queue: read by every edit.
+    var eventFollowers = EventFollowers()
+    /// Whether the end of the current event is scheduled on the queue (a main-queue turn's end).
+    var eventEndScheduled = false
+    /// Each object's values before its first change in the current event, once
+    /// `changedValuesForCurrentEvent()` was asked for on this context.
+    var eventBaseValues: [ObjectID: [StoreValue]] = [:]
+    /// `shouldDeleteInaccessibleFaults`.
+    let deletesInaccessibleFaults = Atomic<Bool>(true)
 
     /// Creates a context on a private queue or the main queue. Give it a
     /// `persistentStoreCoordinator` (a root context) or a `parent` before use.
@@ -146,17 +157,6 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
     public var mergePolicy: MergePolicy {
         get { settings.withLock { $0.mergePolicy } ?? parent?.mergePolicy ?? .error }
         set { settings.withLock { $0.mergePolicy = newValue } }
-    }
-
-    /// Whether an object whose row is gone where this context reads — another context deleted it
-    /// and saved, or a reset parent never had it — is marked deleted when it is next faulted,
-    /// refreshed or looked up by ID (`isDeleted` true, values nil), as Core Data's
-    /// `shouldDeleteInaccessibleFaults`. Default true. Set to false, such an object reads as an
-    /// object with nil values that is not deleted. Either way a save that carries an edit to it
-    /// fails with `StoreError.Kind.mergeConflict` naming it (Store guarantees 62).
-    public var shouldDeleteInaccessibleFaults: Bool {
-        get { settings.withLock { $0.shouldDeleteInaccessibleFaults } }
-        set { settings.withLock { $0.shouldDeleteInaccessibleFaults = newValue } }
     }
 
     /// Merge the changes of every save that reaches this context's parent
@@ -285,36 +285,47 @@ public final class ManagedObjectContext: @unchecked Sendable, CustomStringConver
 
     // MARK: Queue
 
-    /// Runs `block` on the context's queue later and returns at once.
+    /// Whether the end of a block is the end of an event someone waits for (an undo group to
+    /// close, controllers to tell): read off the queue.
+    private var endsEvents: Bool {
+        hasUndoManager.load(ordering: .relaxed) || followsEvents.load(ordering: .relaxed)
+    }
+
+    /// Runs `block` on the context's queue later and returns at once. The block is one event:
+    /// at its end its undo group closes and fetched results controllers report its changes.
     public func perform(_ block: @escaping @Sendable () -> Void) {
-        guard hasUndoManager.load(ordering: .relaxed) else { return queue.async(block) }
+        guard endsEvents else { return queue.async(block) }
         queue.async {
             block()
-            self.closeUndoEventGroup()
+            self.endEvent()
         }
     }
 
     /// Runs `block` on the context's queue and returns after it ran. Re-entrant:
-    /// called on the context's queue, it runs the block at once.
+    /// called on the context's queue, it runs the block at once (as part of the running event).
+    /// Otherwise the block is one event, ended before this returns.
     public func performAndWait<T, E: Error>(_ block: () throws(E) -> T) throws(E) -> T {
-        guard hasUndoManager.load(ordering: .relaxed), !queue.isCurrent else { return try queue.sync(block) }
+        guard endsEvents, !queue.isCurrent else { return try queue.sync(block) }
         return try queue.sync { () throws(E) -> T in
-            defer { closeUndoEventGroup() }
+            defer { endEvent() }
             return try block()
         }
     }
 
     /// Runs `block` on the context's queue and returns its result, or throws its error.
-    /// Return object IDs or value snapshots, not managed objects.
+    /// Return object IDs or value snapshots, not managed objects. Enqueued, the block is one
+    /// event, ended before this returns; run at once (already on the queue), it is part of the
+    /// running one.
     public func perform<T: Sendable, E: Error>(schedule: ScheduledTaskType = .immediate,
                                                _ block: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
         if schedule == .immediate, queue.isCurrent { return try block() }
         let result: Result<T, E> = await withCheckedContinuation { continuation in
             queue.async {
-                defer { if self.hasUndoManager.load(ordering: .relaxed) { self.closeUndoEventGroup() } }
-                do throws(E) { continuation.resume(returning: .success(try block())) } catch {
-                    continuation.resume(returning: .failure(error))
-                }
+                let result: Result<T, E>
+                do throws(E) { result = .success(try block()) } catch { result = .failure(error) }
+                // The event ends before the caller goes on: its controllers have reported.
+                if self.endsEvents { self.endEvent() }
+                continuation.resume(returning: result)
             }
         }
         return try result.get()

@@ -22,11 +22,12 @@ extension ManagedObjectContext {
         undoManagerStorage?.redo()
     }
 
-    /// Ends the current event: the edits made since the last event form one undo group
-    /// (Core Data's `processPendingChanges()`; a `perform` block's end does the same).
+    /// Ends the current event (Core Data's `processPendingChanges()`; a `perform` block's end
+    /// does the same): the edits made since the last event form one undo group, and fetched
+    /// results controllers report what they changed before this returns.
     public func processPendingChanges() {
         assertOnQueue("process pending changes")
-        closeUndoEventGroup()
+        endEvent()
     }
 
     /// What one registration undoes.
@@ -141,6 +142,7 @@ extension ManagedObjectContext {
 
     /// Sets (or, with nil, removes) an object's row at this level, keeping the key index right.
     private func putRow(_ row: PendingRow?, of object: ManagedObject) {
+        noteEventEdit(of: object)
         let id = object.objectID
         let keyIndices = object.entity.keyIndices
         let snapshot = row?.kind == .updated ? object.loadedSnapshot() : []

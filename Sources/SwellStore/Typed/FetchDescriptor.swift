@@ -56,14 +56,40 @@ public struct FetchDescriptor<T: PersistentModel>: @unchecked Sendable {
     }
 }
 
-extension FetchedResultsController {
-    /// A controller over the objects a typed descriptor matches (its predicate, sorts and batch
-    /// size); `object(at:).model(as: T.self)` gives each as the typed object.
+extension PersistentModel {
+    /// A descriptor of every object of this class, to narrow and sort (the name Core Data
+    /// generates for a managed object subclass): `var request = JournalEntry.fetchRequest()`.
+    public static func fetchRequest() -> FetchDescriptor<Self> {
+        FetchDescriptor<Self>()
+    }
+}
+
+extension FetchedResultsController where ResultType: PersistentModel {
+    /// A controller over the typed objects a descriptor matches (its predicate, sorts, limit and
+    /// batch size), in sections by `sectionNameKeyPath` (a stored name or to-one key path such as
+    /// `"spot.name"`; nil: one section): `object(at:)`, `fetchedObjects`, sections and the
+    /// delegate hand out `ResultType`. A descriptor that cannot be compiled is thrown by
+    /// `performFetch()` (`StoreError.invalidPredicate`, `.invalidSortKey`).
+    public convenience init(fetchDescriptor: FetchDescriptor<ResultType>, context: ManagedObjectContext,
+                            sectionNameKeyPath: String? = nil, cacheName: String? = nil) {
+        let request: FetchRequest
+        var failure: (any Error)?
+        do {
+            request = try fetchDescriptor.fetchRequest()
+        } catch {
+            request = FetchRequest(entityName: ResultType.entityDescription.name)
+            failure = error
+        }
+        self.init(fetchRequest: request, requestError: failure, context: context, sectionNameKeyPath: sectionNameKeyPath,
+                  cacheName: cacheName, result: ResultType.model(for:))
+    }
+
+    /// `init(fetchDescriptor:context:sectionNameKeyPath:cacheName:)`, compiling the descriptor at once.
     ///
     /// - Throws: `StoreError.invalidPredicate` or `.invalidSortKey` as `FetchDescriptor.fetchRequest()` does.
-    public convenience init<T: PersistentModel>(fetchDescriptor: FetchDescriptor<T>, managedObjectContext: ManagedObjectContext,
-                                                sectionNameKeyPath: String? = nil, cacheName: String? = nil) throws {
-        self.init(fetchRequest: try fetchDescriptor.fetchRequest(), managedObjectContext: managedObjectContext,
-                  sectionNameKeyPath: sectionNameKeyPath, cacheName: cacheName)
+    public convenience init(fetchDescriptor: FetchDescriptor<ResultType>, managedObjectContext: ManagedObjectContext,
+                            sectionNameKeyPath: String? = nil, cacheName: String? = nil) throws {
+        self.init(fetchRequest: try fetchDescriptor.fetchRequest(), context: managedObjectContext, sectionNameKeyPath: sectionNameKeyPath,
+                  cacheName: cacheName, result: ResultType.model(for:))
     }
 }

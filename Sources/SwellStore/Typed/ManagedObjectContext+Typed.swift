@@ -32,6 +32,12 @@ extension ManagedObjectContext {
         try count(for: descriptor.fetchRequest())
     }
 
+    /// How many objects a descriptor matches: `fetchCount(_:)` under Core Data's name
+    /// (`count(for:)`), the number `fetch` returns for it (Store guarantees 15).
+    public func count<T: PersistentModel>(for descriptor: FetchDescriptor<T>) throws -> Int {
+        try count(for: descriptor.fetchRequest())
+    }
+
     /// The IDs of the objects a descriptor matches.
     public func fetchIdentifiers<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [ObjectID] {
         try fetchObjectIDs(descriptor.fetchRequest())

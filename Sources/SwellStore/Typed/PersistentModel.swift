@@ -10,7 +10,7 @@ import SwellStoreCore
 /// guarantee of contexts, saves, merges and faults holds for typed objects. A context hands
 /// out one typed object per managed object while you hold it, so `===` and `==` mean the
 /// same object.
-public protocol PersistentModel: AnyObject, Hashable, PredicateObjectArgument {
+public protocol PersistentModel: FetchRequestResult, Hashable, PredicateObjectArgument {
     /// The entity's description, generated from the class's stored properties.
     static var entityDescription: EntityDescription { get }
     /// The stored name of a key path of this class (`\JournalEntry.rating` → "rating"), or nil.

@@ -1,0 +1,14 @@
+import Synchronization
+
+extension ManagedObjectContext {
+    /// Whether an object whose row is gone where this context reads — another context deleted it
+    /// and saved, or a reset parent never had it — is marked deleted when it is next faulted,
+    /// refreshed or looked up by ID (`isDeleted` true, values nil), as Core Data's
+    /// `shouldDeleteInaccessibleFaults`. Default true. Set to false, such an object reads as an
+    /// object with nil values that is not deleted. Either way a save that carries an edit to it
+    /// fails with `StoreError.Kind.mergeConflict` naming it (Store guarantees 62).
+    public var shouldDeleteInaccessibleFaults: Bool {
+        get { deletesInaccessibleFaults.load(ordering: .relaxed) }
+        set { deletesInaccessibleFaults.store(newValue, ordering: .relaxed) }
+    }
+}
