@@ -216,7 +216,8 @@ struct ConflictModel {
     /// keys it wrote (inserted, updated, removed from the store) once it applied them.
     enum SaveResult {
         case fails([Int: Conflict])
-        case saved(inserted: Set<Int>, updated: Set<Int>, deleted: Set<Int>)
+        /// `resolved`: the objects whose conflict the policy resolved.
+        case saved(inserted: Set<Int>, updated: Set<Int>, deleted: Set<Int>, resolved: Set<Int>)
     }
 
     /// Saves `writer` by statement 61 under its policy.
@@ -228,6 +229,7 @@ struct ConflictModel {
         var inserted = Set<Int>(), updated = Set<Int>(), deleted = Set<Int>()
         // The rows this save removes (`deleted` also has the deletes of rows already gone).
         var removed = Set<Int>()
+        var resolved = Set<Int>()
         for (key, change) in saver.pending {
             let current = store[key]
             let base: Row? = if case .values(let row)? = saver.read[key] { row } else { nil }
@@ -239,7 +241,9 @@ struct ConflictModel {
             case .updated(let edit):
                 guard let current else {
                     // Deleted meanwhile: only `.rollback` gives the edit up; the row stays deleted.
-                    if policy != .rollback {
+                    if policy == .rollback {
+                        resolved.insert(key)
+                    } else {
                         conflicts[key] = Conflict(key: key, isDeletion: false, changed: edit.changed, theirChanges: [],
                                                   ours: edit.values, theirs: nil)
                     }
@@ -249,6 +253,7 @@ struct ConflictModel {
                 if theirChanges.isEmpty {
                     landed = current.overlaid(edit)
                 } else {
+                    resolved.insert(key)
                     switch policy {
                     case .error:
                         conflicts[key] = Conflict(key: key, isDeletion: false, changed: edit.changed, theirChanges: theirChanges,
@@ -273,6 +278,7 @@ struct ConflictModel {
                     deleted.insert(key)
                     continue
                 }
+                if !theirChanges.isEmpty { resolved.insert(key) }
                 if theirChanges.isEmpty || policy == .mergeByPropertyObjectTrump || policy == .mergeByPropertyStoreTrump || policy == .overwrite {
                     rows[key] = nil
                     deleted.insert(key)
@@ -296,6 +302,6 @@ struct ConflictModel {
             }
         }
         writers[writer].pending = [:]
-        return .saved(inserted: inserted, updated: updated, deleted: removed)
+        return .saved(inserted: inserted, updated: updated, deleted: removed, resolved: resolved)
     }
 }
