@@ -23,8 +23,19 @@ import SwellStore
     static var steps: Int { ProcessInfo.processInfo.environment["SWELL_DIFF_STEPS"].flatMap(Int.init) ?? 60 }
 
     @Test(arguments: seeds) func everyWriterAndTheStoreAreWhatTheModelSays(seed: UInt64) throws {
+        try run(seed: seed, children: false)
+    }
+
+    /// The same rules between children and their parent (statement 61's last sentence): the
+    /// writers are children of one root, which edits, deletes, inserts, saves and rolls back
+    /// between their reads and saves; "the store" of the model is what the parent shows.
+    @Test(arguments: seeds) func childrenAndTheirParentAreWhatTheModelSays(seed: UInt64) throws {
+        try run(seed: seed, children: true)
+    }
+
+    private func run(seed: UInt64, children: Bool) throws {
         let directory = TemporaryDirectory()
-        let run = try ConflictRun(seed: seed, url: directory.storeURL("conflicts"))
+        let run = try ConflictRun(seed: seed, url: directory.storeURL("conflicts"), children: children)
         for step in 1...Self.steps {
             var mismatches = try run.step()
             mismatches += run.check()
@@ -32,7 +43,7 @@ import SwellStore
                 Issue.record("""
                     seed \(seed), store \(directory.store), step \(step): \(mismatches.count) mismatch(es)
                     \(mismatches.prefix(12).joined(separator: "\n"))
-                    replay: SWELL_DIFF_SEED=\(seed) SWELL_TEST_STORE=\(directory.store) swift test --filter ConflictDifferentialTests
+                    replay: SWELL_DIFF_SEED=\(seed) SWELL_TEST_STORE=\(directory.store) swift test --filter ConflictDifferentialTests/\(children ? "children" : "everyWriter")
                     \(run.layout)
                     steps:
                     \(run.log.enumerated().map { "  \($0.offset + 1). \($0.element)" }.joined(separator: "\n"))
@@ -50,6 +61,10 @@ final class ConflictRun: @unchecked Sendable {
     typealias Row = ConflictModel.Row
 
     let url: URL
+    /// In the child ← parent variant, the root the writers are children of; the model's `store`
+    /// is then what it shows, and `disk` what its saves wrote.
+    let parent: ManagedObjectContext?
+    var disk: [Int: Row] = [:]
     var random: SeededGenerator
     var model: ConflictModel
     var contexts: [ManagedObjectContext] = []
@@ -61,21 +76,27 @@ final class ConflictRun: @unchecked Sendable {
     var lastSave: [ContextDidSaveChanges?]
     let layout: String
     var log: [String] = []
-    private var nextKey = 1
+    var nextKey = 1
     private var nextValue = 1
-    private var storeChanged = true
+    var storeChanged = true
+    var diskChanged = false
 
-    init(seed: UInt64, url: URL) throws {
+    init(seed: UInt64, url: URL, children: Bool) throws {
         self.url = url
         random = SeededGenerator(state: seed)
-        let count = Int.random(in: 2...3, using: &random)
+        parent = children ? try makeRootContext(at: url) : nil
+        let count = Int.random(in: children ? 1...2 : 2...3, using: &random)
         model = ConflictModel(writers: count)
         objects = Array(repeating: [:], count: count)
         lastSave = Array(repeating: nil, count: count)
         var layout: [String] = []
         for writer in 0..<count {
             let context: ManagedObjectContext
-            if writer > 0, Bool.random(using: &random) {
+            if let parent {
+                context = ManagedObjectContext(concurrencyType: .privateQueue)
+                context.parent = parent
+                layout.append("\(Self.name(writer)) a child of the root P")
+            } else if writer > 0, Bool.random(using: &random) {
                 context = ManagedObjectContext(concurrencyType: .privateQueue)
                 context.persistentStoreCoordinator = contexts[0].persistentStoreCoordinator
                 layout.append("\(Self.name(writer)) on A's coordinator")
@@ -89,10 +110,16 @@ final class ConflictRun: @unchecked Sendable {
             contexts.append(context)
         }
         self.layout = "writers: " + layout.joined(separator: ", ")
-        for _ in 0..<4 { try insert(in: 0) }
-        log.append("A.save()")
-        try contexts[0].performAndWait { lastSave[0] = try contexts[0].saveReturningChanges() }
-        _ = model.save(0)
+        if let parent {
+            parent.retainsRegisteredObjects = true
+            for _ in 0..<4 { parentInsert() }
+            try parentSave()
+        } else {
+            for _ in 0..<4 { try insert(in: 0) }
+            log.append("A.save()")
+            try contexts[0].performAndWait { lastSave[0] = try contexts[0].saveReturningChanges() }
+            _ = model.save(0)
+        }
         for writer in 0..<count { _ = try fetchAll(in: writer) }
     }
 
@@ -100,9 +127,10 @@ final class ConflictRun: @unchecked Sendable {
 
     func pick<T>(_ values: [T]) -> T? { values.isEmpty ? nil : values[Int.random(in: 0..<values.count, using: &random)] }
 
-    func freshValue(_ writer: Int) -> String {
+    /// A value never written before, naming its writer (`nil`: the parent).
+    func freshValue(_ writer: Int?) -> String {
         defer { nextValue += 1 }
-        return "\(Self.name(writer))\(nextValue)"
+        return "\(writer.map(Self.name) ?? "P")\(nextValue)"
     }
 
     // MARK: Steps
@@ -110,6 +138,7 @@ final class ConflictRun: @unchecked Sendable {
     /// One random step; returns what it found different from the model on the way (a save's
     /// outcome, a fetch's objects, a look-up's).
     func step() throws -> [String] {
+        if parent != nil, Int.random(in: 0..<100, using: &random) < 25 { return try parentStep() }
         let writer = Int.random(in: 0..<contexts.count, using: &random)
         let who = Self.name(writer)
         let held = model.writers[writer].held.sorted()
@@ -290,15 +319,27 @@ final class ConflictRun: @unchecked Sendable {
         for writer in contexts.indices {
             contexts[writer].performAndWait { found += check(writer) }
         }
-        if storeChanged {
-            storeChanged = false
+        if diskChanged {
+            diskChanged = false
             do {
                 let stored = try storedRows()
-                for key in Set(stored.keys).union(model.store.keys).sorted() where stored[key] != model.store[key] {
-                    found.append("the store has entry \(key) \(stored[key].map { "\($0)" } ?? "gone"), model: \(model.store[key].map { "\($0)" } ?? "gone")")
+                for key in Set(stored.keys).union(disk.keys).sorted() where stored[key] != disk[key] {
+                    found.append("the store has entry \(key) \(stored[key].map { "\($0)" } ?? "gone"), model: \(disk[key].map { "\($0)" } ?? "gone")")
                 }
             } catch {
                 found.append("reading the store: \(error)")
+            }
+        }
+        if storeChanged {
+            storeChanged = false
+            do {
+                let stored = try parent.map(parentRows) ?? storedRows()
+                let store = parent == nil ? "the store" : "the parent"
+                for key in Set(stored.keys).union(model.store.keys).sorted() where stored[key] != model.store[key] {
+                    found.append("\(store) has entry \(key) \(stored[key].map { "\($0)" } ?? "gone"), model: \(model.store[key].map { "\($0)" } ?? "gone")")
+                }
+            } catch {
+                found.append("reading \(parent == nil ? "the store" : "the parent"): \(error)")
             }
         }
         return found
