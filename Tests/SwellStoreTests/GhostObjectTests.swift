@@ -81,6 +81,20 @@ import SwellStore
         #expect(try storedRowCount(url) == 0)
     }
 
+    @Test func anEditTheRollbackPolicyGaveUpLeavesTheObjectDeletedNotLive() throws {
+        let (context, id, url) = try deletedElsewhere(readFirst: true)
+        context.mergePolicy = .rollback
+        try context.performAndWait {
+            let entry = try #require(context.registeredObject(for: id))
+            entry["location"] = "edited"
+            try context.save()
+            #expect(entry.isDeleted, "the row is gone: the object must not read as live")
+            #expect(entry["location"] == nil, "neither the values it read nor its dropped edit")
+            #expect(!context.hasChanges)
+        }
+        #expect(try storedRowCount(url) == 0)
+    }
+
     @Test func aBatchedFaultWhoseRowWentIsADeletedObject() throws {
         let url = directory.storeURL("faults")
         let writer = try makeRootContext(at: url)

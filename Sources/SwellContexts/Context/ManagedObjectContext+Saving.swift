@@ -291,7 +291,7 @@ extension ManagedObjectContext {
             if changes.resolvedConflicts.contains(id) {
                 // Its change met a newer state the policy merged with: the object takes the values
                 // the parent (or the store) has now.
-                retakeAfterConflict(object)
+                retakeAfterConflict(object, deletedHere: layer.row(id)?.kind == .deleted)
                 continue
             }
             if let survivor = changes.merged[id] {
@@ -327,14 +327,17 @@ extension ManagedObjectContext {
     }
 
     /// After a save whose merge policy resolved a conflict on `object`: it takes the parent's (or
-    /// the store's) values now, or leaves the context when the policy kept a deletion.
-    private func retakeAfterConflict(_ object: ManagedObject) {
+    /// the store's) values now, or leaves the context when the row is gone: the policy kept this
+    /// context's deletion, or gave up its edit of a row deleted meanwhile (`.rollback`), which
+    /// then reads as deleted (Store guarantees 62), not as the values it had.
+    private func retakeAfterConflict(_ object: ManagedObject, deletedHere: Bool) {
         switch parentViewReporting(of: object.objectID, while: "taking the values a merge policy kept") {
         case .values(let values):
             object.snapshot = values
         case .gone:
             unregister(object)
             object.managedObjectContext = nil
+            if !deletedHere, shouldDeleteInaccessibleFaults { object.markGone() }
         case .unreadable:
             break   // it keeps the values it had (the context logged why)
         }
