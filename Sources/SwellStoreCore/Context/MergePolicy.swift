@@ -1,7 +1,9 @@
-/// How a context resolves two objects with the same key (uniqueness
-/// constraint) when changes are saved into it.
+/// How a context's save resolves the conflicts it meets (set on the saving context):
+/// two objects with the same key (uniqueness constraint), and objects changed or
+/// deleted since the context read them (optimistic locking, Store guarantees 61;
+/// `MergePolicy.resolveVersion` holds those rules).
 ///
-/// The incoming object is the one being saved (from a child, or inserted
+/// For keys: the incoming object is the one being saved (from a child, or inserted
 /// directly in a root context); the existing one is what the receiving level
 /// already holds. The result is always one object, which keeps the existing
 /// object's ID.

@@ -3,7 +3,7 @@
 /// The store keeps an entity's objects in a table named after it. The
 /// uniqueness constraint (the entity's key) names the attributes whose values
 /// together identify an object: two objects with the same key saved into one
-/// parent become one object, resolved by the parent's merge policy.
+/// parent become one object, resolved by the saving context's merge policy.
 public struct EntityDescription: Sendable, Hashable, Codable {
     /// The entity's name; also its table's name in the store.
     public var name: String
