@@ -84,7 +84,7 @@ struct PostgresSchema {
         for attribute in entity.attributes {
             guard let destination = attribute.destination else { continue }
             let name = "swell_fk_\(entity.name)_\(attribute.name)"
-            let exists = try connection.query("SELECT 1 FROM pg_constraint WHERE conname = $1::text AND connamespace = current_schema()::regnamespace",
+            let exists = try connection.query("SELECT 1 FROM pg_constraint WHERE conname = $1::text AND connamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())",
                                               [.text(String(name.prefix(63)))])
             guard exists.isEmpty else { continue }
             try connection.query("""

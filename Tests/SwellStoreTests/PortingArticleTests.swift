@@ -9,7 +9,7 @@ import SwellStore
     let directory = TemporaryDirectory()
 
     @Test func theSurfJournalChapterPortedRunsAsTheArticleWritesIt() async throws {
-        let storeURL = directory.storeURL("surfjournal")
+        let storeURL = directory.storeURL("SurfJournal")   // mixed case: a PostgreSQL schema named with capitals
         let container = PersistentContainer(name: "SurfJournal", managedObjectModel: typedModel, storeURL: storeURL)
         try container.loadPersistentStores()
         try await container.performBackgroundTask { context in
