@@ -1,4 +1,5 @@
 import Foundation
+import SwellPostgres
 import Testing
 @testable import SwellContexts
 import SwellStore
@@ -272,9 +273,11 @@ import SwellStore
         }
     }
 
-    /// Two processes on one SQLite file: the other process's save is a conflict here.
-    @Test(.sqliteStoreOnly) func aSaveFromAnotherProcessIsAConflict() async throws {
-        let url = directory.file("processes.sqlite")
+    /// Two processes on one SQLite file, or two runners on one PostgreSQL database: the other
+    /// process's save is a conflict here.
+    @Test(.onStores(except: .memory, "another process cannot reach an in-memory store"))
+    func aSaveFromAnotherProcessIsAConflict() async throws {
+        let url = directory.storeURL("processes")
         let here = try makeRootContext(at: url)
         let id = try here.performAndWait {
             let entry = insertEntry(here, id: 1)
@@ -283,9 +286,10 @@ import SwellStore
             return entry.objectID
         }
         try here.performAndWait { try here.existingObject(with: id)["wind"] = "here" }
-        let path = url.path
-        await #expect(processExitsWith: .success) { [path = path as String] in
-            let context = try makeRootContext(at: URL(fileURLWithPath: path))
+        let address = url.absoluteString
+        await #expect(processExitsWith: .success) { [address = address as String] in
+            PostgresStore.register()
+            let context = try makeRootContext(at: URL(string: address)!)
             try context.performAndWait {
                 let entry = try context.fetch(FetchRequest(entityName: "JournalEntry"))[0]
                 entry["wind"] = "there"
