@@ -12,13 +12,9 @@ import SwellStore
 /// CI runs fixed seeds on every store; `SWELL_DIFF_SEEDS=500` runs more,
 /// `SWELL_DIFF_SEED=n` replays one, `SWELL_DIFF_STEPS` sets the requests per seed.
 @Suite(.onEveryStore) struct BatchDifferentialTests {
-    static var seeds: [UInt64] {
-        let environment = ProcessInfo.processInfo.environment
-        if let one = environment["SWELL_DIFF_SEED"].flatMap(UInt64.init) { return [one] }
-        return Array(1...max(1, environment["SWELL_DIFF_SEEDS"].flatMap(UInt64.init) ?? 8))
-    }
+    static var seeds: [UInt64] { DifferentialSeeds.seeds(ci: 8) }
 
-    static var steps: Int { ProcessInfo.processInfo.environment["SWELL_DIFF_STEPS"].flatMap(Int.init) ?? 40 }
+    static var steps: Int { DifferentialSeeds.steps(ci: 40) }
 
     @Test(arguments: seeds) func batchRequestsDoWhatTheModelSays(seed: UInt64) throws {
         let directory = TemporaryDirectory()

@@ -14,13 +14,9 @@ import SwellStore
 /// CI runs seeds 1–12 on every store; `SWELL_DIFF_SEEDS=500` runs more locally,
 /// `SWELL_DIFF_SEED=n` replays one, and `SWELL_DIFF_STEPS` sets the steps per seed.
 @Suite(.onEveryStore) struct ConflictDifferentialTests {
-    static var seeds: [UInt64] {
-        let environment = ProcessInfo.processInfo.environment
-        if let one = environment["SWELL_DIFF_SEED"].flatMap(UInt64.init) { return [one] }
-        return Array(1...max(1, environment["SWELL_DIFF_SEEDS"].flatMap(UInt64.init) ?? 12))
-    }
+    static var seeds: [UInt64] { DifferentialSeeds.seeds(ci: 12) }
 
-    static var steps: Int { ProcessInfo.processInfo.environment["SWELL_DIFF_STEPS"].flatMap(Int.init) ?? 60 }
+    static var steps: Int { DifferentialSeeds.steps(ci: 60) }
 
     @Test(arguments: seeds) func everyWriterAndTheStoreAreWhatTheModelSays(seed: UInt64) throws {
         try run(seed: seed, children: false)

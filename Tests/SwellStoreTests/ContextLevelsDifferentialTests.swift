@@ -14,14 +14,9 @@ import SwellStore
 /// `SWELL_DIFF_SEEDS=500` runs more locally, `SWELL_DIFF_SEED=n` replays one, and
 /// `SWELL_DIFF_STEPS` sets the steps per seed.
 @Suite(.onEveryStore) struct ContextLevelsDifferentialTests {
-    static var seeds: [UInt64] {
-        let environment = ProcessInfo.processInfo.environment
-        if let one = environment["SWELL_DIFF_SEED"].flatMap(UInt64.init) { return [one] }
-        let count = environment["SWELL_DIFF_SEEDS"].flatMap(UInt64.init) ?? 8
-        return Array(1...max(1, count))
-    }
+    static var seeds: [UInt64] { DifferentialSeeds.seeds(ci: 8) }
 
-    static var steps: Int { ProcessInfo.processInfo.environment["SWELL_DIFF_STEPS"].flatMap(Int.init) ?? 70 }
+    static var steps: Int { DifferentialSeeds.steps(ci: 70) }
 
     @Test(arguments: seeds) func everyContextSeesWhatTheModelSays(seed: UInt64) async throws {
         let directory = TemporaryDirectory()

@@ -10,16 +10,12 @@ import SwellStore
 /// it reported (deletes at old index paths, inserts and moves at new ones, as a table view applies
 /// a batch) onto the rows it showed before gives them.
 ///
-/// CI runs seeds 1–12 on every store; `SWELL_FRC_SEED=n` replays one, `SWELL_FRC_SEEDS=500` runs
-/// more, `SWELL_FRC_EVENTS` sets the events per seed.
+/// CI runs seeds 1–12 on every store; `SWELL_DIFF_SEED=n` replays one, `SWELL_DIFF_SEEDS=500` runs
+/// more, `SWELL_DIFF_STEPS` sets the events per seed.
 @Suite(.onEveryStore) struct ControllerDifferentialTests {
-    static var seeds: [UInt64] {
-        let environment = ProcessInfo.processInfo.environment
-        if let one = environment["SWELL_FRC_SEED"].flatMap(UInt64.init) { return [one] }
-        return Array(1...max(1, environment["SWELL_FRC_SEEDS"].flatMap(UInt64.init) ?? 12))
-    }
+    static var seeds: [UInt64] { DifferentialSeeds.seeds(ci: 12) }
 
-    static var events: Int { ProcessInfo.processInfo.environment["SWELL_FRC_EVENTS"].flatMap(Int.init) ?? 40 }
+    static var events: Int { DifferentialSeeds.steps(ci: 40) }
 
     @Test(arguments: seeds) func reportedChangesReplayOntoTheRowsAFreshFetchGives(seed: UInt64) async throws {
         let directory = TemporaryDirectory()
@@ -31,7 +27,7 @@ import SwellStore
                 Issue.record("""
                     seed \(seed), store \(directory.store), event \(event): \(mismatches.count) mismatch(es)
                     \(mismatches.prefix(12).joined(separator: "\n"))
-                    replay: SWELL_FRC_SEED=\(seed) SWELL_TEST_STORE=\(directory.store) swift test --filter ControllerDifferentialTests
+                    replay: SWELL_DIFF_SEED=\(seed) SWELL_TEST_STORE=\(directory.store) swift test --filter ControllerDifferentialTests
                     events:
                     \(run.log.map { "  \($0)" }.joined(separator: "\n"))
                     """)

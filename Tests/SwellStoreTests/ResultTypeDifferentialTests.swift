@@ -30,11 +30,7 @@ import SwellStore
         ], uniquenessConstraint: ["id"]),
     ])
 
-    static var seeds: [UInt64] {
-        let environment = ProcessInfo.processInfo.environment
-        if let one = environment["SWELL_DIFF_SEED"].flatMap(UInt64.init) { return [one] }
-        return Array(1...max(1, environment["SWELL_DIFF_SEEDS"].flatMap(UInt64.init) ?? 6))
-    }
+    static var seeds: [UInt64] { DifferentialSeeds.seeds(ci: 6) }
 
     static let locations = ["Ocean Beach", "Pacifica", "Mavericks", "Linda Mar"]
     static let predicates = [nil, "rating >= 3", "location != NIL", "spot.region == 'north'", "height < 2.5 OR pinned == TRUE"]

@@ -88,10 +88,7 @@ import SwellTestSupport
 /// with Foundation's evaluation of the same predicates on the same typed objects. Seeds 1–12
 /// (`SWELL_DIFF_SEED` replays one); a failure names its seed and predicate.
 @Suite(.onEveryStore) struct TypedPredicateDifferentialTests {
-    static var seeds: [UInt64] {
-        if let seed = ProcessInfo.processInfo.environment["SWELL_DIFF_SEED"].flatMap(UInt64.init) { return [seed] }
-        return Array(1...12)
-    }
+    static var seeds: [UInt64] { DifferentialSeeds.seeds(ci: 12) }
 
     @Test(arguments: seeds)
     func fetchesMatchFoundationsEvaluation(seed: UInt64) throws {

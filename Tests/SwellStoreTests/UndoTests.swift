@@ -381,10 +381,7 @@ let undoModel = ManagedObjectModel(entities: [
 /// (undo across a save is `UndoTests`' subject), and the store is compared at the end. Seeds
 /// 1–12 (`SWELL_DIFF_SEED` replays one); a failure names its seed and step.
 @Suite(.onEveryStore) struct UndoDifferentialTests {
-    static var seeds: [UInt64] {
-        if let seed = ProcessInfo.processInfo.environment["SWELL_DIFF_SEED"].flatMap(UInt64.init) { return [seed] }
-        return Array(1...12)
-    }
+    static var seeds: [UInt64] { DifferentialSeeds.seeds(ci: 12) }
 
     struct Entry: Equatable, CustomStringConvertible {
         var title: String?, rating: Int?, spot: String?, tags: Set<String> = []

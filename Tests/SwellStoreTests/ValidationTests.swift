@@ -480,10 +480,7 @@ import SwellStore
 /// (Swift `Regex`, plain comparisons). Seeds 1–16 (`SWELL_DIFF_SEED` replays one); a failure
 /// names its seed.
 @Suite(.onEveryStore) struct ValidationDifferentialTests {
-    static var seeds: [UInt64] {
-        if let seed = ProcessInfo.processInfo.environment["SWELL_DIFF_SEED"].flatMap(UInt64.init) { return [seed] }
-        return Array(1...16)
-    }
+    static var seeds: [UInt64] { DifferentialSeeds.seeds(ci: 16) }
 
     typealias Seen = ValidationTests.Seen
 

@@ -303,44 +303,28 @@ struct ChangeResolver {
                                              changes entityChanges: EntityChanges) throws -> [StoreValue]? {
         let entity = plan.entity
         let count = entity.attributes.count
-        let composed = ComposedRow.compose(primaryKey, [entityChanges] + plan.farther, attributeCount: count)
-        switch composed {
+        let composedRow = plan.farther.isEmpty
+            ? ComposedRow.compose(primaryKey, CollectionOfOne(entityChanges), attributeCount: count)
+            : ComposedRow.compose(primaryKey, [entityChanges] + plan.farther, attributeCount: count)
+        switch composedRow {
         case .complete(let known)?:
             return known
         case .deleted?:
             return nil
-        default:
-            let base: [StoreValue]?
-            if let prefetched = storeRows[entity.name]?[primaryKey] {
-                base = prefetched
-            } else {
-                base = try store.read { try $0.rows(primaryKeys: [primaryKey], entity: entity) }[primaryKey]
-            }
-            guard let base else { return nil }
+        case let composed:
+            guard let base = try storeRows[entity.name]?[primaryKey]
+                    ?? store.read({ try $0.rows(primaryKeys: [primaryKey], entity: entity) })[primaryKey] else { return nil }
             return composed.flatMap { $0.values(base: base) } ?? base
         }
     }
 
-    /// An object's full values at the parent's level, with `row` (an incoming change) on top.
+    /// An object's full values at the parent's level (nil values where it does not exist), with
+    /// `row` (an incoming change) on top.
     private mutating func currentValues(of primaryKey: Int64, plan: EntityPlan, changes entityChanges: EntityChanges,
                                         over row: PendingRow?) throws -> [StoreValue] {
-        let entity = plan.entity
-        let count = entity.attributes.count
         if let row, row.kind == .inserted { return row.values }
-        let composedRow = plan.farther.isEmpty
-            ? ComposedRow.compose(primaryKey, CollectionOfOne(entityChanges), attributeCount: count)
-            : ComposedRow.compose(primaryKey, [entityChanges] + plan.farther, attributeCount: count)
-        var values: [StoreValue]
-        switch composedRow {
-        case .complete(let known)?:
-            values = known
-        case .deleted?:
-            values = Array(repeating: .null, count: count)
-        case let composed:
-            let base = try storeRows[entity.name]?[primaryKey]
-                ?? store.read { try $0.rows(primaryKeys: [primaryKey], entity: entity) }[primaryKey]
-            values = composed.flatMap { $0.values(base: base) } ?? base ?? Array(repeating: .null, count: count)
-        }
+        var values = try currentValuesIfAny(of: primaryKey, plan: plan, changes: entityChanges)
+            ?? Array(repeating: .null, count: plan.entity.attributes.count)
         if let row {
             row.mask.overlay(row.values, onto: &values)
         }

@@ -430,18 +430,6 @@ extension ManagedObjectContext {
         return goneObject(for: id, registering: false)
     }
 
-    /// An object for an ID that exists nowhere this context can see: marked deleted, with nil
-    /// values (Store guarantees 62) — never a live-looking ghost. Registered when this context
-    /// has a change of it (so its change sets list it).
-    func goneObject(for id: ObjectID, registering: Bool) -> ManagedObject {
-        let entity = coordinator?.entitiesByName[id.entityName] ?? EntityDescription(name: id.entityName, attributes: [])
-        let object = ManagedObject(id: id, entity: entity, attributeIndex: coordinator?.attributeIndices[entity.name] ?? [:],
-                                   snapshot: Array(repeating: .null, count: entity.attributes.count))
-        if shouldDeleteInaccessibleFaults { object.markGone() }
-        if registering { register(object) } else { object.managedObjectContext = self }
-        return object
-    }
-
     /// The object for an ID, or `StoreError.objectNotFound` when it does not exist in this context's view.
     public func existingObject(with id: ObjectID) throws -> ManagedObject {
         assertOnQueue("look up \(id)")

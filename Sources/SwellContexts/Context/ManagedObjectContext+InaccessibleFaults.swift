@@ -1,3 +1,4 @@
+import SwellStoreCore
 import Synchronization
 
 extension ManagedObjectContext {
@@ -10,5 +11,17 @@ extension ManagedObjectContext {
     public var shouldDeleteInaccessibleFaults: Bool {
         get { deletesInaccessibleFaults.load(ordering: .relaxed) }
         set { deletesInaccessibleFaults.store(newValue, ordering: .relaxed) }
+    }
+
+    /// An object for an ID that exists nowhere this context can see: marked deleted, with nil
+    /// values (Store guarantees 62) — never a live-looking ghost. Registered when this context
+    /// has a change of it (so its change sets list it).
+    func goneObject(for id: ObjectID, registering: Bool) -> ManagedObject {
+        let entity = coordinator?.entitiesByName[id.entityName] ?? EntityDescription(name: id.entityName, attributes: [])
+        let object = ManagedObject(id: id, entity: entity, attributeIndex: coordinator?.attributeIndices[entity.name] ?? [:],
+                                   snapshot: Array(repeating: .null, count: entity.attributes.count))
+        if shouldDeleteInaccessibleFaults { object.markGone() }
+        if registering { register(object) } else { object.managedObjectContext = self }
+        return object
     }
 }

@@ -90,14 +90,6 @@ extension ManagedObjectContext {
         }
     }
 
-    /// Makes this level's update or delete of `id` based on `values` (what the object read last).
-    func rebase(_ id: ObjectID, on values: [StoreValue]) {
-        level.withLock { level in
-            guard let row = level.row(id), row.kind != .inserted, row.base != nil else { return }
-            level.pending.modify(id.entityName) { changes in changes.rows[id.primaryKey]?.base = values }
-        }
-    }
-
     /// Refreshes every registered object, keeping unsaved changes.
     public func refreshAllObjects() {
         assertOnQueue("refresh all objects")

@@ -326,23 +326,6 @@ extension ManagedObjectContext {
         notifyObservers(changes)
     }
 
-    /// After a save whose merge policy resolved a conflict on `object`: it takes the parent's (or
-    /// the store's) values now, or leaves the context when the row is gone: the policy kept this
-    /// context's deletion, or gave up its edit of a row deleted meanwhile (`.rollback`), which
-    /// then reads as deleted (Store guarantees 62), not as the values it had.
-    private func retakeAfterConflict(_ object: ManagedObject, deletedHere: Bool) {
-        switch parentViewReporting(of: object.objectID, while: "taking the values a merge policy kept") {
-        case .values(let values):
-            object.snapshot = values
-        case .gone:
-            unregister(object)
-            object.managedObjectContext = nil
-            if !deletedHere, shouldDeleteInaccessibleFaults { object.markGone() }
-        case .unreadable:
-            break   // it keeps the values it had (the context logged why)
-        }
-    }
-
     /// After a save moved changes that came from children (or `insertRow`): the registered
     /// objects they touched, which this context never edited itself, take their values from
     /// the parent, which now has them. Without this an object would fall back to what it
