@@ -109,9 +109,11 @@ package enum CommitDriver {
             checked[operation.entity, default: []].append(operation.primaryKey)
         }
         guard !checked.isEmpty else { return [] }
+        // Looked up once: the model builds this dictionary at each call.
+        let entities = transaction.model.entitiesByName
         var current: [String: [Int64: [StoreValue]]] = [:]
         for (entityName, primaryKeys) in checked.sorted(by: { $0.key < $1.key }) {
-            guard let entity = transaction.model.entitiesByName[entityName] else { throw StoreError.unknownEntity(entityName) }
+            guard let entity = entities[entityName] else { throw StoreError.unknownEntity(entityName) }
             current[entityName] = try transaction.currentRows(primaryKeys: primaryKeys, entity: entity)
         }
         var conflicts: [MergeConflict] = []
@@ -120,7 +122,7 @@ package enum CommitDriver {
         kept.reserveCapacity(changes.operations.count)
         for operation in changes.operations {
             guard operation.row.base != nil, operation.row.kind != .inserted,
-                  let entity = transaction.model.entitiesByName[operation.entity] else {
+                  let entity = entities[operation.entity] else {
                 kept.append(operation)
                 continue
             }
@@ -153,12 +155,13 @@ package enum CommitDriver {
                                                                        through transaction: inout Transaction) throws -> [RowReference: [String: StoreValue]] {
         var rows: [RowReference] = []
         var keyUpdates: [(RowReference, StoreChangeSet.Operation, EntityDescription)] = []
+        let entities = transaction.model.entitiesByName
         for operation in changes.operations {
             let row = RowReference(entity: operation.entity, primaryKey: operation.primaryKey)
             switch operation.row.kind {
             case .deleted: rows.append(row)
             case .updated:
-                guard let entity = transaction.model.entitiesByName[operation.entity],
+                guard let entity = entities[operation.entity],
                       entity.keyIndices.contains(where: operation.row.mask.contains) else { continue }
                 rows.append(row)
                 keyUpdates.append((row, operation, entity))
