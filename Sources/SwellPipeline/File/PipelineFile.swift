@@ -231,6 +231,12 @@ public struct SourceSpec: Sendable {
     /// Where a page says whether another follows (`paginate.has_more`, GraphQL's
     /// `pageInfo.hasNextPage`): `false` there ends the pagination.
     public var hasMore: [String]? = nil
+    /// The longest the source waits for a budget or a server's reset, in seconds (`max_wait`,
+    /// version 4; default 15 minutes): a longer wait fails the source (69).
+    public var maxWait: Double = SourceSpec.defaultMaxWait
+
+    /// `max_wait`'s default: 15 minutes.
+    public static let defaultMaxWait: Double = 15 * 60
 
     /// This source for one item of its `for_each`: `${item}` filled in its name (or `[item]`
     /// appended), URL, headers, body, auth values, incremental initial value and rejects file.

@@ -13,6 +13,8 @@ struct PageLoop {
     /// Incremental sync: the cursor whose kept value goes in the first request.
     let cursor: IncrementalCursor?
     let counts: SourceProgress
+    /// The source's request builder and page stream (`SourceStreams`).
+    let pages: SourcePages
 
     private var redactor: Redactor { environment.redactor }
 
@@ -36,23 +38,23 @@ struct PageLoop {
     }
 
     private func fetchPages<Pages: PageParser>(into pages: inout Pages) throws -> [String: String]? {
-        let fetcher = try PageFetcher(source: source, container: container, logger: environment.logger,
-                                      redactor: redactor, progress: counts, tokens: environment.tokens)
-        var sourceURL = source.url
-        if let cursor {
-            sourceURL = cursor.url(sourceURL, stored: try fetcher.storeMetadata(forKey: cursor.metadataKey))
-        }
-        var paginator = Paginator(source.pagination, source: PageRequest(url: sourceURL, body: source.body), placement: source.pagingIn,
-                                  hasMore: source.hasMore)
+        let fetcher = PageFetcher(source: source, pages: self.pages, logger: environment.logger, redactor: redactor,
+                                      progress: counts, cancellation: environment.cancellation)
+        defer { self.pages.stream?.close() }
+        var paginator = try Self.paginator(for: source, cursor: cursor, builder: self.pages.builder)
         var request: PageRequest? = paginator.first
         var visited = Set<String>()
         var validators: [String: String] = [:]
+        var index = 0
+        var latest: FetchedPage?
         while let current = request {
             guard state.failure == nil else { return nil }
             guard visited.insert(current.identity).inserted else {
                 let body = current.body.map { " with body \($0.jsonText)" } ?? ""
                 throw PipelineError(.data, redactor("source \(source.name): pagination returned to \(current.url)\(body), a page already fetched"))
             }
+            fetcher.want(current, index: index, guesses: paginator.guesses(after: latest, count: fetcher.prefetch - 1))
+            index += 1
             let page: FetchedPage
             do {
                 page = try fetcher.fetch(current, into: &pages) { state.failure }
@@ -68,7 +70,18 @@ struct PageLoop {
             }
             guard state.failure == nil else { return nil }
             request = paginator.nextRequest(after: page)
+            latest = page
         }
         return validators
+    }
+
+    /// The source's paginator, its first request carrying the kept incremental value.
+    static func paginator(for source: SourceSpec, cursor: IncrementalCursor?, builder: PageRequestBuilder) throws(PipelineError) -> Paginator {
+        var sourceURL = source.url
+        if let cursor {
+            sourceURL = cursor.url(sourceURL, stored: try builder.storeMetadata(forKey: cursor.metadataKey))
+        }
+        return Paginator(source.pagination, source: PageRequest(url: sourceURL, body: source.body), placement: source.pagingIn,
+                         hasMore: source.hasMore)
     }
 }

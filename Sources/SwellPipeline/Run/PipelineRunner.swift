@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SwellContexts
+import SwellHTTP
 
 /// Runs a pipeline's sources and exports against its store, and reports.
 ///
@@ -111,15 +112,24 @@ public struct PipelineRunner: Sendable {
                 try deferDiskSync(container)
                 let environment = RunEnvironment(options: options, logger: logger, redactor: redactor, progress: progress,
                                                  cancellation: cancellation)
+                let plan = networkPlan
+                let engine = try startEngine(plan)
+                defer { engine.stop() }
                 for position in selectedPositions {
-                    for source in try expansions(of: pipeline.sources[position], at: position, in: container) {
+                    let sources = try expansions(of: pipeline.sources[position], at: position, in: container)
+                    // The items of a `for_each` side by side, up to the concurrency: applied in item order.
+                    let streams = SourceStreams(engine: engine, sources: sources, entity: { pipeline.entity(named: $0.entity) },
+                                                plan: plan, container: container, environment: environment)
+                    defer { streams.close() }
+                    for (index, source) in sources.enumerated() {
                         guard let entity = pipeline.entity(named: source.entity) else { continue }
                         let hold = try holdSource(source.name, in: container)
                         defer { hold?.release() }
                         logger.notice("source started", metadata: ["source": "\(source.name)"])
-                        let run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities,
-                                            container: container, environment: environment)
                         if let interrupted = cancellation.error { throw interrupted }
+                        var run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities,
+                                            container: container, environment: environment)
+                        run.pages = try streams.pages(forItem: index)
                         let (entry, error) = run.run()
                         report.sources.append(entry)
                         if let error { throw error }
@@ -167,6 +177,21 @@ public struct PipelineRunner: Sendable {
             report.error = failure.message
         }
         return (report, failure)
+    }
+
+    /// How the run uses the network: the file's `concurrency` (or `--concurrency`), its hosts'
+    /// budgets and its sources' (Pipeline file reference, "Real networks").
+    private var networkPlan: NetworkPlan {
+        .sequential
+    }
+
+    /// The run's HTTP engine, for every HTTP source of the run.
+    private func startEngine(_ plan: NetworkPlan) throws(PipelineError) -> HTTPEngine {
+        do {
+            return try HTTPEngine(HTTPEngine.Configuration(concurrency: plan.concurrency, userAgent: SwellVersion.userAgent))
+        } catch {
+            throw PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
+        }
     }
 
     /// Closes the store before the run returns (and before its lock goes): the last connection

@@ -29,6 +29,11 @@ public struct RunReport: Codable, Sendable {
         public var rejected = 0
         /// Further request attempts after connection errors, timeouts, 429s or 5xx (`retries`).
         public var retries = 0
+        /// HTTP requests made: attempts, redirect hops and token requests, pages requested ahead
+        /// and not needed included (`requests`, version 4).
+        public var requests = 0
+        /// Seconds its requests were held by rate budgets and servers' resets (`waited_s`, version 4).
+        public var waitedS = 0.0
         /// Seconds the source took, to the millisecond (`duration_s`).
         public var durationS = 0.0
         /// Version 2: the counts of the entities nested records were upserted into, by entity
@@ -36,8 +41,9 @@ public struct RunReport: Codable, Sendable {
         public var nested: [String: Counts]?
 
         enum CodingKeys: String, CodingKey {
-            case name, entity, pages, bytes, records, inserted, updated, unchanged, deleted, rejected, retries, nested
+            case name, entity, pages, bytes, records, inserted, updated, unchanged, deleted, rejected, retries, requests, nested
             case notModified = "not_modified"
+            case waitedS = "waited_s"
             case durationS = "duration_s"
         }
     }

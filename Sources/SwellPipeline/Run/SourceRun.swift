@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SwellContexts
+import SwellHTTP
 
 /// How a run's upsert stage is sized.
 public struct RunOptions: Sendable {
@@ -49,6 +50,9 @@ struct SourceRun {
     let container: PersistentContainer
     /// What the run's stages share: options, log, redactor, progress, cancellation, tokens.
     let environment: RunEnvironment
+    /// Its request builder and page stream on the run's engine (`SourceStreams`); nil: the
+    /// source makes its own, one request at a time.
+    var pages: SourcePages? = nil
 
     private var options: RunOptions { environment.options }
     private var logger: Logger { environment.logger }
@@ -81,8 +85,25 @@ struct SourceRun {
         let worker = UpsertWorker(builder: builder, batchSize: batchSize, container: container, scheduler: scheduler,
                                   pipelineEntities: pipelineEntities, logger: logger)
         let capturePaths = Paginator.capturePaths(source.pagination, hasMore: source.hasMore) + (source.isGraphQL ? [GraphQLAnswer.errorsPath] : [])
+        let sourcePages: SourcePages
+        var ownEngine: HTTPEngine?
+        do {
+            if let pages {
+                sourcePages = pages
+            } else {
+                let engine = try HTTPEngine(HTTPEngine.Configuration(concurrency: 1, userAgent: SwellVersion.userAgent))
+                ownEngine = engine
+                sourcePages = try SourceStreams.pages(for: source, item: 0, entity: entity, engine: engine, plan: .sequential,
+                                                      container: container, environment: environment)
+            }
+        } catch {
+            let failure = error as? PipelineError ?? PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
+            state.fail(failure)
+            return (state.report, failure)
+        }
+        defer { ownEngine?.stop() }
         let pageLoop = PageLoop(source: source, container: container, environment: environment, state: state,
-                                cursor: cursor, counts: counts)
+                                cursor: cursor, counts: counts, pages: sourcePages)
         let group = DispatchGroup()
         let validators: [String: String]?
         if source.nested.isEmpty && source.mode != .append {
@@ -123,6 +144,8 @@ struct SourceRun {
         do { try rejects.close() } catch { state.fail(error) }
         finish(validators: state.failure == nil ? validators : nil, state: state, scheduler: scheduler, sweeper: sweeper, cursor: cursor)
         var report = state.report
+        report.requests = (sourcePages.stream?.requestCount ?? 0) + sourcePages.builder.tokenRequests
+        report.waitedS = Self.rounded(sourcePages.stream?.waitedSeconds ?? 0)
         report.durationS = Self.rounded(Date().timeIntervalSince(started))
         failed = state.failure != nil
         return (report, state.failure)
