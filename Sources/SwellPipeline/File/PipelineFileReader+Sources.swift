@@ -129,7 +129,8 @@ extension PipelineFileReader {
     private mutating func readSource(_ node: Node, pipeline: String, entities: [PipelineEntity]) throws(PipelineFileError) -> SourceSpec {
         let keys = try keyedMapping(node, "a source", allowed: (["name", "entity", "url", "format", "records", "headers", "paginate", "fields", "dates",
                                                              "mode", "on_error", "rejects", "timeout", "retries", "max_bytes", "incremental",
-                                                             "for_each", "csv"] as Set<String>).union(Self.version3SourceKeys),
+                                                             "for_each", "csv"] as Set<String>).union(Self.version3SourceKeys)
+                                                             .union(Self.version4SourceKeys),
                                required: ["name", "entity", "url"])
         let keeping: Set<String> = keys["for_each"] == nil ? [] : ["item"]
         let name = try string(keys["name"]!, "a source's name")
@@ -236,6 +237,7 @@ extension PipelineFileReader {
                                 timeout: timeout, retries: retries, maxBytes: maxBytes, incremental: incremental)
         source.csv = csv
         try readAccess(keys, into: &source, keeping: keeping)
+        try readNetworkKeys(keys, into: &source)
         return source
     }
 
