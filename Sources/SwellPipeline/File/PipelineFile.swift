@@ -261,30 +261,15 @@ public struct SourceSpec: Sendable {
     /// Whether a source that stopped resumes where its last saved batch ended (`resume`,
     /// version 4; default true, in every version).
     public var resume = true
+    /// For an expansion of a `for_each` whose item cannot be used: why. It never runs
+    /// (`PipelineRunner` fails the run or writes it to the rejects file, after `on_error`).
+    public var itemRejection: ForEachItemRejection? = nil
 
     /// `max_wait`'s default: 15 minutes.
     public static let defaultMaxWait: Double = 15 * 60
 
     /// The pages requested ahead in a run of `concurrency` requests at once: `prefetch`, else the concurrency.
     public func prefetch(runConcurrency concurrency: Int) -> Int { prefetch ?? concurrency }
-
-    /// This source for one item of its `for_each`: `${item}` filled in its name (or `[item]`
-    /// appended), URL, headers, body, auth values, incremental initial value and rejects file.
-    func expanded(item: String, pipeline: String) -> SourceSpec {
-        let placeholder = "${item}"
-        func fill(_ text: String) -> String { text.replacingOccurrences(of: placeholder, with: item) }
-        var expanded = self
-        expanded.name = name.contains(placeholder) ? fill(name) : "\(name)[\(item)]"
-        expanded.url = fill(url)
-        expanded.headers = headers.map { ($0.name, fill($0.value)) }
-        expanded.body = body.map { PipelineFileReader.filling($0, with: fill) }
-        expanded.auth = auth.map { $0.filling(with: fill) }
-        expanded.incremental?.initial = incremental?.initial.map(fill)
-        expanded.rejects = rejects.contains(placeholder) ? fill(rejects) : "rejects/\(pipeline)-\(expanded.name).ndjson"
-        expanded.forEach = (name, item)
-        expanded.forEachEntity = nil
-        return expanded
-    }
 
     /// A GraphQL request's body: `{"query": …, "variables": {…}}`.
     static func graphQLBody(query: String, variables: JSONValue) -> JSONValue {

@@ -18,7 +18,10 @@ extension PipelineFileReader {
             template.forEachEntity = try forEachEntity(forEachNode, source: source.name, entities: entities)
             return [template]
         }
-        return try forEachItems(forEachNode, source: source.name).map { source.expanded(item: $0, pipeline: pipeline) }
+        // An item that cannot be used is kept, marked, in its place (the run applies `on_error`
+        // to it when it gets there, as to an entity's items), so `--shard` positions stay.
+        return try forEachItems(forEachNode, source: source.name).enumerated()
+            .map { source.expanded(item: $0.element, index: $0.offset, pipeline: pipeline) }
     }
 
     /// `for_each: { entity: E, value: attribute, where: predicate }` (version 3).

@@ -179,7 +179,8 @@ struct PipelineFileReader {
             for item in sequence where !namesFailedEntity(item) {
                 do throws(PipelineFileError) {
                     for source in try readSources(item, pipeline: name, entities: entities) {
-                        if sources.contains(where: { $0.name == source.name }) {
+                        // (An item that cannot be used is shown escaped in its name, which may repeat another's.)
+                        if source.itemRejection == nil, sources.contains(where: { $0.name == source.name && $0.itemRejection == nil }) {
                             throw error(item, "two sources are named '\(source.name)'")
                         }
                         sources.append(source)

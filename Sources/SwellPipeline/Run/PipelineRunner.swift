@@ -75,8 +75,9 @@ public struct PipelineRunner: Sendable {
     /// The sources `source` (at `position` in the file) runs as: itself, or for a `for_each`
     /// from an entity one per item the store holds now, item `k` at position `position + k`
     /// for `--shard`.
+    /// An item that cannot be used is left out after `on_error` (`usable(_:)`).
     private func expansions(of source: SourceSpec, at position: Int, in container: PersistentContainer) throws(PipelineError) -> [SourceSpec] {
-        guard let forEach = source.forEachEntity else { return [source] }
+        guard let forEach = source.forEachEntity else { return try usable([source]) }
         let items: [String]
         do {
             items = try forEach.items(in: container, nilMatching: pipeline.predicateNilMatching)
@@ -84,8 +85,8 @@ public struct PipelineRunner: Sendable {
             throw PipelineError(.io, "source \(source.name): cannot read the for_each items from \(forEach.entity): \(error)", underlying: error)
         }
         if items.isEmpty { logger.notice("for_each has no items: no request", metadata: ["source": "\(source.name)"]) }
-        return items.enumerated().filter { shard?.takes(position: position + $0.offset) ?? true }
-            .map { source.expanded(item: $0.element, pipeline: pipeline.name) }
+        return try usable(items.enumerated().filter { shard?.takes(position: position + $0.offset) ?? true }
+            .map { source.expanded(item: $0.element, index: $0.offset, pipeline: pipeline.name) })
     }
 
     /// Runs the sources (when `sources`) and then the exports (when `exports`); never throws: failures are in the report.
