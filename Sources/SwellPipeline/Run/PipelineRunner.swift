@@ -76,8 +76,9 @@ public struct PipelineRunner: Sendable {
     /// The sources `source` (at `position` in the file) runs as: itself, or for a `for_each`
     /// from an entity one per item the store holds now, item `k` at position `position + k`
     /// for `--shard`.
+    /// An item that cannot be used is left out after `on_error` (`usable(_:)`).
     private func expansions(of source: SourceSpec, at position: Int, in container: PersistentContainer) throws(PipelineError) -> [SourceSpec] {
-        guard let forEach = source.forEachEntity else { return [source] }
+        guard let forEach = source.forEachEntity else { return try usable([source]) }
         let items: [String]
         do {
             items = try forEach.items(in: container, nilMatching: pipeline.predicateNilMatching)
@@ -85,8 +86,8 @@ public struct PipelineRunner: Sendable {
             throw PipelineError(.io, "source \(source.name): cannot read the for_each items from \(forEach.entity): \(error)", underlying: error)
         }
         if items.isEmpty { logger.notice("for_each has no items: no request", metadata: ["source": "\(source.name)"]) }
-        return items.enumerated().filter { shard?.takes(position: position + $0.offset) ?? true }
-            .map { source.expanded(item: $0.element, pipeline: pipeline.name) }
+        return try usable(items.enumerated().filter { shard?.takes(position: position + $0.offset) ?? true }
+            .map { source.expanded(item: $0.element, index: $0.offset, pipeline: pipeline.name) })
     }
 
     /// Runs the sources (when `sources`) and then the exports (when `exports`); never throws: failures are in the report.
@@ -182,7 +183,24 @@ public struct PipelineRunner: Sendable {
     /// How the run uses the network: the file's `concurrency` (or `--concurrency`), its hosts'
     /// budgets and its sources' (Pipeline file reference, "Real networks").
     private var networkPlan: NetworkPlan {
-        .sequential
+        let concurrency = options.concurrency(for: pipeline)
+        let pipeline = self.pipeline
+        var plan = NetworkPlan(concurrency: concurrency)
+        plan.host = { url in
+            guard let budget = pipeline.hostBudget(for: url) else { return nil }
+            let bucket = budget.rateLimit.map {
+                TokenBucketSpec(key: "host:\(budget.key)", tokensPerSecond: $0.tokensPerSecond, burst: Double($0.burst))
+            }
+            return ("\(budget.key)", budget.concurrency, bucket)
+        }
+        // One bucket per source in the file: a `for_each`'s items share it.
+        plan.sourceBucket = { source in
+            source.rateLimit.map {
+                TokenBucketSpec(key: "source:\(source.forEach?.source ?? source.name)", tokensPerSecond: $0.tokensPerSecond, burst: Double($0.burst))
+            }
+        }
+        plan.prefetch = { $0.prefetch(runConcurrency: concurrency) }
+        return plan
     }
 
     /// The run's HTTP engine, for every HTTP source of the run.

@@ -11,6 +11,9 @@ public struct RunOptions: Sendable {
     /// source with nested mappings); nil: swell's default for the source
     /// (`flatBatchSize`, `nestedBatchSize`).
     public var batchSize: Int?
+    /// `--concurrency`: requests in flight at once across the run, over the file's top-level
+    /// `concurrency` (`concurrency(for:)`); nil: the file's.
+    public var concurrency: Int?
 
     /// A flat source's default batch: its rows go to the store as one batch insert (one
     /// transaction) of this many rows (BENCHMARKS.md: fewer, larger batches write faster, and
@@ -19,10 +22,12 @@ public struct RunOptions: Sendable {
     /// A source with nested mappings: records a worker context holds as objects before it saves.
     public static let nestedBatchSize = 5_000
 
-    /// `workers` (default: the number of cores) and `batchSize` (default: chosen per source), each at least 1.
-    public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, batchSize: Int? = nil) {
+    /// `workers` (default: the number of cores), `batchSize` (default: chosen per source) and
+    /// `concurrency` (default: the file's), each at least 1.
+    public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, batchSize: Int? = nil, concurrency: Int? = nil) {
         self.workers = max(1, workers)
         self.batchSize = batchSize.map { max(1, $0) }
+        self.concurrency = concurrency.map { max(1, $0) }
     }
 
     /// The batch size for a source with (`nested`) or without nested mappings.
