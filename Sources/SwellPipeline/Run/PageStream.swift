@@ -46,6 +46,8 @@ final class PageStream: @unchecked Sendable {
 
     private struct State {
         var slots: [String: Slot] = [:]
+        /// A `Link` guess not requested yet because the window was full: requested when a page is taken.
+        var deferred: (PageRequest, Int)?
         var requests = 0
         var held: [ClosedRange<Double>] = []
         var closed = false
@@ -55,6 +57,10 @@ final class PageStream: @unchecked Sendable {
     private let item: Int
     /// The most requests of the stream outstanding at once.
     let prefetch: Int
+    /// The most pages a `Link` chain holds outstanding: each next page is known from the last
+    /// one's headers, so twice `prefetch` keeps a `for_each`'s items going while the page loop is
+    /// still on an earlier item.
+    private var chainWindow: Int { prefetch == 1 ? 1 : 2 * prefetch }
     private let requests: Requests
     private let state = Mutex(State())
     private let arrived = NSCondition()
@@ -121,7 +127,11 @@ final class PageStream: @unchecked Sendable {
             state.held += result.held
             guard state.slots[request.identity] != nil, !(result.outcome.failure is HTTPJobCancelled) else { return false }
             state.slots[request.identity]?.arrival = Arrival(result: result, request: request)
-            guard let next, !state.closed, state.slots[next.identity] == nil, state.slots.count < prefetch else { return false }
+            guard let next, !state.closed, state.slots[next.identity] == nil else { return false }
+            guard state.slots.count < chainWindow else {
+                state.deferred = (next, index + 1)
+                return false
+            }
             state.slots[next.identity] = Slot(request: next, index: index + 1)
             return true
         }
@@ -137,11 +147,15 @@ final class PageStream: @unchecked Sendable {
         arrived.lock()
         defer { arrived.unlock() }
         while true {
-            let arrival = state.withLock { state -> Arrival? in
-                guard let arrival = state.slots[request.identity]?.arrival else { return nil }
+            let (arrival, resumed) = state.withLock { state -> (Arrival?, (PageRequest, Int)?) in
+                guard let arrival = state.slots[request.identity]?.arrival else { return (nil, nil) }
                 state.slots[request.identity] = nil
-                return arrival
+                guard let deferred = state.deferred, state.slots[deferred.0.identity] == nil else { return (arrival, nil) }
+                state.deferred = nil
+                state.slots[deferred.0.identity] = Slot(request: deferred.0, index: deferred.1)
+                return (arrival, deferred)
             }
+            if let resumed { submit(resumed.0, index: resumed.1) }
             if let arrival { return arrival }
             if stop() { return nil }
             _ = arrived.wait(until: Date().addingTimeInterval(0.1))

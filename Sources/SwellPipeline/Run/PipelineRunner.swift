@@ -116,8 +116,7 @@ public struct PipelineRunner: Sendable {
                 let plan = networkPlan
                 let engine = try startEngine(plan)
                 defer { engine.stop() }
-                for position in selectedPositions {
-                    let sources = try expansions(of: pipeline.sources[position], at: position, in: container)
+                for sources in try sourceGroups(in: container) {
                     // The items of a `for_each` side by side, up to the concurrency: applied in item order.
                     let streams = SourceStreams(engine: engine, sources: sources, entity: { pipeline.entity(named: $0.entity) },
                                                 plan: plan, container: container, environment: environment)
@@ -178,6 +177,22 @@ public struct PipelineRunner: Sendable {
             report.error = failure.message
         }
         return (report, failure)
+    }
+
+    /// The sources this run takes, in order, grouped by the source in the file they come from:
+    /// the items of a `for_each` (from a file or a list: expanded when the file was read, one
+    /// position each; from an entity: here) form one group, fetched side by side.
+    private func sourceGroups(in container: PersistentContainer) throws(PipelineError) -> [[SourceSpec]] {
+        var groups: [[SourceSpec]] = []
+        for position in selectedPositions {
+            let sources = try expansions(of: pipeline.sources[position], at: position, in: container)
+            if let first = sources.first?.forEach?.source, groups.last?.last?.forEach?.source == first {
+                groups[groups.count - 1] += sources
+            } else {
+                groups.append(sources)
+            }
+        }
+        return groups
     }
 
     /// How the run uses the network: the file's `concurrency` (or `--concurrency`), its hosts'
