@@ -10,7 +10,7 @@ it listens on 127.0.0.1, then serves until killed or until the process SWELL_TES
 names is gone. Standard library only (Debian's /usr/bin/python3).
 
 usage: latency_server.py [--delay S] [--delay-jitter S] [--records-per-page N] [--pages N]
-       [--items a,b,c | --items-count K] [--fault-script FILE] [--port P]
+       [--items a,b,c | --items-count K] [--cache-pages] [--fault-script FILE] [--port P]
 
 Data (paged_records.py). A source has PAGES pages of RECORDS-PER-PAGE records (T = PAGES x
 RECORDS-PER-PAGE), the same on every run: {"id", "item", "page", "name", "value", "active",
@@ -27,6 +27,8 @@ Endpoints (each also under /items/<item>/ for one item's data: /items/a/offset, 
                                   "first" after page 1); the other query parameters kept
   GET /cursor[?cursor=C]          {"data": [...], "next_cursor": "<opaque>" | null}
   GET /next[?page=P]              {"data": [...], "next": "<absolute URL>" | null}
+With --cache-pages a page's records are made once and kept (bench/latency.sh makes them all
+with /_warm before it times a run, so that the time is the client's; ~140 MB for 1M records).
 Every request is delayed by --delay seconds (plus, with --delay-jitter J, a fraction of J
 that is the same for the same path and query on every run) before it is answered.
 
@@ -43,6 +45,8 @@ Control endpoints (not delayed, not counted, never faulted):
   POST /_faults   replaces the fault rules with the JSON array in the body ([] clears)
   GET  /_faults   the rules with their counts
   POST /_release  lets every request held by a "hold" rule go
+  POST /_warm?limit=L  with --cache-pages: makes every page of L records (offset=k*L&limit=L,
+                  and page=k+1&per_page=L) of every source now, before a timed run
   GET  /_wait?requests=N[&held=H][&timeout=S]
                   answers once N requests have arrived (and H are held), or after S
                   seconds (default 30); {"ok": true|false, "count": ..., "held": ...}
@@ -101,11 +105,13 @@ parser.add_argument("--pages", type=int, default=10)
 items_group = parser.add_mutually_exclusive_group()
 items_group.add_argument("--items", default="")
 items_group.add_argument("--items-count", type=int, default=0)
+parser.add_argument("--cache-pages", action="store_true")
 parser.add_argument("--fault-script")
 parser.add_argument("--port", type=int, default=0)
 options = parser.parse_args()
 
-DATA = PagedRecords(options.pages, options.records_per_page, items_from(options.items, options.items_count))
+DATA = PagedRecords(options.pages, options.records_per_page, items_from(options.items, options.items_count),
+                    cache=options.cache_pages)
 PER_PAGE = DATA.per_page
 TOTAL = DATA.total
 START_MONOTONIC = time.monotonic()
@@ -393,6 +399,12 @@ class Handler(BaseHTTPRequestHandler):
                 return self.respond(200, '{"ok":true}')
             if split.path == "/_faults":
                 return self.respond(200, json.dumps(state.faults()))
+            if split.path == "/_warm" and self.command == "POST":
+                limit = int(params.get("limit", PER_PAGE))
+                for item in [None] + DATA.items:
+                    for first in range(0, TOTAL, limit):
+                        DATA.json(item, first, limit)
+                return self.respond(200, '{"ok":true}')
             if split.path == "/_release" and self.command == "POST":
                 state.release()
                 return self.respond(200, '{"ok":true}')
