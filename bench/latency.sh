@@ -87,7 +87,8 @@ timed_run() {
     > "$WORK/run.out" 2> "$WORK/run.err" || status=$?
   read -r WALL user sys rss < <(tail -1 "$WORK/time.txt")
   if [[ $status -ne 0 ]]; then
-    CELL="failed (exit $status: $(grep -m1 -v '^\s*$' "$WORK/run.err" | cut -c1-80))"
+    cp "$WORK/run.err" "${file%.yml}.err"
+    CELL="failed (exit $status: $(grep -v -e ' notice ' -e '^\s*$' "$WORK/run.err" | tail -1 | cut -c1-100); ${file%.yml}.err)"
     return
   fi
   local records
