@@ -225,6 +225,9 @@ extension PageFetcher {
             throw cancellation.error ?? PipelineError(.other, "source \(source.name): the page \(redactor(page.url)) was given up")
         }
         retriesOfLastPage = arrival.result.retries
+        if arrival.result.retries > 0 {
+            logger.info("retried", metadata: ["source": "\(source.name)", "url": "\(redactor(page.url))", "retries": "\(arrival.result.retries)"])
+        }
         switch arrival.result.outcome {
         case .success(let response):
             progress.addBytes(arrival.result.body.count)

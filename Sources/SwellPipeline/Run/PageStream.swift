@@ -172,6 +172,9 @@ final class PageStream: @unchecked Sendable {
         engine.cancel(jobs)
     }
 
+    /// Its requests outstanding now (requested, not arrived).
+    var inFlight: Int { state.withLock { $0.slots.values.count { $0.arrival == nil } } }
+
     /// HTTP requests the stream's jobs made so far (attempts and redirect hops).
     var requestCount: Int { state.withLock { $0.requests } }
 

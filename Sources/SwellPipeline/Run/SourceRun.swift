@@ -107,6 +107,9 @@ struct SourceRun {
             return (state.report, failure)
         }
         defer { ownEngine?.stop() }
+        if let stream = sourcePages.stream {
+            counts.watchNetwork { [weak stream] in (stream?.inFlight ?? 0, stream?.waitedSeconds ?? 0) }
+        }
         let pageLoop = PageLoop(source: source, container: container, environment: environment, state: state,
                                 cursor: cursor, counts: counts, pages: sourcePages)
         let group = DispatchGroup()
