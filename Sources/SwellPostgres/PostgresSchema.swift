@@ -25,6 +25,8 @@ struct PostgresSchema {
             try connection.query("CREATE SEQUENCE IF NOT EXISTS swell_runner_ids")
             try connection.query("CREATE TABLE IF NOT EXISTS swell_holds (source text PRIMARY KEY)")
             try connection.query("CREATE TABLE IF NOT EXISTS swell_hold_holders (source text PRIMARY KEY, host text NOT NULL, pid text NOT NULL, since text NOT NULL)")
+            // The rate budgets runners share (PostgresRateBudgets): tokens as counted at `updated`, by the server's clock.
+            try connection.query("CREATE TABLE IF NOT EXISTS \(PostgresStore.rateBucketsTable) (key text PRIMARY KEY, tokens double precision NOT NULL, updated timestamptz NOT NULL)")
             try connection.query("INSERT INTO swell_metadata (key, value) VALUES ('store_identifier', $1::text) ON CONFLICT (key) DO NOTHING",
                                  [.text(UUID().uuidString)])
             let identifier = try connection.query("SELECT value FROM swell_metadata WHERE key = 'store_identifier'")

@@ -114,7 +114,7 @@ public struct PipelineRunner: Sendable {
                 let environment = RunEnvironment(options: options, logger: logger, redactor: redactor, progress: progress,
                                                  cancellation: cancellation)
                 let plan = networkPlan
-                let engine = try startEngine(plan)
+                let engine = try startEngine(plan, in: container)
                 defer { engine.stop() }
                 for positions in positionGroups {
                     // Read when the run reaches them: a `for_each` from an entity sees what the sources before it saved.
@@ -222,10 +222,13 @@ public struct PipelineRunner: Sendable {
         return plan
     }
 
-    /// The run's HTTP engine, for every HTTP source of the run.
-    private func startEngine(_ plan: NetworkPlan) throws(PipelineError) -> HTTPEngine {
+    /// The run's HTTP engine, for every HTTP source of the run. On a store many runners share,
+    /// its buckets are the store's (`StoreTokenBuckets`: "One budget for many runners").
+    private func startEngine(_ plan: NetworkPlan, in container: PersistentContainer) throws(PipelineError) -> HTTPEngine {
+        let shared = StoreTokenBuckets.shared(by: container.persistentStoreCoordinator, logger: logger, redactor: redactor)
         do {
-            return try HTTPEngine(HTTPEngine.Configuration(concurrency: plan.concurrency, userAgent: SwellVersion.userAgent))
+            return try HTTPEngine(HTTPEngine.Configuration(concurrency: plan.concurrency, userAgent: SwellVersion.userAgent,
+                                                           sharedBuckets: shared))
         } catch {
             throw PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
         }
