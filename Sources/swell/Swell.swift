@@ -74,6 +74,9 @@ struct RunFlags: ParsableArguments {
     @Flag(help: "When another run holds the store, wait for it instead of exiting 75.")
     var wait = false
 
+    @Flag(help: "(run, import) Ignore and drop every kept position: each source starts at its first page, also one that stopped.")
+    var restart = false
+
     @Option(help: "(run, import) Only the sources whose position in the file (after for_each expansion, from 0) is I modulo N: N runners with 0/N … N-1/N cover every source once.")
     var shard: String?
 
@@ -100,9 +103,12 @@ extension RunFlags {
         if let shard, !sources {
             throw ValidationError("--shard \(shard): only run and import take a shard (export writes every export)")
         }
+        if restart && !sources {
+            throw ValidationError("--restart: only run and import take it (export fetches nothing)")
+        }
         let file = try CommandSupport.loadPipeline(pipeline, report: report)
         let counter = ProgressCounter()
-        let runner = PipelineRunner(pipeline: file, storePath: store, options: RunOptions(workers: workers, batchSize: batchSize),
+        let runner = PipelineRunner(pipeline: file, storePath: store, options: RunOptions(workers: workers, batchSize: batchSize, restart: restart),
                                     only: Set(only), shard: shard.flatMap(Shard.init), wait: wait, logger: logger, progress: counter)
         let terminal = isatty(STDERR_FILENO) != 0
         let showProgress = progress == .always || (progress == .auto && terminal)

@@ -22,6 +22,9 @@ public struct PipelineFile: Sendable {
     public var exports: [ExportSpec]
     /// Values that came from the environment: never printed, shown as `***`.
     public var secrets: Set<String>
+    /// The environment variables those values came from, name → value (a kept position names
+    /// the variable where a page's URL echoes its value: README, "Resuming a stopped source").
+    public var secretVariables: [String: String] = [:]
     /// Whether the store keeps its history (`history: true`, version 3): exports with
     /// `changes: since_last` read it.
     public var history = false
@@ -231,6 +234,9 @@ public struct SourceSpec: Sendable {
     /// Where a page says whether another follows (`paginate.has_more`, GraphQL's
     /// `pageInfo.hasNextPage`): `false` there ends the pagination.
     public var hasMore: [String]? = nil
+    /// Whether a source that stopped resumes where its last saved page ended (`resume`;
+    /// default true, in files of every version).
+    public var resume = true
 
     /// This source for one item of its `for_each`: `${item}` filled in its name (or `[item]`
     /// appended), URL, headers, body, auth values, incremental initial value and rejects file.

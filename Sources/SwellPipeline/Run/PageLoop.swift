@@ -4,7 +4,8 @@ import SwellContexts
 /// gives (`Paginator`), through the `PageFetcher` (retries, validators, tokens), into the
 /// stage that parses it; refuses a page already fetched; stops at the source's first
 /// failure or the run's cancellation; and collects the HTTP validators to keep. Its caller
-/// (`SourceRun`) saves them only when every page arrived.
+/// (`SourceRun`) saves them only when every page arrived. It starts where the source's kept
+/// position says, and tells the `PositionBook` and the stage each page completed.
 struct PageLoop {
     let source: SourceSpec
     let container: PersistentContainer
@@ -13,6 +14,8 @@ struct PageLoop {
     /// Incremental sync: the cursor whose kept value goes in the first request.
     let cursor: IncrementalCursor?
     let counts: SourceProgress
+    /// The source's position: where to start, and each page's request.
+    let positions: PositionBook
 
     private var redactor: Redactor { environment.redactor }
 
@@ -44,7 +47,9 @@ struct PageLoop {
         }
         var paginator = Paginator(source.pagination, source: PageRequest(url: sourceURL, body: source.body), placement: source.pagingIn,
                                   hasMore: source.hasMore)
-        var request: PageRequest? = paginator.first
+        // Resuming: the kept position's request (README, "Resuming a stopped source").
+        var request: PageRequest? = try positions.firstRequest(&paginator)
+        var number = 0
         var visited = Set<String>()
         var validators: [String: String] = [:]
         while let current = request {
@@ -68,6 +73,10 @@ struct PageLoop {
             }
             guard state.failure == nil else { return nil }
             request = paginator.nextRequest(after: page)
+            // Page `number` is whole: what the position after it keeps, then the stage may cut there.
+            positions.pageDone(number, next: request, page: page, paginator: paginator)
+            pages.pageCompleted(number)
+            number += 1
         }
         return validators
     }

@@ -110,19 +110,33 @@ public struct PipelineRunner: Sendable {
             if runSources {
                 try deferDiskSync(container)
                 let environment = RunEnvironment(options: options, logger: logger, redactor: redactor, progress: progress,
-                                                 cancellation: cancellation)
+                                                 cancellation: cancellation, secretVariables: pipeline.secretVariables)
+                // Resuming: for_each items a stopped run completed are not requested again.
+                let forEachRuns = ForEachResume(container: container, template: SecretTemplate(variables: pipeline.secretVariables, redactor: redactor),
+                                                restart: options.restart, logger: logger)
+                let selected = selectedSources
                 for position in selectedPositions {
-                    for source in try expansions(of: pipeline.sources[position], at: position, in: container) {
+                    let expanded = try expansions(of: pipeline.sources[position], at: position, in: container)
+                    let candidates = pipeline.sources[position].forEachEntity == nil ? selected : expanded
+                    for source in expanded {
                         guard let entity = pipeline.entity(named: source.entity) else { continue }
+                        let items = ForEachResume.items(of: source, among: candidates)
+                        if let completed = try forEachRuns.completedItem(source, items: items) {
+                            report.sources.append(completed)
+                            try forEachRuns.itemFinished(source, among: candidates)
+                            continue
+                        }
                         let hold = try holdSource(source.name, in: container)
                         defer { hold?.release() }
                         logger.notice("source started", metadata: ["source": "\(source.name)"])
-                        let run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities,
+                        var run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities,
                                             container: container, environment: environment)
+                        run.forEachItems = items
                         if let interrupted = cancellation.error { throw interrupted }
                         let (entry, error) = run.run()
                         report.sources.append(entry)
                         if let error { throw error }
+                        try forEachRuns.itemFinished(source, among: candidates)
                     }
                 }
             }

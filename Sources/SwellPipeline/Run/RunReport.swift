@@ -29,6 +29,13 @@ public struct RunReport: Codable, Sendable {
         public var rejected = 0
         /// Further request attempts after connection errors, timeouts, 429s or 5xx (`retries`).
         public var retries = 0
+        /// Pages an earlier run saved that this run did not fetch again (`resumed_from`): it
+        /// resumed where that run stopped; 0 when it started at the first page.
+        public var resumedFrom = 0
+        /// HTTP requests made, retries and token requests included (`requests`).
+        public var requests = 0
+        /// Seconds held by rate budgets and server resets (`waited_s`).
+        public var waitedS = 0.0
         /// Seconds the source took, to the millisecond (`duration_s`).
         public var durationS = 0.0
         /// Version 2: the counts of the entities nested records were upserted into, by entity
@@ -36,9 +43,11 @@ public struct RunReport: Codable, Sendable {
         public var nested: [String: Counts]?
 
         enum CodingKeys: String, CodingKey {
-            case name, entity, pages, bytes, records, inserted, updated, unchanged, deleted, rejected, retries, nested
+            case name, entity, pages, bytes, records, inserted, updated, unchanged, deleted, rejected, retries, nested, requests
             case notModified = "not_modified"
             case durationS = "duration_s"
+            case resumedFrom = "resumed_from"
+            case waitedS = "waited_s"
         }
     }
 

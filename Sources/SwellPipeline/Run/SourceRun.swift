@@ -10,6 +10,8 @@ public struct RunOptions: Sendable {
     /// source with nested mappings); nil: swell's default for the source
     /// (`flatBatchSize`, `nestedBatchSize`).
     public var batchSize: Int?
+    /// `--restart`: every kept position is ignored and dropped; each source starts at its first page.
+    public var restart = false
 
     /// A flat source's default batch: its rows go to the store as one batch insert (one
     /// transaction) of this many rows (BENCHMARKS.md: fewer, larger batches write faster, and
@@ -18,10 +20,12 @@ public struct RunOptions: Sendable {
     /// A source with nested mappings: records a worker context holds as objects before it saves.
     public static let nestedBatchSize = 5_000
 
-    /// `workers` (default: the number of cores) and `batchSize` (default: chosen per source), each at least 1.
-    public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, batchSize: Int? = nil) {
+    /// `workers` (default: the number of cores) and `batchSize` (default: chosen per source), each at least 1;
+    /// `restart`: `--restart`.
+    public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, batchSize: Int? = nil, restart: Bool = false) {
         self.workers = max(1, workers)
         self.batchSize = batchSize.map { max(1, $0) }
+        self.restart = restart
     }
 
     /// The batch size for a source with (`nested`) or without nested mappings.
@@ -40,7 +44,8 @@ public struct RunOptions: Sendable {
 /// context; the `SaveScheduler` moves their saves to the writer and to disk on
 /// their own queues. The main queue never waits for disk. Replace deletions
 /// (`ReplaceSweeper`), the incremental cursor and HTTP validators go in the last
-/// writer save, only when every page arrived.
+/// writer save, only when every page arrived. Each saved batch keeps where the source
+/// stands (`PositionBook`); a source that stopped starts there next time.
 struct SourceRun {
     let source: SourceSpec
     let entity: PipelineEntity
@@ -49,6 +54,8 @@ struct SourceRun {
     let container: PersistentContainer
     /// What the run's stages share: options, log, redactor, progress, cancellation, tokens.
     let environment: RunEnvironment
+    /// The items of the source's `for_each` in this run (part of its position's fingerprint); empty otherwise.
+    var forEachItems: [String] = []
 
     private var options: RunOptions { environment.options }
     private var logger: Logger { environment.logger }
@@ -72,58 +79,72 @@ struct SourceRun {
         let state = SourceRunState(source: source, backlog: backlog, cancellation: cancellation)
         let scheduler = SaveScheduler(container: container, state: state, backlog: backlog, sourceName: source.name,
                                       logger: logger, redactor: redactor)
-        let sweeper = source.mode == .replace ? ReplaceSweeper(entity: entity.description) : nil
+        // Resuming: where an earlier run of the source stopped (README, "Resuming a stopped source").
+        let positions: PositionBook
+        do {
+            positions = try PositionBook.open(source: source, forEachItems: forEachItems, container: container, environment: environment,
+                                              state: state)
+        } catch {
+            return (state.report, error)
+        }
+        let sweeper = source.mode == .replace ? positions.makeSweeper(entity: entity.description) : nil
         let cursor = IncrementalCursor(source: source, entity: entity)
         let rejects = RejectsWriter(path: source.rejects, source: source.name, redactor: redactor)
         let mapper = RecordMapper(source: source, entity: entity)
-        let builder = RecordBatchBuilder(source: source, entity: entity, mapper: mapper, state: state, rejects: rejects,
+        var builder = RecordBatchBuilder(source: source, entity: entity, mapper: mapper, state: state, rejects: rejects,
                                          sweeper: sweeper, cursor: cursor, redactor: redactor, progress: counts)
+        positions.equip(&builder)
         let worker = UpsertWorker(builder: builder, batchSize: batchSize, container: container, scheduler: scheduler,
-                                  pipelineEntities: pipelineEntities, logger: logger)
+                                  pipelineEntities: pipelineEntities, logger: logger, positions: positions)
         let capturePaths = Paginator.capturePaths(source.pagination, hasMore: source.hasMore) + (source.isGraphQL ? [GraphQLAnswer.errorsPath] : [])
         let pageLoop = PageLoop(source: source, container: container, environment: environment, state: state,
-                                cursor: cursor, counts: counts)
+                                cursor: cursor, counts: counts, positions: positions)
         let group = DispatchGroup()
         let validators: [String: String]?
         if source.nested.isEmpty && source.mode != .append {
             // A flat source: this thread reads records straight into columns; one writer commits the batches.
-            let batches = BatchQueue<BatchColumns>(capacity: 0)
-            ColumnWriter(source: source, entity: entity, container: container, state: state, redactor: redactor, logger: logger)
+            let batches = BatchQueue<PositionedBatch<BatchColumns>>(capacity: 0)
+            ColumnWriter(source: source, entity: entity, container: container, state: state, redactor: redactor, logger: logger,
+                         positions: positions)
                 .start(queue: batches, group: group)
             let rejecter = RecordRejecter(source: source, rejects: rejects, redactor: redactor)
             let sink = ColumnRecordSink(mapper: mapper, rejecter: rejecter, batchSize: batchSize, output: batches, state: state,
-                                        progress: counts, sweeper: sweeper, cursor: cursor)
+                                        progress: counts, sweeper: sweeper, cursor: cursor, positions: positions)
             var pages = ProjectionPages(sink: sink, source: source, capturePaths: capturePaths, closeOutput: batches.close)
             validators = pageLoop.run(into: &pages)
         } else if source.mode != .append, let shape = graphShape(state: state) {
             // Nested records of the common shapes: this thread reads them straight into graph
             // batches, in the order they came (the later record wins, for links as for values);
             // one writer writes each as batch inserts.
-            let batches = BatchQueue<GraphBatch>(capacity: 0)
-            GraphWriter(source: source, entity: entity, shape: shape, container: container, state: state, redactor: redactor, logger: logger)
+            let batches = BatchQueue<PositionedBatch<GraphBatch>>(capacity: 0)
+            GraphWriter(source: source, entity: entity, shape: shape, container: container, state: state, redactor: redactor, logger: logger,
+                        positions: positions)
                 .start(queue: batches, group: group)
             let rejecter = RecordRejecter(source: source, rejects: rejects, redactor: redactor)
             let sink = GraphRecordSink(shape: shape, mapper: mapper, rejecter: rejecter, batchSize: batchSize, output: batches, state: state,
-                                       progress: counts, sweeper: sweeper, cursor: cursor)
+                                       progress: counts, sweeper: sweeper, cursor: cursor, positions: positions)
             var pages = ProjectionPages(sink: sink, source: source, capturePaths: capturePaths, closeOutput: batches.close)
             validators = pageLoop.run(into: &pages)
         } else {
             // Nested records link objects that records of other keys share: one worker writes them
             // in the order they came, so the later record wins for links as for values.
             let workers = source.nested.isEmpty ? options.workers : 1
-            let queues = (0..<workers).map { _ in BatchQueue<[IncomingRecord]>(capacity: 4) }
+            let queues = (0..<workers).map { _ in BatchQueue<WorkerInput>(capacity: 4) }
+            positions.split(into: workers)
             for (number, queue) in queues.enumerated() {
                 worker.start(number: number, queue: queue, group: group)
             }
-            let router = RecordRouter(queues: queues, chunk: min(batchSize, 500), mapper: mapper)
+            let router = RecordRouter(queues: queues, chunk: min(batchSize, 500), mapper: mapper, sendsPageMarks: positions.keepsPositions)
             var pages = TreePages(router: router, source: source, capturePaths: capturePaths)
             validators = pageLoop.run(into: &pages)
         }
         group.wait()
         do { try rejects.close() } catch { state.fail(error) }
-        finish(validators: state.failure == nil ? validators : nil, state: state, scheduler: scheduler, sweeper: sweeper, cursor: cursor)
+        finish(validators: state.failure == nil ? validators : nil, state: state, scheduler: scheduler, sweeper: sweeper, cursor: cursor,
+               positions: positions)
         var report = state.report
         report.durationS = Self.rounded(Date().timeIntervalSince(started))
+        report.resumedFrom = positions.resumedFrom
         failed = state.failure != nil
         return (report, state.failure)
     }
@@ -149,13 +170,13 @@ struct SourceRun {
     }
 
     /// The last saves: what the workers saved, then (only when `validators` is
-    /// given: the run is complete) replace deletions, the incremental cursor and
-    /// HTTP validators, in the writer's last transaction.
+    /// given: the run is complete) replace deletions, the incremental cursor,
+    /// HTTP validators and the source's position removed, in the writer's last transaction.
     private func finish(validators: [String: String]?, state: SourceRunState, scheduler: SaveScheduler,
-                        sweeper: ReplaceSweeper?, cursor: IncrementalCursor?) {
+                        sweeper: ReplaceSweeper?, cursor: IncrementalCursor?, positions: PositionBook) {
         do {
             var deleted = 0
-            var metadata: [String: String] = [:]
+            var metadata: [String: String?] = [:]
             // A sweep that fails leaves nothing in the view context (it saves there once, at
             // its end); the batches saved before it still go to disk, as after any failure,
             // and the run then fails without the cursor and validators.
@@ -166,7 +187,8 @@ struct SourceRun {
                     if let cursor, let largest = state.largestCursor {
                         metadata[cursor.metadataKey] = cursor.text(largest)
                     }
-                    metadata.merge(validators) { _, validator in validator }
+                    for (key, validator) in validators { metadata[key] = validator }
+                    metadata.merge(positions.completion(pages: state.report.pages)) { _, position in position }
                 } catch {
                     sweepFailure = error
                 }
