@@ -34,6 +34,8 @@ final class PagedAPI: @unchecked Sendable {
     let server: LoopbackHTTPServer
     /// Pages from this one on (0-based, in page order) answer 500.
     let failAt = LockedValue<Int?>(nil)
+    /// Only this `for_each` item's pages fail (nil: every item's).
+    let failItem = LockedValue<String?>(nil)
     /// This page waits for `release` before it answers.
     let holdAt = LockedValue<Int?>(nil)
     private let held = DispatchSemaphore(value: 0)
@@ -98,7 +100,8 @@ final class PagedAPI: @unchecked Sendable {
 
     private func answer(_ request: LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Response {
         guard let page = pageIndex(request) else { return .json("{}", status: 404) }
-        if let failAt = failAt.withLock({ $0 }), page >= failAt {
+        let failing = failItem.withLock { $0 }
+        if let failAt = failAt.withLock({ $0 }), page >= failAt, failing == nil || failing == Self.item(request) {
             return .json(#"{"error": "down"}"#, status: 500)
         }
         if holdAt.withLock({ $0 }) == page { held.wait() }

@@ -4,15 +4,16 @@ import SwellContexts
 extension PositionBook {
     /// The book of `source`'s run (one of `forEachItems`, its `for_each`'s items in this run):
     /// reads the position an earlier run kept and decides where the run starts. A position is
-    /// followed only when the source resumes (`resume`, not `--restart`), its fingerprint is the
+    /// followed only when the source resumes (`resume`, and not `--restart`), its fingerprint is the
     /// source's now, its request can be filled back and its key chunks are all there; any other
     /// kept position is dropped (removed from the store now, logged at notice when the source
-    /// changed) and the source starts at its first page.
+    /// changed) and the source starts at its first page. A run under `--restart` keeps
+    /// positions as it goes, as any run: one that stops resumes where it stopped.
     ///
     /// - Throws: `PipelineError` (`.io`) when the store cannot be read or written.
     static func open(source: SourceSpec, forEachItems: [String], container: PersistentContainer, environment: RunEnvironment,
                      state: SourceRunState) throws(PipelineError) -> PositionBook {
-        let resumes = source.resume && !environment.options.restart
+        let resumes = source.resume
         let template = SecretTemplate(variables: environment.secretVariables, redactor: environment.redactor)
         let fingerprint = SourceFingerprint.of(source, forEachItems: forEachItems, template: template)
         let keepsPositions = resumes && source.pagination != nil
@@ -34,8 +35,9 @@ extension PositionBook {
             try remove(kept?.removal(source: source.name) ?? [key: nil], from: container, source: source.name)
             return book(.firstPage, nil)
         }
-        guard resumes else {
-            if environment.options.restart { logger.info("--restart: the kept position is dropped", metadata: ["source": "\(source.name)"]) }
+        guard resumes else { return try drop(nil) }
+        guard !environment.options.restart else {
+            logger.info("--restart: the kept position is dropped", metadata: ["source": "\(source.name)"])
             return try drop(nil)
         }
         guard let kept, kept.fingerprint == fingerprint else {

@@ -79,7 +79,8 @@ final class PositionBook: @unchecked Sendable {
         self.logger = logger
         collector = keepsPositions && collectsKeys ? KeyChunkCollector() : nil
         self.earlierKeys = earlierKeys
-        var position = resumed ?? SourcePosition(fingerprint: fingerprint)
+        // Until a page past the first can be kept, a position points at the first page.
+        var position = resumed ?? SourcePosition(fingerprint: fingerprint, next: .first)
         position.done = false
         last = position
     }
