@@ -43,6 +43,8 @@ final class PagedAPI: @unchecked Sendable {
     let titleSuffix = LockedValue("")
     /// Records with these ids are left out of the pages.
     let leftOut = LockedValue<Set<Int>>([])
+    /// The record with this id comes with a title that is not text (a bad record).
+    let badRecord = LockedValue<Int?>(nil)
 
     init(paging: Paging, pages: Int = 6) throws {
         self.paging = paging
@@ -115,9 +117,12 @@ final class PagedAPI: @unchecked Sendable {
         let suffix = titleSuffix.withLock { $0 }
         let omitted = leftOut.withLock { $0 }
         let itemOffset = item.map { Int($0.unicodeScalars.first!.value) * 1_000 } ?? 0
+        let bad = badRecord.withLock { $0 }
         let records = (first...max(first, last)).filter { $0 <= last && !omitted.contains($0) }.map { id -> String in
             let id = id + itemOffset
-            return #"{"id": \#(id), "title": "item \#(id)\#(suffix)", "author": {"login": "a\#(id % 3)", "name": "Author \#(id % 3)"}, "#
+            // `rank` is largest at id 7 (page 1): an incremental cursor's largest comes early.
+            let title = id == bad ? "[\"not text\"]" : "\"item \(id)\(suffix)\""
+            return #"{"id": \#(id), "rank": \#(id == 7 ? 1_000 : id), "title": \#(title), "author": {"login": "a\#(id % 3)", "name": "Author \#(id % 3)"}, "#
                 + #""notes": [{"id": \#(id * 10), "text": "n\#(id)"}, {"id": \#(id * 10 + 1), "text": "m\#(id)"}]}"#
         }
         let hasNext = page + 1 < pages

@@ -83,6 +83,29 @@ import Testing
         #expect(try ResumeTests.outcome(workspace, path) == expected)
     }
 
+    @Test func aResumedIncrementalSourceKeepsTheCursorAnUninterruptedRunKeeps() throws {
+        let api = try PagedAPI(paging: .page)
+        let yaml = ResumeTests.pipeline(.columns, paging: .page, url: api.url(), extra: "    incremental: { cursor: rank, param: since }")
+            .replacingOccurrences(of: "attributes: { id: integer, title: string }", with: "attributes: { id: integer, title: string, rank: integer }")
+        let reference = try Workspace()
+        try reference.write("items.yml", yaml)
+        #expect(try run(reference, .columns).status == 0)
+        #expect(try reference.run("status", "items.yml").stdout.contains("source items: incremental rank = 1000"))
+
+        let workspace = try Workspace()
+        try workspace.write("items.yml", yaml)
+        api.failAt.withLock { $0 = 3 }
+        #expect(try run(workspace, .columns).status == 69)
+        #expect(try workspace.run("status", "items.yml").stdout.contains("source items: incremental rank = (none yet)"))
+        api.failAt.withLock { $0 = nil }
+        let start = api.server.requests.count
+        #expect(try run(workspace, .columns).status == 0)
+        let asked = api.requests(from: start)
+        // It keeps the cursor it started with (none: no `since`), and counts the pages before the stop in its largest.
+        #expect(asked.map(api.pageIndex) == [3, 4, 5, 6] && asked.allSatisfy { PagedAPI.query($0.path)["since"] == nil })
+        #expect(try workspace.run("status", "items.yml").stdout.contains("source items: incremental rank = 1000"))
+    }
+
     @Test func aSourceChangedInTheFileStartsAtItsFirstPage() throws {
         let api = try PagedAPI(paging: .offset)
         let workspace = try Workspace()

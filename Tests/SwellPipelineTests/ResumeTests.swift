@@ -159,4 +159,27 @@ import Testing
         #expect(try Self.source(workspace)["rejected"] as? Int == 0)
         #expect(try Self.outcome(workspace, path) == expected)
     }
+
+    /// A bad record stops the run part-way through a page, while other workers (append mode)
+    /// save their records of that page and the next: the rerun resumes at the bad record's page,
+    /// and the records that run saved itself are not refused as keys that exist already.
+    @Test(arguments: WritePath.allCases)
+    func aRunStoppedByABadRecordResumesAtItsPage(path: WritePath) throws {
+        let api = try PagedAPI(paging: .offset, pages: 8)
+        let expected = try Self.reference(path, api, batchSize: 3)
+        let workspace = try Workspace()
+        try workspace.write("items.yml", Self.pipeline(path, paging: .offset, url: api.url()))
+        api.badRecord.withLock { $0 = 28 }   // page 5, its third record
+        let failed = try workspace.run(["run", "items.yml"] + Self.flags(path, batchSize: 3))
+        #expect(failed.status == 65, "\(failed.stderr)")
+        api.badRecord.withLock { $0 = nil }
+        let start = api.server.requests.count
+        let rerun = try workspace.run(["run", "items.yml", "--report", "out/report.json"] + Self.flags(path, batchSize: 3))
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let resumedFrom = try Self.source(workspace)["resumed_from"] as? Int ?? -1
+        #expect((1...5).contains(resumedFrom), "resumed from \(resumedFrom): never past the bad record's page")
+        #expect(api.requests(from: start).compactMap(api.pageIndex) == Array(resumedFrom..<8))
+        #expect(try Self.source(workspace)["rejected"] as? Int == 0)
+        #expect(try Self.outcome(workspace, path) == expected)
+    }
 }
