@@ -62,21 +62,25 @@ struct KeyChunk: Sendable, Equatable {
     init() {}
 
     private static func encodeIntegers(_ values: [Int64]) -> String {
-        let sorted = Array(Set(values)).sorted()
+        // Pages mostly bring keys in order: sorted only when they are not.
+        var sorted = values
+        if zip(sorted, sorted.dropFirst()).contains(where: { $0 > $1 }) { sorted.sort() }
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(sorted.count / 4 + 16)
         var index = 0
         var previous: Int64?
         while index < sorted.count {
             let start = sorted[index]
             var end = index
-            while end + 1 < sorted.count, sorted[end + 1] == sorted[end] &+ 1 { end += 1 }
+            // A run of consecutive values (a key seen twice stays in its run).
+            while end + 1 < sorted.count, sorted[end + 1] == sorted[end] || sorted[end + 1] == sorted[end] &+ 1 { end += 1 }
             // The first run's start as zigzag; then each run's gap after the previous one's end.
             if let previous {
                 varint(UInt64(bitPattern: start) &- UInt64(bitPattern: previous) &- 1, into: &bytes)
             } else {
                 varint(UInt64(bitPattern: (start << 1) ^ (start >> 63)), into: &bytes)
             }
-            varint(UInt64(end - index), into: &bytes)
+            varint(UInt64(bitPattern: sorted[end] &- start), into: &bytes)
             previous = sorted[end]
             index = end + 1
         }
@@ -90,7 +94,8 @@ struct KeyChunk: Sendable, Equatable {
         var values: [Int64] = []
         var previous: Int64?
         while offset < bytes.count {
-            guard let first = readVarint(bytes, &offset), let length = readVarint(bytes, &offset) else { return nil }
+            // A run longer than any chunk holds is not one this code wrote.
+            guard let first = readVarint(bytes, &offset), let length = readVarint(bytes, &offset), length < 1 << 31 else { return nil }
             var value: Int64
             if let previous {
                 value = Int64(bitPattern: UInt64(bitPattern: previous) &+ first &+ 1)
