@@ -5,7 +5,8 @@
 # PostgreSQL 15 (the tests start their own throwaway server from it), and Python 3 with
 # oauthlib (the tests start an OAuth 2.0 token endpoint made with it), groff (the release test
 # reads the man page with it); and, from PyPI into
-# .build/test-python, Datasette with datasette-graphql (the tests' GraphQL API).
+# .build/test-python, Datasette with datasette-graphql (the tests' GraphQL API) and Flask
+# with flask-limiter and waitress (the tests' rate-limited API).
 # Does nothing when they are already there. Safe to run again.
 set -euo pipefail
 
@@ -31,14 +32,19 @@ fi
 
 command -v swift >/dev/null 2>&1 || { echo "setup: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
 
-# The tests' GraphQL API: Datasette with the datasette-graphql plugin, from PyPI, in a
-# virtual environment under .build (made once; a fresh clone makes it again, ~20 s).
+# The tests' servers from PyPI, in a virtual environment under .build (made once; a fresh
+# clone makes it again, ~30 s): Datasette with the datasette-graphql plugin (the GraphQL API),
+# and Flask with flask-limiter served by waitress (a real rate limiter, with its
+# X-RateLimit-* and Retry-After headers).
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/.build/test-python"
-if ! "$venv/bin/python" -c "import datasette, datasette_graphql" >/dev/null 2>&1; then
-    echo "setup: installing datasette and datasette-graphql into .build/test-python" >&2
-    rm -rf "$venv"
-    mkdir -p "$root/.build"
-    /usr/bin/python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "datasette==0.65.5" "datasette-graphql==2.2"
+if ! "$venv/bin/python" -c "import datasette, datasette_graphql, flask, flask_limiter, waitress" >/dev/null 2>&1; then
+    echo "setup: installing datasette, datasette-graphql, flask, flask-limiter and waitress into .build/test-python" >&2
+    if ! "$venv/bin/python" -c "" >/dev/null 2>&1; then
+        rm -rf "$venv"
+        mkdir -p "$root/.build"
+        /usr/bin/python3 -m venv "$venv"
+    fi
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "datasette==0.65.5" "datasette-graphql==2.2" \
+        "flask==3.1.3" "flask-limiter==4.1.1" "limits==5.8.0" "waitress==3.0.2"
 fi

@@ -39,8 +39,9 @@ extension HTTPClient {
         return hop
     }
 
-    /// `scheme://host:port` of an absolute URL, lower-cased, the port explicit; nil when it has no host.
-    static func origin(of url: String) -> String? {
+    /// `scheme://host:port` of an absolute URL, lower-cased, the port explicit; nil when it has no host
+    /// (the key of server holds and host budgets in ``HTTPEngine``).
+    public static func origin(of url: String) -> String? {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
               let host = components.host?.lowercased(), !host.isEmpty else { return nil }
         let port = components.port ?? (scheme == "https" ? 443 : 80)

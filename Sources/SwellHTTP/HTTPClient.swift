@@ -93,31 +93,54 @@ public final class HTTPClient {
 
     /// One request; errors name `url` (the attempt's first URL).
     private func performHop(_ request: HTTPRequest, naming url: String, onBody: (UnsafeRawBufferPointer) throws -> Void) throws(AttemptFailure) -> Hop {
-        let target: RequestTarget
-        let headerList: HeaderList
-        do {
-            target = try RequestTarget(request.url)
-            headerList = try HeaderList(request)
-        } catch {
-            throw .http(error)
-        }
-        return try withoutActuallyEscaping(onBody) { onBody throws(AttemptFailure) -> Hop in
-            let transfer = Transfer(onBody: onBody, isFile: target.isFile, maxBytes: request.maxBytes, rejectsHTML: request.rejectsHTML,
-                                    errorBodyLimit: request.errorBodyLimit)
-            return try withExtendedLifetime((transfer, headerList)) { () throws(AttemptFailure) -> Hop in
-                try run(request, naming: url, target: target, headerList: headerList, transfer: transfer)
+        try withoutActuallyEscaping(onBody) { onBody throws(AttemptFailure) -> Hop in
+            let hop: ConfiguredHop
+            do throws(HTTPError) {
+                hop = try configureHop(request, naming: url, onBody: onBody)
+            } catch {
+                throw .http(error)
             }
+            let code = curl_easy_perform(handle)
+            return try conclude(hop, code: code)
         }
     }
 
-    private func run(_ request: HTTPRequest, naming url: String, target: RequestTarget, headerList: HeaderList,
-                     transfer: Transfer) throws(AttemptFailure) -> Hop {
-        do {
-            try configure(request, target: target, headerList: headerList, transfer: transfer)
-        } catch {
-            throw .http(error)
+    /// One hop set up on this client's handle, waiting to be performed (by `curl_easy_perform`,
+    /// or by a multi handle: `HTTPEngine`); what curl's callbacks and options point at lives here.
+    final class ConfiguredHop {
+        let request: HTTPRequest
+        /// The URL errors name: the attempt's first.
+        let url: String
+        let target: RequestTarget
+        let headerList: HeaderList
+        let transfer: Transfer
+
+        fileprivate init(request: HTTPRequest, url: String, target: RequestTarget, headerList: HeaderList, transfer: Transfer) {
+            self.request = request
+            self.url = url
+            self.target = target
+            self.headerList = headerList
+            self.transfer = transfer
         }
-        let code = curl_easy_perform(handle)
+    }
+
+    /// The libcurl easy handle, for a multi handle to drive (`HTTPEngine`).
+    var easyHandle: UnsafeMutableRawPointer { handle }
+
+    /// Resets the handle and sets it up for one hop of `request`; keep the hop until `conclude`.
+    func configureHop(_ request: HTTPRequest, naming url: String,
+                      onBody: @escaping (UnsafeRawBufferPointer) throws -> Void) throws(HTTPError) -> ConfiguredHop {
+        let target = try RequestTarget(request.url)
+        let headerList = try HeaderList(request)
+        let transfer = Transfer(onBody: onBody, isFile: target.isFile, maxBytes: request.maxBytes, rejectsHTML: request.rejectsHTML,
+                                errorBodyLimit: request.errorBodyLimit)
+        try configure(request, target: target, headerList: headerList, transfer: transfer)
+        return ConfiguredHop(request: request, url: url, target: target, headerList: headerList, transfer: transfer)
+    }
+
+    /// What a performed hop led to, from curl's result `code`: a response, a redirect, or why it failed.
+    func conclude(_ hop: ConfiguredHop, code: CURLcode) throws(AttemptFailure) -> Hop {
+        let (request, url, target, transfer) = (hop.request, hop.url, hop.target, hop.transfer)
         if let bodyError = transfer.bodyError { throw .body(bodyError) }
         if !target.isFile, code == CURLE_OK, Self.redirectStatuses.contains(transfer.status) {
             var location: UnsafeMutablePointer<CChar>? = nil
@@ -130,6 +153,7 @@ public final class HTTPClient {
         } catch {
             var failure = error
             if !target.isFile { failure.method = request.method }
+            failure.headers = transfer.headers
             throw .http(failure)
         }
     }

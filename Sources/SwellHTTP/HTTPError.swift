@@ -45,6 +45,9 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     public var body: [UInt8]? = nil
     /// The response's `Retry-After` value, kept for the retry policy.
     var retryAfter: String?
+    /// The failed response's header fields (names lower-cased; empty when no response came):
+    /// what it says about the host's rate budget (``ServerHold``).
+    public var headers: [HTTPHeader] = []
 
     /// Creates an error; `isRetryable` defaults to what ``Kind`` implies.
     public init(kind: Kind, url: String, message: String, isRetryable: Bool? = nil) {

@@ -37,8 +37,10 @@ enum CommandSupport {
         }
     }
 
+    /// `swell: message` on stderr, one line: control characters in it (a value from a page or
+    /// the store) are written visibly (`VisibleText`).
     static func printError(_ message: String) {
-        FileHandle.standardError.write(Data("swell: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("swell: \(VisibleText.escaping(message))\n".utf8))
     }
 
     /// Runs blocking work on its own thread, so the main queue stays free for the view context.

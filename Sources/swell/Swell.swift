@@ -64,6 +64,9 @@ struct RunFlags: ParsableArguments {
     @Option(name: .customLong("batch-size"), help: "Records written at once: one batch insert (one transaction) of a flat source, one context save of a source with nested mappings. Default: 10000 for flat sources, 5000 with nested mappings, chosen for speed and memory (BENCHMARKS.md); at most about four batches are in flight.")
     var batchSize: Int?
 
+    @Option(help: "(run, import) Requests in flight at once across the run, 1 to 256, over the file's top-level concurrency (default 4 in a version-4 file, 1 in older ones).")
+    var concurrency: Int?
+
     @Option(help: "Progress on stderr: auto (when stderr is a terminal), always, never.")
     var progress: ProgressMode = .auto
 
@@ -90,6 +93,9 @@ struct RunFlags: ParsableArguments {
             throw ValidationError("--shard \(shard): must be I/N with 0 <= I < N (like 0/3)")
         }
         if let batchSize, batchSize < 1 { throw ValidationError("--batch-size must be at least 1, not \(batchSize)") }
+        if let concurrency, !PipelineFile.concurrencyRange.contains(concurrency) {
+            throw ValidationError("--concurrency must be between 1 and 256, not \(concurrency)")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level \"\(logLevel)\" must be one of trace, debug, info, notice, warning, error")
         }
@@ -103,12 +109,17 @@ extension RunFlags {
         if let shard, !sources {
             throw ValidationError("--shard \(shard): only run and import take a shard (export writes every export)")
         }
+        if let concurrency, !sources {
+            throw ValidationError("--concurrency \(concurrency): only run and import make requests (export reads the store)")
+        }
         if restart && !sources {
             throw ValidationError("--restart: only run and import take it (export fetches nothing)")
         }
         let file = try CommandSupport.loadPipeline(pipeline, report: report)
         let counter = ProgressCounter()
-        let runner = PipelineRunner(pipeline: file, storePath: store, options: RunOptions(workers: workers, batchSize: batchSize, restart: restart),
+        let options = RunOptions(workers: workers, batchSize: batchSize, concurrency: concurrency, restart: restart)
+        logger.debug("run options", metadata: ["concurrency": "\(options.concurrency(for: file))", "workers": "\(options.workers)"])
+        let runner = PipelineRunner(pipeline: file, storePath: store, options: options,
                                     only: Set(only), shard: shard.flatMap(Shard.init), wait: wait, logger: logger, progress: counter)
         let terminal = isatty(STDERR_FILENO) != 0
         let showProgress = progress == .always || (progress == .auto && terminal)

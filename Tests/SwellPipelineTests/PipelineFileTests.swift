@@ -183,7 +183,7 @@ import SwellContexts
 
     @Test(arguments: [
         ("version: 1\nname: demo\nentities:\n  Item:\n    key: [id]\n    attributes: { id: integer }\ncolour: blue\n", 7, "unknown key 'colour'"),
-        ("version: 6\nname: demo\nentities: {}\n", 1, "version 6 is not known: it must be 1, 2 (nested records and relationships) or 3"),
+        ("version: 6\nname: demo\nentities: {}\n", 1, "version 6 is not known: it must be 1, 2 (nested records and relationships), 3 (auth, bodies, offsets) or 4"),
         ("version: 1\nname: Demo!\nentities:\n  Item: { key: [id], attributes: { id: integer } }\n", 2, "must match [a-z0-9_-]+"),
         ("version: 1\nname: demo\nentities:\n  Item: { key: [id], attributes: { id: int } }\n", 4, "unknown type \"int\""),
         ("version: 1\nname: demo\nentities:\n  Item: { key: [nope], attributes: { id: integer } }\n", 4, "names 'nope'"),

@@ -132,7 +132,7 @@ import Testing
         let entry = try Self.source(workspace)
         #expect(entry["resumed_from"] as? Int == 3)
         #expect(entry["pages"] as? Int == last - 2)
-        #expect(entry["requests"] as? Int == 0 && entry["waited_s"] as? Double == 0)
+        #expect(entry["requests"] as? Int == api.requests(from: start).count && entry["waited_s"] as? Double == 0)
         #expect(try Self.outcome(workspace, path) == expected)
         #expect(!(try workspace.run("status", "items.yml").stdout.contains("stopped")), "a completed source keeps no position")
     }

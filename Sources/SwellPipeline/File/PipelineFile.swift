@@ -7,8 +7,9 @@ import SwellContexts
 public struct PipelineFile: Sendable {
     /// The file it was read from.
     public var path: String
-    /// The contract version the file says it follows: 1, 2 (nested records and relationships) or 3
-    /// (auth, bodies, offsets, CSV in, history and delta exports).
+    /// The contract version the file says it follows: 1, 2 (nested records and relationships), 3
+    /// (auth, bodies, offsets, CSV in, history and delta exports) or 4 (concurrency, rate
+    /// limits, resume).
     public var version: Int = 1
     /// The pipeline's name (`[a-z0-9_-]+`).
     public var name: String
@@ -31,6 +32,24 @@ public struct PipelineFile: Sendable {
     /// How long history is kept after every delta export has read it (`history: { keep_days }`;
     /// default 7): other readers of the history (an app merging it) have that long.
     public var historyKeepDays = 7.0
+    /// Requests in flight at once across the run (`concurrency`, version 4): 4 unless a
+    /// version-4 file says otherwise; files of versions 1–3 make one request at a time.
+    /// `--concurrency` overrides it (`RunOptions.concurrency(for:)`).
+    public var concurrency = 1
+    /// Budgets per host (`hosts`, version 4), in file order: for every source reaching that host.
+    public var hosts: [HostBudget] = []
+
+    /// `concurrency`'s default in a version-4 file.
+    public static let defaultConcurrency = 4
+    /// The largest `concurrency` (and `prefetch`) a file or `--concurrency` may give.
+    public static let concurrencyRange = 1...256
+
+    /// The budget that holds requests to `url`: of the `hosts` keys that match it
+    /// (`HostKey.matches(url:)`), the most specific — `scheme://host:port` over
+    /// `scheme://host` over a bare host. Nil when none matches.
+    public func hostBudget(for url: String) -> HostBudget? {
+        hosts.filter { $0.key.matches(url: url) }.max { $0.key.specificity < $1.key.specificity }
+    }
 
     /// What nil means in the file's predicates (exports' and `for_each`'s `where`): versions
     /// 1–3 keep their rule, a null matching only `== NIL` and `!= NIL`; from version 4,
@@ -234,27 +253,26 @@ public struct SourceSpec: Sendable {
     /// Where a page says whether another follows (`paginate.has_more`, GraphQL's
     /// `pageInfo.hasNextPage`): `false` there ends the pagination.
     public var hasMore: [String]? = nil
-    /// Whether a source that stopped resumes where its last saved page ended (`resume`;
-    /// default true, in files of every version).
+    /// This source's own token bucket (`rate_limit`, version 4), beside its host's; nil: none.
+    public var rateLimit: RateLimit? = nil
+    /// The longest the source waits for a budget or a server's reset, in seconds (`max_wait`,
+    /// version 4; default 15 minutes): a longer wait fails the source (69).
+    public var maxWait: Double = SourceSpec.defaultMaxWait
+    /// Pages requested ahead where the next request does not need this page's answer
+    /// (`prefetch`, version 4; offset and page-number paging); nil: the run's concurrency.
+    public var prefetch: Int? = nil
+    /// Whether a source that stopped resumes where its last saved batch ended (`resume`,
+    /// version 4; default true, in every version).
     public var resume = true
+    /// For an expansion of a `for_each` whose item cannot be used: why. It never runs
+    /// (`PipelineRunner` fails the run or writes it to the rejects file, after `on_error`).
+    public var itemRejection: ForEachItemRejection? = nil
 
-    /// This source for one item of its `for_each`: `${item}` filled in its name (or `[item]`
-    /// appended), URL, headers, body, auth values, incremental initial value and rejects file.
-    func expanded(item: String, pipeline: String) -> SourceSpec {
-        let placeholder = "${item}"
-        func fill(_ text: String) -> String { text.replacingOccurrences(of: placeholder, with: item) }
-        var expanded = self
-        expanded.name = name.contains(placeholder) ? fill(name) : "\(name)[\(item)]"
-        expanded.url = fill(url)
-        expanded.headers = headers.map { ($0.name, fill($0.value)) }
-        expanded.body = body.map { PipelineFileReader.filling($0, with: fill) }
-        expanded.auth = auth.map { $0.filling(with: fill) }
-        expanded.incremental?.initial = incremental?.initial.map(fill)
-        expanded.rejects = rejects.contains(placeholder) ? fill(rejects) : "rejects/\(pipeline)-\(expanded.name).ndjson"
-        expanded.forEach = (name, item)
-        expanded.forEachEntity = nil
-        return expanded
-    }
+    /// `max_wait`'s default: 15 minutes.
+    public static let defaultMaxWait: Double = 15 * 60
+
+    /// The pages requested ahead in a run of `concurrency` requests at once: `prefetch`, else the concurrency.
+    public func prefetch(runConcurrency concurrency: Int) -> Int { prefetch ?? concurrency }
 
     /// A GraphQL request's body: `{"query": …, "variables": {…}}`.
     static func graphQLBody(query: String, variables: JSONValue) -> JSONValue {

@@ -18,7 +18,10 @@ extension PipelineFileReader {
             template.forEachEntity = try forEachEntity(forEachNode, source: source.name, entities: entities)
             return [template]
         }
-        return try forEachItems(forEachNode, source: source.name).map { source.expanded(item: $0, pipeline: pipeline) }
+        // An item that cannot be used is kept, marked, in its place (the run applies `on_error`
+        // to it when it gets there, as to an entity's items), so `--shard` positions stay.
+        return try forEachItems(forEachNode, source: source.name).enumerated()
+            .map { source.expanded(item: $0.element, index: $0.offset, pipeline: pipeline) }
     }
 
     /// `for_each: { entity: E, value: attribute, where: predicate }` (version 3).
@@ -129,7 +132,8 @@ extension PipelineFileReader {
     private mutating func readSource(_ node: Node, pipeline: String, entities: [PipelineEntity]) throws(PipelineFileError) -> SourceSpec {
         let keys = try keyedMapping(node, "a source", allowed: (["name", "entity", "url", "format", "records", "headers", "paginate", "fields", "dates",
                                                              "mode", "on_error", "rejects", "timeout", "retries", "max_bytes", "incremental",
-                                                             "for_each", "csv"] as Set<String>).union(Self.version3SourceKeys),
+                                                             "for_each", "csv"] as Set<String>).union(Self.version3SourceKeys)
+                                                             .union(Self.version4SourceKeys),
                                required: ["name", "entity", "url"])
         let keeping: Set<String> = keys["for_each"] == nil ? [] : ["item"]
         let name = try string(keys["name"]!, "a source's name")
@@ -236,6 +240,7 @@ extension PipelineFileReader {
                                 timeout: timeout, retries: retries, maxBytes: maxBytes, incremental: incremental)
         source.csv = csv
         try readAccess(keys, into: &source, keeping: keeping)
+        try readNetworkKeys(keys, into: &source)
         return source
     }
 

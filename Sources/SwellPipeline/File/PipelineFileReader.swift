@@ -9,7 +9,8 @@ struct PipelineFileReader {
     var secrets: Set<String> = []
     /// The environment variables the secrets came from, name → value.
     var secretVariables: [String: String] = [:]
-    /// The file's `version`: 1, 2 (nested records and relationships) or 3 (reaching real APIs).
+    /// The file's `version`: 1, 2 (nested records and relationships), 3 (reaching real APIs) or
+    /// 4 (real networks: concurrency, rate limits, resume).
     private(set) var version = 1
 
     init(path: String, environment: [String: String]) {
@@ -145,11 +146,14 @@ struct PipelineFileReader {
     // MARK: The file
 
     mutating func read(_ root: Node) throws(PipelineFileError) -> PipelineFile {
-        let top = try keyedMapping(root, "the pipeline file", allowed: ["version", "name", "store", "entities", "sources", "exports", "history"],
-                              required: ["version", "name", "entities"])
+        let top = try keyedMapping(root, "the pipeline file",
+                                   allowed: (["version", "name", "store", "entities", "sources", "exports", "history"] as Set<String>).union(Self.version4TopKeys),
+                                   required: ["version", "name", "entities"])
         let versionNode = top["version"]!
         version = try integer(versionNode, "version")
-        guard (1...3).contains(version) else { throw error(versionNode, "version \(version) is not known: it must be 1, 2 (nested records and relationships) or 3 (auth, bodies, offsets)") }
+        guard (1...4).contains(version) else {
+            throw error(versionNode, "version \(version) is not known: it must be 1, 2 (nested records and relationships), 3 (auth, bodies, offsets) or 4 (concurrency, rate limits, resume)")
+        }
         let nameNode = top["name"]!
         let name = try string(nameNode, "name")
         guard Self.isPipelineName(name) else { throw error(nameNode, "name '\(name)' must match [a-z0-9_-]+") }
@@ -180,7 +184,8 @@ struct PipelineFileReader {
             for item in sequence where !namesFailedEntity(item) {
                 do throws(PipelineFileError) {
                     for source in try readSources(item, pipeline: name, entities: entities) {
-                        if sources.contains(where: { $0.name == source.name }) {
+                        // (An item that cannot be used is shown escaped in its name, which may repeat another's.)
+                        if source.itemRejection == nil, sources.contains(where: { $0.name == source.name && $0.itemRejection == nil }) {
                             throw error(item, "two sources are named '\(source.name)'")
                         }
                         sources.append(source)
@@ -198,6 +203,10 @@ struct PipelineFileReader {
         } catch {
             problems.append(error)
         }
+        var concurrency = 1
+        var hosts: [HostBudget] = []
+        do { concurrency = try readConcurrency(top["concurrency"]) } catch { problems.append(error) }
+        do { hosts = try readHosts(top["hosts"]) } catch { problems.append(error) }
         var exports: [ExportSpec] = []
         if let node = top["exports"] {
             guard case .sequence(let sequence) = node else { throw error(node, "exports must be a list, not \(written(node))") }
@@ -224,6 +233,8 @@ struct PipelineFileReader {
         file.history = history
         file.historyKeepDays = historyKeepDays
         file.secretVariables = secretVariables
+        file.concurrency = concurrency
+        file.hosts = hosts
         return file
     }
 

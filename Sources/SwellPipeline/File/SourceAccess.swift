@@ -13,14 +13,16 @@ public enum SourceAuth: Sendable, Equatable {
     /// first request, kept in memory, fetched again before it expires and once after a 401.
     case oauth2(OAuth2ClientCredentials)
 
-    /// The same credentials with `fill` applied to every value (`${item}` of a `for_each`).
-    func filling(with fill: (String) -> String) -> SourceAuth {
+    /// The same credentials with `fill` applied to every value (`${item}` of a `for_each`) and
+    /// `fillURL` to a token URL; nil when `fillURL` cannot fill it.
+    func filling(with fill: (String) -> String, url fillURL: (String) -> String?) -> SourceAuth? {
         switch self {
         case .bearer(let token): return .bearer(fill(token))
         case .basic(let username, let password): return .basic(username: fill(username), password: fill(password))
         case .apiKey(let name, let value, let inQuery): return .apiKey(name: name, value: fill(value), inQuery: inQuery)
         case .oauth2(var grant):
-            grant.tokenURL = fill(grant.tokenURL)
+            guard let tokenURL = fillURL(grant.tokenURL) else { return nil }
+            grant.tokenURL = tokenURL
             grant.clientID = fill(grant.clientID)
             grant.clientSecret = fill(grant.clientSecret)
             grant.scope = grant.scope.map(fill)

@@ -58,7 +58,9 @@ package final class StandardErrorLines: Sendable {
 }
 
 /// A `TextOutputStream` for swift-log's `StreamLogHandler` that writes through
-/// `StandardErrorLines`, so log lines keep their place above the progress block.
+/// `StandardErrorLines`, so log lines keep their place above the progress block. Each write
+/// is one log line: its control characters (from a message or a metadata value) are written
+/// visibly (`VisibleText`), so a value can never forge a line of its own.
 package struct StandardErrorLogStream: TextOutputStream, Sendable {
     package let lines: StandardErrorLines
 
@@ -67,6 +69,6 @@ package struct StandardErrorLogStream: TextOutputStream, Sendable {
     }
 
     package mutating func write(_ string: String) {
-        lines.log(string)
+        lines.log(VisibleText.escapingLine(string))
     }
 }

@@ -21,59 +21,55 @@ struct FetchedPage: Sendable {
     var validators: HTTPValidators?
 }
 
-/// Fetches one page of a source — over HTTP (libcurl, with retries and
-/// conditional GET) or from a file — and feeds its bytes to a `PageParser`.
+/// Fetches one page of a source — over HTTP (through its `PageStream` on the run's
+/// `HTTPEngine`: retries, budgets, conditional GET) or from a file — and feeds its bytes to a
+/// `PageParser`.
 ///
-/// File pages are parsed as they are read; an HTTP page's bytes are kept
-/// until it arrived whole (so a retried attempt never sends a record twice),
-/// then parsed and sent on the same way. Conditional GET is for HTTP pages of
-/// sources not in replace mode (replace needs every record).
+/// File pages are parsed as they are read; an HTTP page's bytes arrive whole (so a retried
+/// attempt never sends a record twice), then are parsed the same way. Conditional GET is for
+/// HTTP pages of sources not in replace mode (replace needs every record).
 ///
 /// A source with a body sends it with each page (`POST`/`PUT`, JSON); its credentials
-/// (`SourceAuthorizer`) go on every request, and a 401 under OAuth 2.0 fetches a new token
-/// and asks once more. A status the source reads as empty (`on_status`) is a page with no
-/// records.
+/// (`PageRequestBuilder`) go on every request, and a 401 under OAuth 2.0 fetches a new token
+/// and asks once more (the engine does). A status the source reads as empty (`on_status`) is
+/// a page with no records.
 ///
-/// Used on the fetch thread only: it owns a libcurl handle and reads the
-/// source's stored state on a private child of the view context (which sees
-/// what the view context holds, and keeps the store read off the main queue).
+/// Used on the run's thread only: it owns a libcurl handle for file pages.
 final class PageFetcher {
     private let source: SourceSpec
-    private let client: HTTPClient
-    private let stateReader: ManagedObjectContext
+    private let pages: SourcePages
+    /// For file pages (HTTP pages come through the stream); made on first use.
+    private var fileClient: HTTPClient?
     private let logger: Logger
     private let redactor: Redactor
     private let progress: SourceProgress
+    private let cancellation: RunCancellation
     private let isFile: Bool
-    private var authorizer: SourceAuthorizer
     /// The retries the last page took, also when it failed after them (for the report).
     private(set) var retriesOfLastPage = 0
 
-    init(source: SourceSpec, container: PersistentContainer, logger: Logger, redactor: Redactor,
-         progress: SourceProgress, tokens: RunTokens) throws(PipelineError) {
-        do {
-            client = try HTTPClient(userAgent: SwellVersion.userAgent)
-        } catch {
-            throw PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
-        }
+    init(source: SourceSpec, pages: SourcePages, logger: Logger, redactor: Redactor, progress: SourceProgress,
+         cancellation: RunCancellation) {
         self.source = source
-        stateReader = container.newBackgroundContext()
-        stateReader.name = "\(source.name).state"
+        self.pages = pages
         self.logger = logger
         self.redactor = redactor
         self.progress = progress
+        self.cancellation = cancellation
         isFile = !Self.isHTTP(source.url)
-        authorizer = SourceAuthorizer(source: source, redactor: redactor, logger: logger, tokens: tokens)
+    }
+
+    /// Pages of the source requested ahead (1 for a file source).
+    var prefetch: Int { pages.stream?.prefetch ?? 1 }
+
+    /// Says which page comes next and what may follow it (HTTP pages: `PageStream.want`).
+    func want(_ page: PageRequest, index: Int, guesses: [PageRequest]) {
+        pages.stream?.want(page, index: index, guesses: guesses)
     }
 
     /// A store metadata value as the view context sees it.
     func storeMetadata(forKey key: String) throws(PipelineError) -> String? {
-        let reader = stateReader
-        do {
-            return try reader.performAndWait { try reader.storeMetadata(forKey: key) }
-        } catch {
-            throw PipelineError(.io, "cannot read the store: \(error)", underlying: error)
-        }
+        try pages.builder.storeMetadata(forKey: key)
     }
 
     /// A GraphQL answer's errors: with no data they fail the source (69) quoting the first;
@@ -118,45 +114,22 @@ final class PageFetcher {
     ///   NDJSON, `.unavailable` when it (or a token for it) could not be had, the run's
     ///   failure, or what `parser` threw for a bad record.
     func fetch<Parser: PageParser>(_ page: PageRequest, into parser: inout Parser, failure: () -> PipelineError?) throws -> FetchedPage {
-        var renewedToken = false
         retriesOfLastPage = 0
-        while true {
-            do {
-                return try fetchOnce(page, into: &parser, failure: failure)
-            } catch let error as PipelineError {
-                guard case HTTPError.Kind.status(let status)? = (error.underlying as? HTTPError)?.kind else { throw error }
-                if status == 401, authorizer.renewsOnUnauthorized, !renewedToken {
-                    // The token may have been revoked or expired early: one new token, one more try.
-                    logger.info("unauthorized: fetching a new token", metadata: ["source": "\(source.name)", "url": "\(redactor(page.url))"])
-                    authorizer.tokenRejected()
-                    renewedToken = true
-                    continue
-                }
-                guard source.emptyStatuses.contains(status) else { throw error }
-                logger.info("read as no records", metadata: ["source": "\(source.name)", "url": "\(redactor(page.url))", "status": "\(status)"])
-                parser.endPage()
-                progress.addPage()
-                return FetchedPage(url: page.url)
-            }
+        do {
+            return try fetchOnce(page, into: &parser, failure: failure)
+        } catch let error as PipelineError {
+            guard case HTTPError.Kind.status(let status)? = (error.underlying as? HTTPError)?.kind,
+                  source.emptyStatuses.contains(status) else { throw error }
+            logger.info("read as no records", metadata: ["source": "\(source.name)", "url": "\(redactor(page.url))", "status": "\(status)"])
+            parser.endPage()
+            progress.addPage()
+            return FetchedPage(url: page.url)
         }
     }
 
     private func fetchOnce<Parser: PageParser>(_ page: PageRequest, into parser: inout Parser, failure: () -> PipelineError?) throws -> FetchedPage {
         let url = page.url
-        var request = HTTPRequest(source: source, url: url)
-        request.markCredentialHeaders(redactor)
-        if !isFile {
-            request.method = source.method
-            if let body = page.body { request.setJSONBody(body) }
-            try authorizer.authorize(&request, client: client)
-        }
-        if source.isGraphQL { request.errorBodyLimit = 1 << 16 }
-        // Conditional GET only: a POST's answer depends on its body.
-        let conditional = !isFile && source.mode != .replace && request.method == "GET"
-        if conditional, let text = try storeMetadata(forKey: redactor(HTTPValidators.metadataKey(source: source.name, url: url))),
-           let validators = HTTPValidators(metadataText: text) {
-            validators.apply(to: &request)
-        }
+        let conditional = pages.builder.isConditional
         if isFile && source.pagination == nil, let size = Self.fileSize(url) {
             progress.expect(bytes: size)    // one local file: the progress line can give a percentage
         }
@@ -186,23 +159,19 @@ final class PageFetcher {
             try inflater.inflate(bytes) { try parse($0) }
         }
         do {
-            (response, retries) = try client.fetch(
-                request, policy: RetryPolicy(retries: source.retries),
-                onAttempt: { attempt in
-                    retriesOfLastPage = attempt - 1
-                    if attempt > 1 { logger.info("retrying", metadata: ["source": "\(source.name)", "url": "\(redactor(url))", "attempt": "\(attempt)"]) }
-                    body.removeAll(keepingCapacity: true)
+            if let stream = pages.stream {
+                (response, body, retries) = try arrival(of: page, from: stream)
+                if gzipped { inflater = GzipInflater() }
+            } else {
+                (response, retries) = try readFile(page, failure: failure) { bytes in
+                    try feed(bytes)
+                    progress.addBytes(bytes.count)
+                } onAttempt: {
                     parser.begin(url: url)
                     if gzipped { inflater = GzipInflater() }
                     transcoder = source.csv.map { CSVRecordTranscoder(delimiter: $0.delimiter, header: $0.header) }
-                },
-                shouldRetry: { failure() == nil },
-                onBody: { bytes in
-                    // A failed run stops reading (a big file need not be read to its end).
-                    if let failure = failure() { throw failure }
-                    if isFile { try feed(bytes) } else { body.append(contentsOf: bytes) }
-                    progress.addBytes(bytes.count)
-                })
+                }
+            }
             if response.isNotModified {
                 return FetchedPage(url: url, linkHeader: response.header("link"), retries: retries, notModified: true)
             }
@@ -243,6 +212,59 @@ final class PageFetcher {
         return FetchedPage(url: url, records: records, captured: captured, linkHeader: response.header("link"),
                            bytes: response.bodyBytes, retries: retries,
                            validators: conditional ? HTTPValidators(response: response) : nil)
+    }
+}
+
+extension PageFetcher {
+    /// The page from the stream, once it arrived whole: its response, body and retries.
+    ///
+    /// - Throws: the page's failure as the rest of the fetch reads it (an `HTTPError`, a
+    ///   `PipelineError`), or the run's failure when it stopped meanwhile.
+    private func arrival(of page: PageRequest, from stream: PageStream) throws -> (HTTPResponse, [UInt8], Int) {
+        guard let arrival = stream.take(page, stop: { cancellation.error != nil }) else {
+            throw cancellation.error ?? PipelineError(.other, "source \(source.name): the page \(redactor(page.url)) was given up")
+        }
+        retriesOfLastPage = arrival.result.retries
+        if arrival.result.retries > 0 {
+            logger.info("retried", metadata: ["source": "\(source.name)", "url": "\(redactor(page.url))", "retries": "\(arrival.result.retries)"])
+        }
+        switch arrival.result.outcome {
+        case .success(let response):
+            progress.addBytes(arrival.result.body.count)
+            return (response, arrival.result.body, arrival.result.retries)
+        case .failure(let error as HTTPBudgetExceeded):
+            throw PipelineError(.unavailable, redactor("source \(source.name): \(error)"), underlying: error)
+        case .failure(let error as HTTPJobCancelled):
+            throw cancellation.error ?? PipelineError(.other, "source \(source.name): the page \(redactor(page.url)) was cancelled", underlying: error)
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    /// A file page, read as it streams with the run's own libcurl handle.
+    private func readFile(_ page: PageRequest, failure: () -> PipelineError?, onBody: (UnsafeRawBufferPointer) throws -> Void,
+                          onAttempt: () -> Void) throws -> (HTTPResponse, Int) {
+        if fileClient == nil {
+            do {
+                fileClient = try HTTPClient(userAgent: SwellVersion.userAgent)
+            } catch {
+                throw PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
+            }
+        }
+        let request = try pages.builder.request(for: page)
+        return try fileClient!.fetch(
+            request, policy: RetryPolicy(retries: source.retries),
+            onAttempt: { attempt in
+                retriesOfLastPage = attempt - 1
+                if attempt > 1 { logger.info("retrying", metadata: ["source": "\(source.name)", "url": "\(redactor(page.url))", "attempt": "\(attempt)"]) }
+                onAttempt()
+            },
+            shouldRetry: { failure() == nil },
+            onBody: { bytes in
+                // A failed run stops reading (a big file need not be read to its end).
+                if let failure = failure() { throw failure }
+                try onBody(bytes)
+            })
     }
 }
 

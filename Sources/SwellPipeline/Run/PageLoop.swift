@@ -14,8 +14,8 @@ struct PageLoop {
     /// Incremental sync: the cursor whose kept value goes in the first request.
     let cursor: IncrementalCursor?
     let counts: SourceProgress
-    /// The source's position: where to start, and each page's request.
-    let positions: PositionBook
+    /// The source's request builder, page stream and kept position (`SourceStreams`).
+    let pages: SourcePages
 
     private var redactor: Redactor { environment.redactor }
 
@@ -39,25 +39,26 @@ struct PageLoop {
     }
 
     private func fetchPages<Pages: PageParser>(into pages: inout Pages) throws -> [String: String]? {
-        let fetcher = try PageFetcher(source: source, container: container, logger: environment.logger,
-                                      redactor: redactor, progress: counts, tokens: environment.tokens)
-        var sourceURL = source.url
-        if let cursor {
-            sourceURL = cursor.url(sourceURL, stored: try fetcher.storeMetadata(forKey: cursor.metadataKey))
-        }
-        var paginator = Paginator(source.pagination, source: PageRequest(url: sourceURL, body: source.body), placement: source.pagingIn,
-                                  hasMore: source.hasMore)
+        let fetcher = PageFetcher(source: source, pages: self.pages, logger: environment.logger, redactor: redactor,
+                                      progress: counts, cancellation: environment.cancellation)
+        defer { self.pages.stream?.close() }
+        var paginator = try Self.paginator(for: source, cursor: cursor, builder: self.pages.builder)
         // Resuming: the kept position's request (README, "Resuming a stopped source").
+        let positions = self.pages.positions
         var request: PageRequest? = try positions.firstRequest(&paginator)
         var number = 0
         var visited = Set<String>()
         var validators: [String: String] = [:]
+        var index = 0
+        var latest: FetchedPage?
         while let current = request {
             guard state.failure == nil else { return nil }
             guard visited.insert(current.identity).inserted else {
                 let body = current.body.map { " with body \($0.jsonText)" } ?? ""
                 throw PipelineError(.data, redactor("source \(source.name): pagination returned to \(current.url)\(body), a page already fetched"))
             }
+            fetcher.want(current, index: index, guesses: paginator.guesses(after: latest, count: fetcher.prefetch - 1))
+            index += 1
             let page: FetchedPage
             do {
                 page = try fetcher.fetch(current, into: &pages) { state.failure }
@@ -73,11 +74,22 @@ struct PageLoop {
             }
             guard state.failure == nil else { return nil }
             request = paginator.nextRequest(after: page)
+            latest = page
             // Page `number` is whole: what the position after it keeps, then the stage may cut there.
             positions.pageDone(number, next: request, page: page, paginator: paginator)
             pages.pageCompleted(number)
             number += 1
         }
         return validators
+    }
+
+    /// The source's paginator, its first request carrying the kept incremental value.
+    static func paginator(for source: SourceSpec, cursor: IncrementalCursor?, builder: PageRequestBuilder) throws(PipelineError) -> Paginator {
+        var sourceURL = source.url
+        if let cursor {
+            sourceURL = cursor.url(sourceURL, stored: try builder.storeMetadata(forKey: cursor.metadataKey))
+        }
+        return Paginator(source.pagination, source: PageRequest(url: sourceURL, body: source.body), placement: source.pagingIn,
+                         hasMore: source.hasMore)
     }
 }

@@ -98,6 +98,32 @@ struct Paginator: Sendable {
         }
     }
 
+    /// Whether the requests after this one can be known before this one's answer (offset
+    /// and page-number paging): the pages `guesses(after:count:)` gives.
+    var guessesAhead: Bool {
+        switch pagination {
+        case .offset?, .page?: true
+        default: false
+        }
+    }
+
+    /// The `count` requests that follow the one this paginator gives next, if every page
+    /// until then is full (offset and page-number paging; none for other forms). `latest` is
+    /// the last page read, whose captured values (a total) still apply.
+    func guesses(after latest: FetchedPage?, count: Int) -> [PageRequest] {
+        guard guessesAhead, count > 0 else { return [] }
+        var copy = self
+        var guesses: [PageRequest] = []
+        var full = FetchedPage(url: latest?.url ?? source.url)
+        full.captured = latest?.captured ?? [:]
+        if case .offset(_, _, let limit, _, _)? = pagination { full.records = limit } else { full.records = 1 }
+        while guesses.count < count, let next = copy.nextRequest(after: full) {
+            guesses.append(next)
+            full.url = next.url
+        }
+        return guesses
+    }
+
     /// The next page's URL after `page` (a source without a body); nil when `page` was the last.
     mutating func next(after page: FetchedPage) -> String? {
         nextRequest(after: page)?.url

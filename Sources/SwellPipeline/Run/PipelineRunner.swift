@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SwellContexts
+import SwellHTTP
 
 /// Runs a pipeline's sources and exports against its store, and reports.
 ///
@@ -75,8 +76,9 @@ public struct PipelineRunner: Sendable {
     /// The sources `source` (at `position` in the file) runs as: itself, or for a `for_each`
     /// from an entity one per item the store holds now, item `k` at position `position + k`
     /// for `--shard`.
+    /// An item that cannot be used is left out after `on_error` (`usable(_:)`).
     private func expansions(of source: SourceSpec, at position: Int, in container: PersistentContainer) throws(PipelineError) -> [SourceSpec] {
-        guard let forEach = source.forEachEntity else { return [source] }
+        guard let forEach = source.forEachEntity else { return try usable([source]) }
         let items: [String]
         do {
             items = try forEach.items(in: container, nilMatching: pipeline.predicateNilMatching)
@@ -84,8 +86,8 @@ public struct PipelineRunner: Sendable {
             throw PipelineError(.io, "source \(source.name): cannot read the for_each items from \(forEach.entity): \(error)", underlying: error)
         }
         if items.isEmpty { logger.notice("for_each has no items: no request", metadata: ["source": "\(source.name)"]) }
-        return items.enumerated().filter { shard?.takes(position: position + $0.offset) ?? true }
-            .map { source.expanded(item: $0.element, pipeline: pipeline.name) }
+        return try usable(items.enumerated().filter { shard?.takes(position: position + $0.offset) ?? true }
+            .map { source.expanded(item: $0.element, index: $0.offset, pipeline: pipeline.name) })
     }
 
     /// Runs the sources (when `sources`) and then the exports (when `exports`); never throws: failures are in the report.
@@ -111,32 +113,38 @@ public struct PipelineRunner: Sendable {
                 try deferDiskSync(container)
                 let environment = RunEnvironment(options: options, logger: logger, redactor: redactor, progress: progress,
                                                  cancellation: cancellation, secretVariables: pipeline.secretVariables)
+                let plan = networkPlan
+                let engine = try startEngine(plan)
+                defer { engine.stop() }
                 // Resuming: for_each items a stopped run completed are not requested again.
                 let forEachRuns = ForEachResume(container: container, template: SecretTemplate(variables: pipeline.secretVariables, redactor: redactor),
                                                 restart: options.restart, logger: logger)
-                let selected = selectedSources
-                for position in selectedPositions {
-                    let expanded = try expansions(of: pipeline.sources[position], at: position, in: container)
-                    let candidates = pipeline.sources[position].forEachEntity == nil ? selected : expanded
-                    for source in expanded {
+                for group in try sourceGroups(in: container) {
+                    let items = group.first.map { ForEachResume.items(of: $0, among: group) } ?? []
+                    // Items done before a stop come first (items complete in order): listed, not requested.
+                    var sources = group
+                    while let first = sources.first, let completed = try forEachRuns.completedItem(first, items: items) {
+                        report.sources.append(completed)
+                        try forEachRuns.itemFinished(first, among: group)
+                        sources.removeFirst()
+                    }
+                    // The items of a `for_each` side by side, up to the concurrency: applied in item order.
+                    let streams = SourceStreams(engine: engine, sources: sources, entity: { pipeline.entity(named: $0.entity) },
+                                                plan: plan, container: container, environment: environment, forEachItems: items)
+                    defer { streams.close() }
+                    for (index, source) in sources.enumerated() {
                         guard let entity = pipeline.entity(named: source.entity) else { continue }
-                        let items = ForEachResume.items(of: source, among: candidates)
-                        if let completed = try forEachRuns.completedItem(source, items: items) {
-                            report.sources.append(completed)
-                            try forEachRuns.itemFinished(source, among: candidates)
-                            continue
-                        }
                         let hold = try holdSource(source.name, in: container)
                         defer { hold?.release() }
                         logger.notice("source started", metadata: ["source": "\(source.name)"])
+                        if let interrupted = cancellation.error { throw interrupted }
                         var run = SourceRun(source: source, entity: entity, pipelineEntities: pipeline.entities,
                                             container: container, environment: environment)
-                        run.forEachItems = items
-                        if let interrupted = cancellation.error { throw interrupted }
+                        run.pages = try streams.pages(forItem: index)
                         let (entry, error) = run.run()
                         report.sources.append(entry)
                         if let error { throw error }
-                        try forEachRuns.itemFinished(source, among: candidates)
+                        try forEachRuns.itemFinished(source, among: group)
                     }
                 }
             }
@@ -181,6 +189,54 @@ public struct PipelineRunner: Sendable {
             report.error = failure.message
         }
         return (report, failure)
+    }
+
+    /// The sources this run takes, in order, grouped by the source in the file they come from:
+    /// the items of a `for_each` (from a file or a list: expanded when the file was read, one
+    /// position each; from an entity: here) form one group, fetched side by side.
+    private func sourceGroups(in container: PersistentContainer) throws(PipelineError) -> [[SourceSpec]] {
+        var groups: [[SourceSpec]] = []
+        for position in selectedPositions {
+            let sources = try expansions(of: pipeline.sources[position], at: position, in: container)
+            if let first = sources.first?.forEach?.source, groups.last?.last?.forEach?.source == first {
+                groups[groups.count - 1] += sources
+            } else {
+                groups.append(sources)
+            }
+        }
+        return groups
+    }
+
+    /// How the run uses the network: the file's `concurrency` (or `--concurrency`), its hosts'
+    /// budgets and its sources' (Pipeline file reference, "Real networks").
+    private var networkPlan: NetworkPlan {
+        let concurrency = options.concurrency(for: pipeline)
+        let pipeline = self.pipeline
+        var plan = NetworkPlan(concurrency: concurrency)
+        plan.host = { url in
+            guard let budget = pipeline.hostBudget(for: url) else { return nil }
+            let bucket = budget.rateLimit.map {
+                TokenBucketSpec(key: "host:\(budget.key)", tokensPerSecond: $0.tokensPerSecond, burst: Double($0.burst))
+            }
+            return ("\(budget.key)", budget.concurrency, bucket)
+        }
+        // One bucket per source in the file: a `for_each`'s items share it.
+        plan.sourceBucket = { source in
+            source.rateLimit.map {
+                TokenBucketSpec(key: "source:\(source.forEach?.source ?? source.name)", tokensPerSecond: $0.tokensPerSecond, burst: Double($0.burst))
+            }
+        }
+        plan.prefetch = { $0.prefetch(runConcurrency: concurrency) }
+        return plan
+    }
+
+    /// The run's HTTP engine, for every HTTP source of the run.
+    private func startEngine(_ plan: NetworkPlan) throws(PipelineError) -> HTTPEngine {
+        do {
+            return try HTTPEngine(HTTPEngine.Configuration(concurrency: plan.concurrency, userAgent: SwellVersion.userAgent))
+        } catch {
+            throw PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
+        }
     }
 
     /// Closes the store before the run returns (and before its lock goes): the last connection

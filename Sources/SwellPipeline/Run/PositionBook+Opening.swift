@@ -7,21 +7,23 @@ extension PositionBook {
     /// followed only when the source resumes (`resume`, and not `--restart`), its fingerprint is the
     /// source's now, its request can be filled back and its key chunks are all there; any other
     /// kept position is dropped (removed from the store now, logged at notice when the source
-    /// changed) and the source starts at its first page. A run under `--restart` keeps
-    /// positions as it goes, as any run: one that stops resumes where it stopped.
+    /// changed; removed from the store when the run `begin`s) and the source starts at its first
+    /// page. A run under `--restart` keeps positions as it goes, as any run: one that stops
+    /// resumes where it stopped. Opening writes nothing: a `for_each`'s items ahead are opened
+    /// while an earlier item runs.
     ///
-    /// - Throws: `PipelineError` (`.io`) when the store cannot be read or written.
-    static func open(source: SourceSpec, forEachItems: [String], container: PersistentContainer, environment: RunEnvironment,
-                     state: SourceRunState) throws(PipelineError) -> PositionBook {
+    /// - Throws: `PipelineError` (`.io`) when the store cannot be read.
+    static func open(source: SourceSpec, forEachItems: [String], container: PersistentContainer,
+                     environment: RunEnvironment) throws(PipelineError) -> PositionBook {
         let resumes = source.resume
         let template = SecretTemplate(variables: environment.secretVariables, redactor: environment.redactor)
         let fingerprint = SourceFingerprint.of(source, forEachItems: forEachItems, template: template)
         let keepsPositions = resumes && source.pagination != nil
         let collectsKeys = source.mode == .replace || source.mode == .append
-        func book(_ start: Start, _ resumed: SourcePosition?, earlierKeys: [KeyChunk] = []) -> PositionBook {
+        func book(_ start: Start, _ resumed: SourcePosition?, earlierKeys: [KeyChunk] = [], dropped: [String: String?] = [:]) -> PositionBook {
             PositionBook(sourceName: source.name, keepsPositions: keepsPositions, keepsDoneMarker: resumes && source.forEach != nil,
-                         start: start, resumed: resumed, fingerprint: fingerprint, template: template, state: state, logger: environment.logger,
-                         collectsKeys: collectsKeys, earlierKeys: earlierKeys)
+                         start: start, resumed: resumed, fingerprint: fingerprint, template: template, logger: environment.logger,
+                         collectsKeys: collectsKeys, earlierKeys: earlierKeys, dropped: dropped)
         }
         let reader = container.newBackgroundContext()
         reader.name = "\(source.name).position"
@@ -29,31 +31,30 @@ extension PositionBook {
         let logger = environment.logger
         guard let text = try read(key, in: reader, source: source.name) else { return book(.firstPage, nil) }
         let kept = SourcePosition.decode(text)
-        /// Drops the kept position (and its chunks) and starts at the first page.
-        func drop(_ why: String?) throws(PipelineError) -> PositionBook {
+        /// Drops the kept position (and its chunks: at `begin`) and starts at the first page.
+        func drop(_ why: String?) -> PositionBook {
             if let why { logger.notice("\(why): it starts at its first page", metadata: ["source": "\(source.name)"]) }
-            try remove(kept?.removal(source: source.name) ?? [key: nil], from: container, source: source.name)
-            return book(.firstPage, nil)
+            return book(.firstPage, nil, dropped: kept?.removal(source: source.name) ?? [key: nil])
         }
-        guard resumes else { return try drop(nil) }
+        guard resumes else { return drop(nil) }
         guard !environment.options.restart else {
             logger.info("--restart: the kept position is dropped", metadata: ["source": "\(source.name)"])
-            return try drop(nil)
+            return drop(nil)
         }
         guard let kept, kept.fingerprint == fingerprint else {
-            return try drop("the source changed in the file since it stopped (its URL, fields, pagination or for_each items): its kept position is dropped")
+            return drop("the source changed in the file since it stopped (its URL, fields, pagination or for_each items): its kept position is dropped")
         }
         // A done marker the runner did not skip on (the item runs again, e.g. alone): it starts over.
         guard !kept.done else { return book(.firstPage, nil) }
-        guard keepsPositions else { return try drop(nil) }
+        guard keepsPositions else { return drop(nil) }
         let start: Start
         switch kept.next {
         case nil: start = .nothingLeft
         case .cursor(let cursor)?:
-            guard let filled = template.fill(cursor) else { return try drop("the kept position names an environment variable this run does not have") }
+            guard let filled = template.fill(cursor) else { return drop("the kept position names an environment variable this run does not have") }
             start = .at(.cursor(filled))
         case .url(let url)?:
-            guard let filled = template.fill(url) else { return try drop("the kept position names an environment variable this run does not have") }
+            guard let filled = template.fill(url) else { return drop("the kept position names an environment variable this run does not have") }
             start = .at(.url(filled))
         case let other?: start = .at(other)
         }
@@ -61,11 +62,10 @@ extension PositionBook {
         for number in 0..<kept.keyChunks {
             guard let chunkText = try read(SourcePosition.keyChunkKey(source: source.name, number: number), in: reader, source: source.name),
                   let chunk = KeyChunk(text: chunkText) else {
-                return try drop("the keys kept with its position are incomplete")
+                return drop("the keys kept with its position are incomplete")
             }
             chunks.append(chunk)
         }
-        if let cursor = kept.cursor { state.count(records: 0, rejected: 0, cursor: cursor.storeValue) }
         logger.notice("resuming where the last run stopped",
                       metadata: ["source": "\(source.name)", "pages_saved": "\(kept.pagesSaved)"])
         return book(start, kept, earlierKeys: chunks)
@@ -91,18 +91,6 @@ extension PositionBook {
             return try context.performAndWait { try context.storeMetadata(forKey: key) }
         } catch {
             throw PipelineError(.io, "source \(source): cannot read its kept position: \(error)", underlying: error)
-        }
-    }
-
-    private static func remove(_ metadata: [String: String?], from container: PersistentContainer, source: String) throws(PipelineError) {
-        let writer = container.writerContext
-        do {
-            try writer.performAndWait {
-                for (key, value) in metadata { writer.setStoreMetadata(value, forKey: key) }
-                try writer.save()
-            }
-        } catch {
-            throw PipelineError(.io, "source \(source): cannot drop its kept position: \(error)", underlying: error)
         }
     }
 }

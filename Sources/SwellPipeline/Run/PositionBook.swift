@@ -53,8 +53,11 @@ final class PositionBook: @unchecked Sendable {
 
     private let fingerprint: String
     private let template: SecretTemplate
-    private let state: SourceRunState
     private let logger: Logger
+    /// What `begin` removes from the store: a kept position this run does not follow.
+    private let dropped: [String: String?]
+    /// The run's state (its largest cursor goes in each position), from `begin` on.
+    private var state: SourceRunState?
 
     private let lock = NSLock()
     private var laneWhole = [0]
@@ -67,7 +70,7 @@ final class PositionBook: @unchecked Sendable {
     private var requests: [Int: PageEntry] = [:]
 
     init(sourceName: String, keepsPositions: Bool, keepsDoneMarker: Bool, start: Start, resumed: SourcePosition?, fingerprint: String,
-         template: SecretTemplate, state: SourceRunState, logger: Logger, collectsKeys: Bool, earlierKeys: [KeyChunk]) {
+         template: SecretTemplate, logger: Logger, collectsKeys: Bool, earlierKeys: [KeyChunk], dropped: [String: String?] = [:]) {
         self.sourceName = sourceName
         self.keepsPositions = keepsPositions
         self.keepsDoneMarker = keepsDoneMarker
@@ -75,8 +78,8 @@ final class PositionBook: @unchecked Sendable {
         resumedFrom = resumed?.pagesSaved ?? 0
         self.fingerprint = fingerprint
         self.template = template
-        self.state = state
         self.logger = logger
+        self.dropped = dropped
         collector = keepsPositions && collectsKeys ? KeyChunkCollector() : nil
         self.earlierKeys = earlierKeys
         // Until a page past the first can be kept, a position points at the first page.
@@ -86,6 +89,29 @@ final class PositionBook: @unchecked Sendable {
     }
 
     private var positionKey: String { SourcePosition.metadataKey(source: sourceName) }
+
+    /// The source's run starts (its book may have been opened ahead, with its first page
+    /// requested): a kept position it does not follow is removed from the store now, and the
+    /// largest cursor value the stopped run saw counts in `state`'s.
+    ///
+    /// - Throws: `PipelineError` (`.io`) when the store cannot be written.
+    func begin(state: SourceRunState, container: PersistentContainer) throws(PipelineError) {
+        let kept = lock.withLock { () -> CursorValue? in
+            self.state = state
+            return last.cursor
+        }
+        if let kept { state.count(records: 0, rejected: 0, cursor: kept.storeValue) }
+        guard !dropped.isEmpty else { return }
+        let writer = container.writerContext
+        do {
+            try writer.performAndWait {
+                for (key, value) in dropped { writer.setStoreMetadata(value, forKey: key) }
+                try writer.save()
+            }
+        } catch {
+            throw PipelineError(.io, "source \(sourceName): cannot drop its kept position: \(error)", underlying: error)
+        }
+    }
 
     /// Writers of the source's batches that each say which pages their records of are whole
     /// (the upsert workers of a `mode: append` source); 1 unless set before the first commit.
@@ -166,7 +192,7 @@ final class PositionBook: @unchecked Sendable {
             // This page's request cannot be kept: the position stays at the last page that could.
             break
         }
-        position.cursor = CursorValue(state.largestCursor) ?? position.cursor
+        position.cursor = CursorValue(state?.largestCursor) ?? position.cursor
         var metadata: [String: String?] = [:]
         if let chunk = collector?.take(), !chunk.isEmpty {
             metadata[SourcePosition.keyChunkKey(source: sourceName, number: position.keyChunks)] = chunk.text

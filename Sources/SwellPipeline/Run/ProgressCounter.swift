@@ -21,7 +21,7 @@ public final class ProgressCounter: Sendable {
     }
 
     /// One line per source that has started: `journal: 12345 records (4100/s), 3 pages, 2.4 MB`,
-    /// with `, 42 %, ETA 0:12` when the size is known and `, done in 3.2 s` once it finished
+    /// with `, 4 in flight, waited 1.2 s for budgets` for an HTTP source, `, 42 %, ETA 0:12` when the size is known and `, done in 3.2 s` once it finished
     /// (`, failed after 3.2 s` when it failed).
     public func lines(now: Date = Date()) -> [String] {
         sources.withLock { $0 }.map { $0.line(now: now) }
@@ -41,6 +41,8 @@ final class SourceProgress: Sendable {
     private let finishedAfter = Atomic<UInt64>(0)
     /// Whether the source ended in a failure.
     private let failed = Atomic<Bool>(false)
+    /// Its HTTP requests outstanding now and the seconds budgets held them (`PageStream`).
+    private let network = Mutex<(@Sendable () -> (inFlight: Int, waited: Double))?>(nil)
 
     init(name: String, started: Date = Date()) {
         self.name = name
@@ -52,6 +54,10 @@ final class SourceProgress: Sendable {
     func addBytes(_ count: Int) { bytes.add(count, ordering: .relaxed) }
     /// The size of what the source reads in all, when known (a local file).
     func expect(bytes count: Int) { expectedBytes.store(count, ordering: .relaxed) }
+    /// Where the line reads the source's requests in flight and time waited for budgets.
+    func watchNetwork(_ read: @escaping @Sendable () -> (inFlight: Int, waited: Double)) {
+        network.withLock { $0 = read }
+    }
     func finish(failed: Bool = false) {
         self.failed.store(failed, ordering: .relaxed)
         finishedAfter.store(max(0.001, Date().timeIntervalSince(started)).bitPattern, ordering: .relaxed)
@@ -67,6 +73,10 @@ final class SourceProgress: Sendable {
         let expected = expectedBytes.load(ordering: .relaxed)
         if finished > 0 {
             line += String(format: failed.load(ordering: .relaxed) ? ", failed after %.1f s" : ", done in %.1f s", finished)
+        } else if let read = network.withLock({ $0 }) {
+            let (inFlight, waited) = read()
+            line += ", \(inFlight) in flight"
+            if waited > 0 { line += String(format: ", waited %.1f s for budgets", waited) }
         } else if expected > 0 {
             let fraction = min(1, Double(read) / Double(expected))
             line += ", \(Int(fraction * 100)) %"

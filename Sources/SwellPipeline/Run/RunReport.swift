@@ -32,9 +32,10 @@ public struct RunReport: Codable, Sendable {
         /// Pages an earlier run saved that this run did not fetch again (`resumed_from`): it
         /// resumed where that run stopped; 0 when it started at the first page.
         public var resumedFrom = 0
-        /// HTTP requests made, retries and token requests included (`requests`).
+        /// HTTP requests made: attempts, redirect hops and token requests, pages requested ahead
+        /// and not needed included (`requests`, version 4).
         public var requests = 0
-        /// Seconds held by rate budgets and server resets (`waited_s`).
+        /// Seconds its requests were held by rate budgets and servers' resets (`waited_s`, version 4).
         public var waitedS = 0.0
         /// Seconds the source took, to the millisecond (`duration_s`).
         public var durationS = 0.0
@@ -43,11 +44,11 @@ public struct RunReport: Codable, Sendable {
         public var nested: [String: Counts]?
 
         enum CodingKeys: String, CodingKey {
-            case name, entity, pages, bytes, records, inserted, updated, unchanged, deleted, rejected, retries, nested, requests
+            case name, entity, pages, bytes, records, inserted, updated, unchanged, deleted, rejected, retries, requests, nested
             case notModified = "not_modified"
+            case waitedS = "waited_s"
             case durationS = "duration_s"
             case resumedFrom = "resumed_from"
-            case waitedS = "waited_s"
         }
     }
 

@@ -20,6 +20,8 @@ struct SourceAuthorizer {
     private let redactor: Redactor
     private let logger: Logger
     private let tokens: RunTokens
+    /// Token requests made (the report's `requests` counts them).
+    private(set) var tokenRequests = 0
 
     init(source: SourceSpec, redactor: Redactor, logger: Logger, tokens: RunTokens) {
         self.source = source
@@ -59,6 +61,7 @@ struct SourceAuthorizer {
                 request.headers.append(HTTPHeader(name: "Authorization", value: "Bearer \(kept.value)"))
                 return
             }
+            tokenRequests += 1
             let fetched = try fetchToken(grant, client: client)
             tokens.keep(fetched, for: grant)
             request.headers.append(HTTPHeader(name: "Authorization", value: "Bearer \(fetched.value)"))

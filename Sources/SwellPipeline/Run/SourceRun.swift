@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SwellContexts
+import SwellHTTP
 
 /// How a run's upsert stage is sized.
 public struct RunOptions: Sendable {
@@ -10,6 +11,9 @@ public struct RunOptions: Sendable {
     /// source with nested mappings); nil: swell's default for the source
     /// (`flatBatchSize`, `nestedBatchSize`).
     public var batchSize: Int?
+    /// `--concurrency`: requests in flight at once across the run, over the file's top-level
+    /// `concurrency` (`concurrency(for:)`); nil: the file's.
+    public var concurrency: Int?
     /// `--restart`: every kept position is ignored and dropped; each source starts at its first page.
     public var restart = false
 
@@ -20,11 +24,13 @@ public struct RunOptions: Sendable {
     /// A source with nested mappings: records a worker context holds as objects before it saves.
     public static let nestedBatchSize = 5_000
 
-    /// `workers` (default: the number of cores) and `batchSize` (default: chosen per source), each at least 1;
-    /// `restart`: `--restart`.
-    public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, batchSize: Int? = nil, restart: Bool = false) {
+    /// `workers` (default: the number of cores), `batchSize` (default: chosen per source) and
+    /// `concurrency` (default: the file's), each at least 1; `restart`: `--restart`.
+    public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, batchSize: Int? = nil, concurrency: Int? = nil,
+                restart: Bool = false) {
         self.workers = max(1, workers)
         self.batchSize = batchSize.map { max(1, $0) }
+        self.concurrency = concurrency.map { max(1, $0) }
         self.restart = restart
     }
 
@@ -54,7 +60,11 @@ struct SourceRun {
     let container: PersistentContainer
     /// What the run's stages share: options, log, redactor, progress, cancellation, tokens.
     let environment: RunEnvironment
-    /// The items of the source's `for_each` in this run (part of its position's fingerprint); empty otherwise.
+    /// Its request builder, page stream and kept position on the run's engine (`SourceStreams`);
+    /// nil: the source makes its own, one request at a time.
+    var pages: SourcePages? = nil
+    /// The items of the source's `for_each` in this run, when it makes its own `pages` (part of
+    /// its position's fingerprint); empty otherwise.
     var forEachItems: [String] = []
 
     private var options: RunOptions { environment.options }
@@ -79,14 +89,26 @@ struct SourceRun {
         let state = SourceRunState(source: source, backlog: backlog, cancellation: cancellation)
         let scheduler = SaveScheduler(container: container, state: state, backlog: backlog, sourceName: source.name,
                                       logger: logger, redactor: redactor)
-        // Resuming: where an earlier run of the source stopped (README, "Resuming a stopped source").
-        let positions: PositionBook
+        let sourcePages: SourcePages
+        var ownEngine: HTTPEngine?
         do {
-            positions = try PositionBook.open(source: source, forEachItems: forEachItems, container: container, environment: environment,
-                                              state: state)
+            if let pages {
+                sourcePages = pages
+            } else {
+                let engine = try HTTPEngine(HTTPEngine.Configuration(concurrency: 1, userAgent: SwellVersion.userAgent))
+                ownEngine = engine
+                sourcePages = try SourceStreams.pages(for: source, item: 0, entity: entity, engine: engine, plan: .sequential,
+                                                      container: container, environment: environment, forEachItems: forEachItems)
+            }
+            // Resuming: where an earlier run of the source stopped (README, "Resuming a stopped source").
+            try sourcePages.positions.begin(state: state, container: container)
         } catch {
-            return (state.report, error)
+            let failure = error as? PipelineError ?? PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
+            state.fail(failure)
+            return (state.report, failure)
         }
+        defer { ownEngine?.stop() }
+        let positions = sourcePages.positions
         let sweeper = source.mode == .replace ? positions.makeSweeper(entity: entity.description) : nil
         let cursor = IncrementalCursor(source: source, entity: entity)
         let rejects = RejectsWriter(path: source.rejects, source: source.name, redactor: redactor)
@@ -97,8 +119,11 @@ struct SourceRun {
         let worker = UpsertWorker(builder: builder, batchSize: batchSize, container: container, scheduler: scheduler,
                                   pipelineEntities: pipelineEntities, logger: logger, positions: positions)
         let capturePaths = Paginator.capturePaths(source.pagination, hasMore: source.hasMore) + (source.isGraphQL ? [GraphQLAnswer.errorsPath] : [])
+        if let stream = sourcePages.stream {
+            counts.watchNetwork { [weak stream] in (stream?.inFlight ?? 0, stream?.waitedSeconds ?? 0) }
+        }
         let pageLoop = PageLoop(source: source, container: container, environment: environment, state: state,
-                                cursor: cursor, counts: counts, positions: positions)
+                                cursor: cursor, counts: counts, pages: sourcePages)
         let group = DispatchGroup()
         let validators: [String: String]?
         if source.nested.isEmpty && source.mode != .append {
@@ -143,6 +168,8 @@ struct SourceRun {
         finish(validators: state.failure == nil ? validators : nil, state: state, scheduler: scheduler, sweeper: sweeper, cursor: cursor,
                positions: positions)
         var report = state.report
+        report.requests = (sourcePages.stream?.requestCount ?? 0) + sourcePages.builder.tokenRequests
+        report.waitedS = Self.rounded(sourcePages.stream?.waitedSeconds ?? 0)
         report.durationS = Self.rounded(Date().timeIntervalSince(started))
         report.resumedFrom = positions.resumedFrom
         failed = state.failure != nil

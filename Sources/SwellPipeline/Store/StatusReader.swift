@@ -73,7 +73,7 @@ extension StatusReader {
             }
             // The items the store holds now (a for_each from an entity expands when it runs).
             let items = (try? forEach.items(in: container, nilMatching: pipeline.predicateNilMatching)) ?? []
-            sources += items.map { source.expanded(item: $0, pipeline: pipeline.name) }
+            sources += items.enumerated().map { source.expanded(item: $0.element, index: $0.offset, pipeline: pipeline.name) }
         }
         var lines: [String] = []
         for source in sources {

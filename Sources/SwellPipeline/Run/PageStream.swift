@@ -1,0 +1,205 @@
+import Foundation
+import SwellHTTP
+import Synchronization
+
+/// One source's HTTP pages (one `for_each` item's), requested through the run's `HTTPEngine`
+/// ahead of their parsing and handed to the page loop in page order (Pipeline file reference,
+/// "Real networks").
+///
+/// The page loop's `Paginator` stays the one judge of what comes next: the stream only
+/// *guesses* ahead — the offsets and page numbers that follow if pages are full, or the `Link`
+/// header's next page as soon as a response arrives — and a guess is used only when it is the
+/// request the paginator then asks for; the others are cancelled. So what a run writes never
+/// depends on what was guessed. At most `prefetch` of the stream's requests are outstanding
+/// (in flight or arrived and not yet parsed): memory is bounded by them. With `prefetch` 1 it
+/// asks for nothing before the page loop does: one request at a time, as versions 1–3 ran.
+///
+/// `@unchecked Sendable`: its state is behind one `Mutex`; the engine completes on its thread,
+/// the page loop takes on the run's.
+final class PageStream: @unchecked Sendable {
+    /// What came back for one page.
+    struct Arrival: Sendable {
+        var result: HTTPJobResult
+        var request: PageRequest
+    }
+
+    /// How a stream's requests are made.
+    struct Requests: Sendable {
+        /// The request to send for a page (credentials, validators), on the engine's thread.
+        var prepare: @Sendable (PageRequest) throws -> HTTPRequest
+        /// After a 401 on the page at a URL: whether credentials were renewed (one more try).
+        var renewCredentials: (@Sendable (String) -> Bool)?
+        /// A guess of the next page from a response's headers (`Link` paging), else nil.
+        var nextFromHeaders: (@Sendable (HTTPResponse, PageRequest) -> PageRequest?)?
+        var retry: RetryPolicy
+        var maxWait: Double
+        /// The budgets of a request to `origin`: its host's cap and buckets, and the source's bucket.
+        var budgets: @Sendable (_ origin: String) -> (cap: Int?, buckets: [TokenBucketSpec])
+    }
+
+    private struct Slot {
+        var request: PageRequest
+        var index: Int
+        var job: HTTPJob.ID?
+        var arrival: Arrival?
+    }
+
+    private struct State {
+        var slots: [String: Slot] = [:]
+        /// A `Link` guess not requested yet because the window was full: requested when a page is taken.
+        var deferred: (PageRequest, Int)?
+        var requests = 0
+        var held: [ClosedRange<Double>] = []
+        var closed = false
+    }
+
+    private let engine: HTTPEngine
+    private let item: Int
+    /// The most requests of the stream outstanding at once.
+    let prefetch: Int
+    /// The most pages a `Link` chain holds outstanding: each next page is known from the last
+    /// one's headers, so twice `prefetch` keeps a `for_each`'s items going while the page loop is
+    /// still on an earlier item.
+    private var chainWindow: Int { prefetch == 1 ? 1 : 2 * prefetch }
+    private let requests: Requests
+    private let state = Mutex(State())
+    private let arrived = NSCondition()
+
+    init(engine: HTTPEngine, item: Int, prefetch: Int, requests: Requests) {
+        self.engine = engine
+        self.item = item
+        self.prefetch = max(1, prefetch)
+        self.requests = requests
+    }
+
+    /// Says which page the loop reads next (`index`, 0-based) and what may follow it if pages
+    /// are full (`guesses`, in page order): the page is requested if it was not, and guesses
+    /// while fewer than `prefetch` requests are outstanding. A request made for this index or
+    /// an earlier one that is not this page's (a guess that missed) is cancelled; later guesses
+    /// stay until the paginator reaches them or the stream closes.
+    func want(_ request: PageRequest, index: Int, guesses: [PageRequest] = []) {
+        let wanted = [(request, index)] + guesses.prefix(prefetch - 1).enumerated().map { ($0.element, index + 1 + $0.offset) }
+        let (cancelled, submit) = state.withLock { state -> ([HTTPJob.ID], [(PageRequest, Int)]) in
+            var cancelled: [HTTPJob.ID] = []
+            for (identity, slot) in state.slots where slot.index <= index && identity != request.identity {
+                state.slots[identity] = nil
+                if slot.arrival == nil, let job = slot.job { cancelled.append(job) }
+            }
+            var submit: [(PageRequest, Int)] = []
+            for (page, position) in wanted where state.slots[page.identity] == nil {
+                if position != index && state.slots.count >= prefetch { break }
+                state.slots[page.identity] = Slot(request: page, index: position)
+                submit.append((page, position))
+            }
+            return (cancelled, submit)
+        }
+        engine.cancel(cancelled)
+        for (request, index) in submit { self.submit(request, index: index) }
+    }
+
+    private func submit(_ request: PageRequest, index: Int) {
+        let origin = HTTPClient.origin(of: request.url) ?? request.url
+        let budgets = requests.budgets(origin)
+        let prepare = requests.prepare
+        var renew: (@Sendable () -> Bool)?
+        if let renewCredentials = requests.renewCredentials {
+            let url = request.url
+            renew = { renewCredentials(url) }
+        }
+        let prepareRequest: @Sendable () throws -> HTTPRequest = { try prepare(request) }
+        let completion: @Sendable (HTTPJobResult) -> Void = { [weak self] result in self?.arrive(result, request: request, index: index) }
+        let job = HTTPJob(priority: [item, index], origin: origin, hostCap: budgets.cap, buckets: budgets.buckets,
+                          retry: requests.retry, maxWait: requests.maxWait,
+                          prepare: prepareRequest, renewCredentials: renew, completion: completion)
+        let id = engine.submit(job)
+        state.withLock { state in
+            if state.slots[request.identity]?.arrival == nil { state.slots[request.identity]?.job = id }
+        }
+    }
+
+    private func arrive(_ result: HTTPJobResult, request: PageRequest, index: Int) {
+        let next: PageRequest? = {
+            guard case .success(let response) = result.outcome, let guess = requests.nextFromHeaders else { return nil }
+            return guess(response, request)
+        }()
+        let submitNext = state.withLock { state -> Bool in
+            state.requests += result.requests
+            state.held += result.held
+            guard state.slots[request.identity] != nil, !(result.outcome.failure is HTTPJobCancelled) else { return false }
+            state.slots[request.identity]?.arrival = Arrival(result: result, request: request)
+            guard let next, !state.closed, state.slots[next.identity] == nil else { return false }
+            guard state.slots.count < chainWindow else {
+                state.deferred = (next, index + 1)
+                return false
+            }
+            state.slots[next.identity] = Slot(request: next, index: index + 1)
+            return true
+        }
+        arrived.lock()
+        arrived.broadcast()
+        arrived.unlock()
+        if submitNext, let next { submit(next, index: index + 1) }
+    }
+
+    /// The page `request` (wanted before), once it arrived; nil when `stop` says to give up
+    /// waiting (checked whenever something arrives, and at least every `wake` seconds).
+    func take(_ request: PageRequest, stop: () -> Bool) -> Arrival? {
+        arrived.lock()
+        defer { arrived.unlock() }
+        while true {
+            let (arrival, resumed) = state.withLock { state -> (Arrival?, (PageRequest, Int)?) in
+                guard let arrival = state.slots[request.identity]?.arrival else { return (nil, nil) }
+                state.slots[request.identity] = nil
+                guard let deferred = state.deferred, state.slots[deferred.0.identity] == nil else { return (arrival, nil) }
+                state.deferred = nil
+                state.slots[deferred.0.identity] = Slot(request: deferred.0, index: deferred.1)
+                return (arrival, deferred)
+            }
+            if let resumed { submit(resumed.0, index: resumed.1) }
+            if let arrival { return arrival }
+            if stop() { return nil }
+            _ = arrived.wait(until: Date().addingTimeInterval(0.1))
+        }
+    }
+
+    /// Cancels what is still outstanding (the source ended or failed).
+    func close() {
+        let jobs = state.withLock { state -> [HTTPJob.ID] in
+            state.closed = true
+            defer { state.slots.removeAll() }
+            return state.slots.values.compactMap { $0.arrival == nil ? $0.job : nil }
+        }
+        engine.cancel(jobs)
+    }
+
+    /// Its requests outstanding now (requested, not arrived).
+    var inFlight: Int { state.withLock { $0.slots.values.count { $0.arrival == nil } } }
+
+    /// HTTP requests the stream's jobs made so far (attempts and redirect hops).
+    var requestCount: Int { state.withLock { $0.requests } }
+
+    /// Seconds its requests were held by budgets and server resets (overlaps counted once).
+    var waitedSeconds: Double {
+        let intervals = state.withLock { $0.held }.sorted { $0.lowerBound < $1.lowerBound }
+        var total = 0.0
+        var current: ClosedRange<Double>?
+        for interval in intervals {
+            if let open = current, interval.lowerBound <= open.upperBound {
+                current = open.lowerBound...max(open.upperBound, interval.upperBound)
+            } else {
+                if let open = current { total += open.upperBound - open.lowerBound }
+                current = interval
+            }
+        }
+        if let open = current { total += open.upperBound - open.lowerBound }
+        return total
+    }
+}
+
+extension Result {
+    /// The failure, if it is one.
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
