@@ -119,7 +119,10 @@ public struct PipelineRunner: Sendable {
                 // Resuming: for_each items a stopped run completed are not requested again.
                 let forEachRuns = ForEachResume(container: container, template: SecretTemplate(variables: pipeline.secretVariables, redactor: redactor),
                                                 restart: options.restart, logger: logger)
-                for group in try sourceGroups(in: container) {
+                for positions in positionGroups {
+                    // Read when the run reaches them: a `for_each` from an entity sees what the sources before it saved.
+                    var group: [SourceSpec] = []
+                    for position in positions { group += try expansions(of: pipeline.sources[position], at: position, in: container) }
                     let items = group.first.map { ForEachResume.items(of: $0, among: group) } ?? []
                     // Items done before a stop come first (items complete in order): listed, not requested.
                     var sources = group
@@ -191,17 +194,18 @@ public struct PipelineRunner: Sendable {
         return (report, failure)
     }
 
-    /// The sources this run takes, in order, grouped by the source in the file they come from:
-    /// the items of a `for_each` (from a file or a list: expanded when the file was read, one
-    /// position each; from an entity: here) form one group, fetched side by side.
-    private func sourceGroups(in container: PersistentContainer) throws(PipelineError) -> [[SourceSpec]] {
-        var groups: [[SourceSpec]] = []
+    /// The positions this run takes, in order, grouped by the source in the file they come
+    /// from: the items of a `for_each` from a file or a list (expanded when the file was read,
+    /// one position each) form one group, fetched side by side; a `for_each` from an entity is
+    /// one position, expanded when the run reaches it.
+    private var positionGroups: [[Int]] {
+        var groups: [[Int]] = []
         for position in selectedPositions {
-            let sources = try expansions(of: pipeline.sources[position], at: position, in: container)
-            if let first = sources.first?.forEach?.source, groups.last?.last?.forEach?.source == first {
-                groups[groups.count - 1] += sources
+            let name = pipeline.sources[position].forEach?.source
+            if let name, let last = groups.last?.last, pipeline.sources[last].forEach?.source == name {
+                groups[groups.count - 1].append(position)
             } else {
-                groups.append(sources)
+                groups.append([position])
             }
         }
         return groups
