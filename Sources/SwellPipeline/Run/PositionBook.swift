@@ -180,25 +180,9 @@ final class PositionBook: @unchecked Sendable {
         lanes[lane] = max(lanes[lane], wholePages)
         var whole = lanes.min() ?? 0
         if let cap { whole = min(whole, cap) }
-        var position = last
-        switch requestsLock.withLock({ requests[whole] }) {
-        case .request(let next)?:
-            position.pagesSaved = resumedFrom + whole
-            position.next = next
-        case .end?:
-            position.pagesSaved = resumedFrom + whole
-            position.next = nil
-        case .unkeepable?, nil:
-            // This page's request cannot be kept: the position stays at the last page that could.
-            break
-        }
-        position.cursor = CursorValue(state?.largestCursor) ?? position.cursor
-        var metadata: [String: String?] = [:]
-        if let chunk = collector?.take(), !chunk.isEmpty {
-            metadata[SourcePosition.keyChunkKey(source: sourceName, number: position.keyChunks)] = chunk.text
-            position.keyChunks += 1
-        }
-        metadata[positionKey] = position.text
+        // A page whose request cannot be kept: the position stays at the last page that could.
+        var position = advanced(to: whole) ?? last
+        let metadata = keeping(&position)
         let result: Result
         do {
             result = try body(metadata)
@@ -232,6 +216,49 @@ final class PositionBook: @unchecked Sendable {
     func freeze() {
         guard keepsPositions else { return }
         lock.withLock { frozen = true }
+    }
+
+    /// For the last save of a source that stopped, after every writer ended: the position
+    /// where all of them have saved their records — when it is past the last one a commit kept.
+    /// (A writer whose last records went in another's commit says its pages are whole only
+    /// afterwards: `advance`.) In the source's last save, which holds every batch still unsaved.
+    func stopped() -> [String: String?] {
+        guard keepsPositions else { return [:] }
+        return lock.withLock { () -> [String: String?] in
+            guard !frozen else { return [:] }
+            var whole = laneWhole.min() ?? 0
+            if let cap { whole = min(whole, cap) }
+            guard resumedFrom + whole > last.pagesSaved, var position = advanced(to: whole) else { return [:] }
+            let metadata = keeping(&position)
+            last = position
+            return metadata
+        }
+    }
+
+    /// With `lock` held: the last position moved to "pages before `whole` saved"; nil when
+    /// that page's request cannot be kept.
+    private func advanced(to whole: Int) -> SourcePosition? {
+        var position = last
+        switch requestsLock.withLock({ requests[whole] }) {
+        case .request(let next)?: position.next = next
+        case .end?: position.next = nil
+        case .unkeepable?, nil: return nil
+        }
+        position.pagesSaved = resumedFrom + whole
+        return position
+    }
+
+    /// With `lock` held: the metadata that keeps `position`, with the largest cursor so far
+    /// and the keys seen since the last chunk (a new chunk, counted in `position`).
+    private func keeping(_ position: inout SourcePosition) -> [String: String?] {
+        position.cursor = CursorValue(state?.largestCursor) ?? position.cursor
+        var metadata: [String: String?] = [:]
+        if let chunk = collector?.take(), !chunk.isEmpty {
+            metadata[SourcePosition.keyChunkKey(source: sourceName, number: position.keyChunks)] = chunk.text
+            position.keyChunks += 1
+        }
+        metadata[positionKey] = position.text
+        return metadata
     }
 
     // MARK: Completion

@@ -220,6 +220,8 @@ struct SourceRun {
                     sweepFailure = error
                 }
             }
+            // A source that stops keeps where its writers' saved pages end, with its last save.
+            if validators == nil || sweepFailure != nil { metadata.merge(positions.stopped()) { _, position in position } }
             try scheduler.saveLast(metadata: metadata)
             if let sweepFailure { throw sweepFailure }
             state.count(deleted: deleted)
