@@ -77,6 +77,9 @@ struct RunFlags: ParsableArguments {
     @Flag(help: "When another run holds the store, wait for it instead of exiting 75.")
     var wait = false
 
+    @Flag(help: "(run, import) Ignore and drop every kept position: each source starts at its first page, also one that stopped.")
+    var restart = false
+
     @Option(help: "(run, import) Only the sources whose position in the file (after for_each expansion, from 0) is I modulo N: N runners with 0/N … N-1/N cover every source once.")
     var shard: String?
 
@@ -109,9 +112,12 @@ extension RunFlags {
         if let concurrency, !sources {
             throw ValidationError("--concurrency \(concurrency): only run and import make requests (export reads the store)")
         }
+        if restart && !sources {
+            throw ValidationError("--restart: only run and import take it (export fetches nothing)")
+        }
         let file = try CommandSupport.loadPipeline(pipeline, report: report)
         let counter = ProgressCounter()
-        let options = RunOptions(workers: workers, batchSize: batchSize, concurrency: concurrency)
+        let options = RunOptions(workers: workers, batchSize: batchSize, concurrency: concurrency, restart: restart)
         logger.debug("run options", metadata: ["concurrency": "\(options.concurrency(for: file))", "workers": "\(options.workers)"])
         let runner = PipelineRunner(pipeline: file, storePath: store, options: options,
                                     only: Set(only), shard: shard.flatMap(Shard.init), wait: wait, logger: logger, progress: counter)

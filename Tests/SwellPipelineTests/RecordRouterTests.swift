@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func recordsWithOneKeyGoToOneWorkerInTheOrderTheyCame() throws {
-        let queues = (0..<8).map { _ in BatchQueue<[IncomingRecord]>(capacity: 1000) }
+        let queues = (0..<8).map { _ in BatchQueue<WorkerInput>(capacity: 1000) }
         var router = RecordRouter(queues: queues, chunk: 3, mapper: Self.mapper())
         // Forty keys, each spelled three ways: one key after conversion.
         let spellings = ["%d", "\"%d\"", "%d.0"]
@@ -33,8 +33,8 @@ import Testing
         var workerOfKey: [Int64: Int] = [:]
         var lastIndexOfKey: [Int64: Int] = [:]
         for (worker, queue) in queues.enumerated() {
-            while let chunk = queue.take() {
-                for item in chunk {
+            while let input = queue.take() {
+                for item in input.records ?? [] {
                     guard case .success(.integer(let id))? = item.key.values.first else {
                         Issue.record("record \(item.index) has no converted key")
                         continue

@@ -61,6 +61,13 @@ public final class BatchInsertRequest: BatchRequest, @unchecked Sendable {
     /// pipeline checks every record as it maps it): the writer does not check them again.
     /// Package use only.
     package var rulesChecked = false
+    /// Store metadata (what `ManagedObjectContext.setStoreMetadata(_:forKey:)` sets; a nil
+    /// value removes its key) written in the same transaction as the request's rows: both are
+    /// on disk, or neither is. It is written also when no row changes (every row arrived equal
+    /// to its stored row). A context's own unsaved value for one of these keys still goes to
+    /// the store at that context's next save, as any change it holds. A pipeline keeps where a
+    /// source stands this way, with the batch that got it there.
+    public var storeMetadata: [String: String?] = [:]
 
     /// A batch insert of `objects`, one dictionary per row.
     public init(entityName: String, objects: [[String: Any]]) {

@@ -19,6 +19,8 @@ struct BatchWriter {
     /// The executing context's `transactionAuthor` and `name`, kept with the history.
     var author: String? = nil
     var contextName: String? = nil
+    /// Store metadata committed with the rows (`BatchInsertRequest.storeMetadata`), also when no row changes.
+    var metadata: [String: String?] = [:]
     /// The entity as the store keeps it (relationship columns after the attributes).
     let entity: EntityDescription
 
@@ -328,12 +330,12 @@ struct BatchWriter {
     /// says which rows it may write, for comparisons made ahead (`CommitLog`).
     func commit(_ operations: [StoreChangeSet.Operation], columnInserts: [ColumnInsert] = [], columnUpdates: [ColumnUpdate] = [],
                 linkWrites: [LinkWrite] = [], touched: CommitLog.Touched = .anyRow, into outcome: inout Outcome) throws {
-        guard !operations.isEmpty || !columnInserts.isEmpty || !columnUpdates.isEmpty || !linkWrites.isEmpty else { return }
+        guard !operations.isEmpty || !columnInserts.isEmpty || !columnUpdates.isEmpty || !linkWrites.isEmpty || !metadata.isEmpty else { return }
         coordinator.beginCommit()
         let result: StoreCommitResult
         do {
             var changes = StoreChangeSet(operations: operations, columnInserts: columnInserts, columnUpdates: columnUpdates,
-                                         linkWrites: linkWrites, metadata: [:], mergePolicy: policy)
+                                         linkWrites: linkWrites, metadata: metadata, mergePolicy: policy)
             changes.author = author
             changes.contextName = contextName
             result = try store.commit(changes)

@@ -113,6 +113,7 @@ extension ManagedObjectContext {
                                      entity: try coordinator.entity(named: insert.entityName))
             writer.reportsPrimaryKeys = insert.reportsPrimaryKeys
             writer.checksRules = !insert.rulesChecked
+            writer.metadata = insert.storeMetadata
             outcome = try writer.insert(insert)
             writtenKind = .insertedAndUpdated
         case let update as BatchUpdateRequest:

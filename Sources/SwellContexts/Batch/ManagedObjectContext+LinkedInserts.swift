@@ -48,6 +48,9 @@ extension ManagedObjectContext {
     /// records' links follow it (Store guarantees 32). Counts by entity; a record whose only change
     /// is a link counts as updated, a nested row only when its own attributes changed.
     ///
+    /// Every request's `storeMetadata` is committed in that one transaction (a later request's
+    /// value for a key over an earlier one's).
+    ///
     /// `children` (given each record row's ID) makes the rows that point at the records
     /// (`LinkedChildren`), planned last; a record whose set of them changed (one inserted,
     /// changed, moved away or unlinked) counts as updated.
@@ -123,6 +126,8 @@ extension ManagedObjectContext {
         var changes = StoreChangeSet(operations: followers.unlinks, mergePolicy: policy)
         changes.author = transactionAuthor
         changes.contextName = name
+        // Every request's store metadata goes in the one transaction (the records' last).
+        for request in nested + [last] { changes.metadata.merge(request.storeMetadata) { _, later in later } }
         for planned in plans {
             changes.columnInserts += planned.columnInserts
             changes.operations += planned.operations
@@ -130,7 +135,8 @@ extension ManagedObjectContext {
             changes.linkWrites += planned.linkWrites
         }
         var result = StoreCommitResult()
-        if !changes.operations.isEmpty || !changes.columnInserts.isEmpty || !changes.columnUpdates.isEmpty || !changes.linkWrites.isEmpty {
+        if !changes.operations.isEmpty || !changes.columnInserts.isEmpty || !changes.columnUpdates.isEmpty || !changes.linkWrites.isEmpty
+            || !changes.metadata.isEmpty {
             coordinator.beginCommit()
             do {
                 result = try store.commit(changes)

@@ -23,6 +23,9 @@ public struct PipelineFile: Sendable {
     public var exports: [ExportSpec]
     /// Values that came from the environment: never printed, shown as `***`.
     public var secrets: Set<String>
+    /// The environment variables those values came from, name → value (a kept position names
+    /// the variable where a page's URL echoes its value: README, "Resuming a stopped source").
+    public var secretVariables: [String: String] = [:]
     /// Whether the store keeps its history (`history: true`, version 3): exports with
     /// `changes: since_last` read it.
     public var history = false

@@ -7,6 +7,8 @@ struct PipelineFileReader {
     let path: String
     let environment: [String: String]
     var secrets: Set<String> = []
+    /// The environment variables the secrets came from, name → value.
+    var secretVariables: [String: String] = [:]
     /// The file's `version`: 1, 2 (nested records and relationships), 3 (reaching real APIs) or
     /// 4 (real networks: concurrency, rate limits, resume).
     private(set) var version = 1
@@ -126,7 +128,10 @@ struct PipelineFileReader {
             if fallback == nil, keeping.contains(String(name)) {
                 result += "${\(name)}"
             } else if let value = environment[String(name)], !(value.isEmpty && fallback != nil) {
-                if !value.isEmpty { secrets.insert(value) }
+                if !value.isEmpty {
+                    secrets.insert(value)
+                    secretVariables[String(name)] = value
+                }
                 result += value
             } else if let fallback {
                 result += fallback
@@ -227,6 +232,7 @@ struct PipelineFileReader {
                                 secrets: secrets)
         file.history = history
         file.historyKeepDays = historyKeepDays
+        file.secretVariables = secretVariables
         file.concurrency = concurrency
         file.hosts = hosts
         return file

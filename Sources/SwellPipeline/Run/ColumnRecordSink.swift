@@ -20,8 +20,10 @@ struct ColumnRecordSink: JSONProjectionSink {
     private let mapper: RecordMapper
     private let rejecter: RecordRejecter
     private let batchSize: Int
-    private let output: BatchQueue<BatchColumns>
+    private let output: BatchQueue<PositionedBatch<BatchColumns>>
     private let patterns = DatePatterns()
+    /// Which pages the batches hold whole (the source's position).
+    private var pages: BatchPages
 
     private var batch: ColumnBatch
     /// The record being read goes to `RecordMapper` (its values appended so far are dropped at its end).
@@ -33,8 +35,8 @@ struct ColumnRecordSink: JSONProjectionSink {
     /// Since the last hand-off: records read, rejected, the largest cursor value, keys seen (replace).
     private var tally: SinkTally
 
-    init(mapper: RecordMapper, rejecter: RecordRejecter, batchSize: Int, output: BatchQueue<BatchColumns>, state: SourceRunState,
-         progress: SourceProgress, sweeper: ReplaceSweeper?, cursor: IncrementalCursor?) {
+    init(mapper: RecordMapper, rejecter: RecordRejecter, batchSize: Int, output: BatchQueue<PositionedBatch<BatchColumns>>,
+         state: SourceRunState, progress: SourceProgress, sweeper: ReplaceSweeper?, cursor: IncrementalCursor?, positions: PositionBook) {
         self.mapping = ProjectedMapping(mapper: mapper)
         self.mapper = mapper
         self.rejecter = rejecter
@@ -42,6 +44,7 @@ struct ColumnRecordSink: JSONProjectionSink {
         self.output = output
         tally = SinkTally(state: state, progress: progress, sweeper: sweeper, cursor: cursor, keyIndices: mapper.keyIndices)
         batch = ColumnBatch(entity: mapper.entity, expectedRows: batchSize)
+        pages = BatchPages(defersCuts: positions.keepsPositions)
     }
 
     /// The projection the reader follows.
@@ -66,6 +69,7 @@ struct ColumnRecordSink: JSONProjectionSink {
     }
 
     mutating func field(_ field: Int, value: JSONFieldValue) throws {
+        if pages.cutPending { handOff() }
         guard !needsMapper else { return }
         switch mapping.conversions[field].convert(value, patterns: patterns) {
         case .missing, .null:
@@ -82,10 +86,12 @@ struct ColumnRecordSink: JSONProjectionSink {
     }
 
     mutating func notAnObject(_ found: JSONFieldMismatch) throws {
+        if pages.cutPending { handOff() }
         needsMapper = true
     }
 
     mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws {
+        if pages.cutPending { handOff() }
         tally.read()
         if needsMapper {
             batch.abandonRow()
@@ -96,7 +102,12 @@ struct ColumnRecordSink: JSONProjectionSink {
             batch.endRow()
             tally.took { batch.value(row: row, attribute: $0) }
         }
-        if batch.count >= batchSize { handOff() }
+        if batch.count >= batchSize, pages.batchFull() { handOff() }
+    }
+
+    /// Page `number` completed: a full batch waiting for it goes now, holding that page whole.
+    mutating func pageCompleted(_ number: Int) {
+        if pages.pageCompleted(number) { handOff() }
     }
 
     /// Reads record `index` (the page's bytes `start..<end`) again from its text and maps it
@@ -119,8 +130,9 @@ struct ColumnRecordSink: JSONProjectionSink {
     /// Counts the records read since the last hand-off and sends the batch to the writer
     /// (waiting while the writer is a batch behind: rows in flight stay bounded).
     mutating func handOff() {
+        pages.cut()
         tally.handOff()
-        if batch.count > 0 { output.put(batch.take()) }
+        if batch.count > 0 { output.put(PositionedBatch(batch: batch.take(), wholePages: pages.mark)) }
     }
 }
 

@@ -10,7 +10,8 @@ import SwellContexts
 /// batch *k* wrote since are compared again. Meanwhile the fetch thread fills the next
 /// batch. A batch's rows count in the report once it returns. After a failed batch the
 /// run fails, and the writer goes on writing the batches already read (earlier pages stay
-/// saved).
+/// saved). Each batch insert carries the source's position in its own transaction
+/// (`PositionBook.committing`).
 struct ColumnWriter: Sendable {
     let source: SourceSpec
     let entity: PipelineEntity
@@ -18,11 +19,12 @@ struct ColumnWriter: Sendable {
     let state: SourceRunState
     let redactor: Redactor
     let logger: Logger
+    let positions: PositionBook
 
     /// Starts the comparer's and the writer's threads, taking from `queue`; they leave
     /// `group` when the queue is closed and drained.
-    func start(queue: BatchQueue<BatchColumns>, group: DispatchGroup) {
-        let compared = BatchQueue<BatchInsertRequest>(capacity: 0)
+    func start(queue: BatchQueue<PositionedBatch<BatchColumns>>, group: DispatchGroup) {
+        let compared = BatchQueue<PositionedBatch<BatchInsertRequest>>(capacity: 0)
         group.enter()
         let comparer = Thread {
             defer { group.leave() }
@@ -31,10 +33,10 @@ struct ColumnWriter: Sendable {
             context.name = "\(source.name).comparer"
             context.performAndWait { context.mergePolicy = mergePolicy }
             while let columns = queue.take() {
-                guard columns.rowCount > 0 else { continue }
-                let request = request(columns)
+                guard columns.batch.rowCount > 0 else { continue }
+                let request = request(columns.batch)
                 context.performAndWait { context.compareAhead(request) }
-                compared.put(request)
+                compared.put(PositionedBatch(batch: request, wholePages: columns.wholePages))
             }
         }
         comparer.name = "swell.compare.\(source.name)"
@@ -44,7 +46,7 @@ struct ColumnWriter: Sendable {
             let context = container.newBackgroundContext()
             context.name = "\(source.name).writer"
             while let request = compared.take() {
-                write(request, in: context)
+                write(request.batch, wholePages: request.wholePages, in: context)
             }
         }
         writer.name = "swell.write.\(source.name)"
@@ -65,19 +67,24 @@ struct ColumnWriter: Sendable {
         return request
     }
 
-    /// Writes one batch from `context` (a private child context of the view context).
-    func write(_ columns: BatchColumns, in context: ManagedObjectContext) {
+    /// Writes one batch from `context` (a private child context of the view context): the
+    /// records of lane `lane` (an upsert worker) of the pages before `wholePages` are in it or
+    /// saved before (nil: no position kept).
+    func write(_ columns: BatchColumns, lane: Int = 0, wholePages: Int?, in context: ManagedObjectContext) {
         guard columns.rowCount > 0 else { return }
-        write(request(columns), in: context)
+        write(request(columns), lane: lane, wholePages: wholePages, in: context)
     }
 
-    /// Executes one batch insert from `context`.
-    private func write(_ request: BatchInsertRequest, in context: ManagedObjectContext) {
+    /// Executes one batch insert from `context`, with the source's position in its transaction.
+    private func write(_ request: BatchInsertRequest, lane: Int = 0, wholePages: Int?, in context: ManagedObjectContext) {
         logger.debug("writer saving", metadata: ["source": "\(source.name)", "worker": "\(context.name ?? "-")"])
         do {
-            let result = try context.performAndWait {
-                context.mergePolicy = mergePolicy
-                return try context.execute(request)
+            let result = try positions.committing(lane: lane, wholePages: wholePages) { metadata in
+                try context.performAndWait {
+                    context.mergePolicy = mergePolicy
+                    request.storeMetadata = metadata
+                    return try context.execute(request)
+                }
             }
             state.count(committed: [SaveScheduler.BatchCounts(inserted: result.inserted, updated: result.updated, unchanged: result.unchanged)])
         } catch {

@@ -60,7 +60,9 @@ struct GraphRecordSink: JSONProjectionSink {
     private let mapper: RecordMapper
     private let rejecter: RecordRejecter
     private let batchSize: Int
-    private let output: BatchQueue<GraphBatch>
+    private let output: BatchQueue<PositionedBatch<GraphBatch>>
+    /// Which pages the batches hold whole (the source's position).
+    private var pages: BatchPages
     private let patterns = DatePatterns()
     /// The record's projection: its own fields, then each mapping's.
     let projection: JSONProjection
@@ -77,8 +79,8 @@ struct GraphRecordSink: JSONProjectionSink {
     /// Since the last hand-off: records read, rejected, the largest cursor value, keys seen (replace).
     private var tally: SinkTally
 
-    init(shape: GraphShape, mapper: RecordMapper, rejecter: RecordRejecter, batchSize: Int, output: BatchQueue<GraphBatch>,
-         state: SourceRunState, progress: SourceProgress, sweeper: ReplaceSweeper?, cursor: IncrementalCursor?) {
+    init(shape: GraphShape, mapper: RecordMapper, rejecter: RecordRejecter, batchSize: Int, output: BatchQueue<PositionedBatch<GraphBatch>>,
+         state: SourceRunState, progress: SourceProgress, sweeper: ReplaceSweeper?, cursor: IncrementalCursor?, positions: PositionBook) {
         self.shape = shape
         recordMapping = ProjectedMapping(mapper: mapper)
         var fields = recordMapping.projection.fields
@@ -126,6 +128,7 @@ struct GraphRecordSink: JSONProjectionSink {
         tally = SinkTally(state: state, progress: progress, sweeper: sweeper, cursor: cursor, keyIndices: mapper.keyIndices)
         batch = GraphBatch(recordEntity: mapper.entity, shape: shape, expectedRows: batchSize)
         links = Array(repeating: nil, count: shape.plans.count)
+        pages = BatchPages(defersCuts: positions.keepsPositions)
     }
 
     /// Starts (again) on the page at `url`.
@@ -150,6 +153,7 @@ struct GraphRecordSink: JSONProjectionSink {
     }
 
     mutating func field(_ field: Int, value: JSONFieldValue) throws {
+        if pages.cutPending { handOff() }
         guard !needsMapper else { return }
         if field < recordMapping.conversions.count {
             switch recordMapping.conversions[field].convert(value, patterns: patterns) {
@@ -262,10 +266,12 @@ struct GraphRecordSink: JSONProjectionSink {
     }
 
     mutating func notAnObject(_ found: JSONFieldMismatch) throws {
+        if pages.cutPending { handOff() }
         needsMapper = true
     }
 
     mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws {
+        if pages.cutPending { handOff() }
         tally.read()
         if !needsMapper {
             // A to-one object needs its key (else the element mapper says why it is bad).
@@ -283,7 +289,12 @@ struct GraphRecordSink: JSONProjectionSink {
             for index in links.indices { links[index] = nil }
             tally.took { batch.recordValue(row: row, attribute: $0) }
         }
-        if batch.count >= batchSize { handOff() }
+        if batch.count >= batchSize, pages.batchFull() { handOff() }
+    }
+
+    /// Page `number` completed: a full batch waiting for it goes now, holding that page whole.
+    mutating func pageCompleted(_ number: Int) {
+        if pages.pageCompleted(number) { handOff() }
     }
 
     /// Reads record `index` (the page's bytes `start..<end`) again from its text and maps it
@@ -313,9 +324,10 @@ struct GraphRecordSink: JSONProjectionSink {
 
     /// Counts the records read since the last hand-off and sends the batch to the writer.
     mutating func handOff() {
+        pages.cut()
         tally.handOff()
         if batch.count > 0 {
-            output.put(batch)
+            output.put(PositionedBatch(batch: batch, wholePages: pages.mark))
             batch = GraphBatch(recordEntity: mapper.entity, shape: shape, expectedRows: batchSize)
         }
     }

@@ -10,8 +10,8 @@ import SwellContexts
 /// IDs: the stored set becomes exactly that). A record equal to its stored row in its
 /// attributes and links counts as unchanged; one whose links changed, as updated.
 ///
-/// A batch is one transaction (`executeLinkedInserts`): its nested objects and its records
-/// are on disk together, or neither is.
+/// A batch is one transaction (`executeLinkedInserts`): its nested objects, its records and
+/// the source's position (`PositionBook`) are on disk together, or none of them is.
 struct GraphWriter: Sendable {
     /// A columns batch insert of records the mappers checked against the attribute rules
     /// (the store does not check them again).
@@ -28,9 +28,10 @@ struct GraphWriter: Sendable {
     let state: SourceRunState
     let redactor: Redactor
     let logger: Logger
+    let positions: PositionBook
 
     /// Starts the writer's thread, taking from `queue`; it leaves `group` when the queue is closed and drained.
-    func start(queue: BatchQueue<GraphBatch>, group: DispatchGroup) {
+    func start(queue: BatchQueue<PositionedBatch<GraphBatch>>, group: DispatchGroup) {
         group.enter()
         let thread = Thread {
             defer { group.leave() }
@@ -38,20 +39,27 @@ struct GraphWriter: Sendable {
             context.name = "\(source.name).graph-writer"
             context.performAndWait { context.mergePolicy = .mergeByPropertyObjectTrump }
             while let batch = queue.take() {
-                write(batch, in: context)
+                write(batch.batch, wholePages: batch.wholePages, in: context)
             }
         }
         thread.name = "swell.write.\(source.name)"
         thread.start()
     }
 
-    /// Writes one batch; a failure fails the run (later batches are still written).
-    func write(_ batch: GraphBatch, in context: ManagedObjectContext) {
+    /// Writes one batch, holding the pages before `wholePages` whole (nil: no position kept); a
+    /// failure fails the run (later batches are still written).
+    func write(_ batch: GraphBatch, wholePages: Int?, in context: ManagedObjectContext) {
         guard batch.count > 0 else { return }
         do {
-            let (counts, refused) = try context.performAndWait { try write(batch, context) }
+            let (counts, refused) = try positions.committing(wholePages: wholePages) { metadata in
+                try context.performAndWait { try write(batch, metadata: metadata, context) }
+            }
             state.count(committed: [counts])
-            if let refused { state.fail(refused) }
+            if let refused {
+                // Records of the batch were left out: the position stays before them.
+                positions.freeze()
+                state.fail(refused)
+            }
         } catch let error as PipelineError {
             state.fail(error)
         } catch {
@@ -68,7 +76,7 @@ struct GraphWriter: Sendable {
     /// Writes the batch; when a new nested object lacks a required attribute its mapping does not
     /// give, the records that link it are left out and the rest written (the object-by-object
     /// writer saves a failed batch's valid records too): the counts, and that failure.
-    private func write(_ batch: GraphBatch, _ context: ManagedObjectContext) throws -> (SaveScheduler.BatchCounts, PipelineError?) {
+    private func write(_ batch: GraphBatch, metadata: [String: String?], _ context: ManagedObjectContext) throws -> (SaveScheduler.BatchCounts, PipelineError?) {
         var batch = batch
         let records = batch.count
         let own = batch.takeRecords()
@@ -77,7 +85,9 @@ struct GraphWriter: Sendable {
         var refused: PipelineError?
         while true {
             do {
-                return (try write(batch, own: own, records: records, excluded: excluded, dropped: dropped, context), refused)
+                // A batch that leaves records out keeps no position (they were not saved).
+                return (try write(batch, own: own, records: records, excluded: excluded, dropped: dropped,
+                                  metadata: refused == nil ? metadata : [:], context), refused)
             } catch let failure as RefusedObject {
                 if refused == nil { refused = failure.error }
                 excluded.insert(failure.object)
@@ -98,7 +108,7 @@ struct GraphWriter: Sendable {
     }
 
     private func write(_ batch: GraphBatch, own: BatchColumns, records: Int, excluded: Set<ObjectPosition>, dropped: Set<Int>,
-                       _ context: ManagedObjectContext) throws -> SaveScheduler.BatchCounts {
+                       metadata: [String: String?], _ context: ManagedObjectContext) throws -> SaveScheduler.BatchCounts {
         // The nested objects first (a request per entity and set of attributes given): their
         // IDs go in the records' link columns. All of it is one transaction.
         var requests: [BatchInsertRequest] = []
@@ -120,7 +130,9 @@ struct GraphWriter: Sendable {
                     for (n, row) in source.rows.enumerated() { ids[source.entity][row] = keys[n] }
                 }
                 let columns = dropped.isEmpty ? own : own.selecting(rows: kept)
-                return Self.checkedRequest(entityName: entity.name, columns: recordColumns(columns, of: kept, in: batch, ids: ids))
+                let request = Self.checkedRequest(entityName: entity.name, columns: recordColumns(columns, of: kept, in: batch, ids: ids))
+                request.storeMetadata = metadata
+                return request
             } children: { recordKeys in
                 children(of: kept, keys: recordKeys, in: batch, excluded: excluded, sources: &sources)
             }

@@ -4,7 +4,8 @@ import SwellContexts
 /// gives (`Paginator`), through the `PageFetcher` (retries, validators, tokens), into the
 /// stage that parses it; refuses a page already fetched; stops at the source's first
 /// failure or the run's cancellation; and collects the HTTP validators to keep. Its caller
-/// (`SourceRun`) saves them only when every page arrived.
+/// (`SourceRun`) saves them only when every page arrived. It starts where the source's kept
+/// position says, and tells the `PositionBook` and the stage each page completed.
 struct PageLoop {
     let source: SourceSpec
     let container: PersistentContainer
@@ -13,7 +14,7 @@ struct PageLoop {
     /// Incremental sync: the cursor whose kept value goes in the first request.
     let cursor: IncrementalCursor?
     let counts: SourceProgress
-    /// The source's request builder and page stream (`SourceStreams`).
+    /// The source's request builder, page stream and kept position (`SourceStreams`).
     let pages: SourcePages
 
     private var redactor: Redactor { environment.redactor }
@@ -42,7 +43,10 @@ struct PageLoop {
                                       progress: counts, cancellation: environment.cancellation)
         defer { self.pages.stream?.close() }
         var paginator = try Self.paginator(for: source, cursor: cursor, builder: self.pages.builder)
-        var request: PageRequest? = paginator.first
+        // Resuming: the kept position's request (README, "Resuming a stopped source").
+        let positions = self.pages.positions
+        var request: PageRequest? = try positions.firstRequest(&paginator)
+        var number = 0
         var visited = Set<String>()
         var validators: [String: String] = [:]
         var index = 0
@@ -71,6 +75,10 @@ struct PageLoop {
             guard state.failure == nil else { return nil }
             request = paginator.nextRequest(after: page)
             latest = page
+            // Page `number` is whole: what the position after it keeps, then the stage may cut there.
+            positions.pageDone(number, next: request, page: page, paginator: paginator)
+            pages.pageCompleted(number)
+            number += 1
         }
         return validators
     }

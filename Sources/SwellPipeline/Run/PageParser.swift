@@ -18,6 +18,9 @@ protocol PageParser {
     var sawRecords: Bool { get }
     /// The page ended.
     mutating func endPage()
+    /// Page `number` of the run (from 0, in page order) is complete — its records all handed
+    /// on, its next request known — whatever it held (a 304 or an empty status included).
+    mutating func pageCompleted(_ number: Int)
     /// Sends on the records held back (after the last page, or when the run fails).
     mutating func flush()
     /// No more records come: the stage after this one drains and stops.
@@ -78,6 +81,7 @@ struct TreePages: PageParser {
     }
 
     mutating func endPage() { router.flush() }
+    mutating func pageCompleted(_ number: Int) { router.pageCompleted(number) }
     mutating func flush() { router.flush() }
     func close() { router.close() }
 }
@@ -94,6 +98,8 @@ protocol ProjectingSink: JSONProjectionSink {
     mutating func doneReading(keepingFrom offset: Int)
     /// Sends on the records held.
     mutating func handOff()
+    /// Page `number` is complete (`PageParser.pageCompleted`).
+    mutating func pageCompleted(_ number: Int)
 }
 
 extension ColumnRecordSink: ProjectingSink {}
@@ -146,6 +152,8 @@ struct ProjectionPages<Sink: ProjectingSink>: PageParser {
 
     /// Batches span pages: a page's end sends nothing on.
     mutating func endPage() {}
+    /// A full batch that waited for its page's end goes on now (`BatchPages`).
+    mutating func pageCompleted(_ number: Int) { sink.pageCompleted(number) }
     mutating func flush() { sink.handOff() }
     func close() { closeOutput() }
 }

@@ -180,3 +180,44 @@ struct Paginator: Sendable {
         }
     }
 }
+
+// MARK: Resuming (README, "Resuming a stopped source")
+
+extension Paginator {
+    /// What rebuilds `request` (the one `nextRequest(after: page)` just gave, or the first when
+    /// `page` is nil) on a later run: its page number or offset, the cursor `page` gave, or its
+    /// URL. nil for a source without pagination (it has one page: nothing to resume).
+    func pagingState(of request: PageRequest, after page: FetchedPage?) -> PagingState? {
+        switch pagination {
+        case nil: return nil
+        case .page?: return .page(pageNumber)
+        case .offset?: return .offset(offset)
+        case .cursor(let path, _)?:
+            guard let page else { return .first }
+            return Self.text(page.captured[path]).map(PagingState.cursor)
+        case .next?, .linkHeader?:
+            return page == nil ? .first : .url(request.url)
+        }
+    }
+
+    /// Starts at `state` (what `pagingState` gave on an earlier run): the request it rebuilds,
+    /// with the page number or offset to count on from; nil when it is not of this pagination.
+    mutating func resuming(at state: PagingState) -> PageRequest? {
+        switch (state, pagination) {
+        case (.first, _):
+            return first
+        case (.page(let number), .page(let parameter, _)?):
+            pageNumber = number
+            return setting(parameter, to: .number(JSONNumber(Int64(number))), in: source)
+        case (.offset(let value), .offset(let parameter, let limitParameter, let limit, _, _)?):
+            offset = value
+            return offsetRequest(parameter, limitParameter, limit)
+        case (.cursor(let cursor), .cursor(_, let parameter)?):
+            return setting(parameter, to: .string(cursor), in: source)
+        case (.url(let url), .next?), (.url(let url), .linkHeader?):
+            return PageRequest(url: url, body: source.body)
+        default:
+            return nil
+        }
+    }
+}

@@ -112,17 +112,28 @@ public struct PipelineRunner: Sendable {
             if runSources {
                 try deferDiskSync(container)
                 let environment = RunEnvironment(options: options, logger: logger, redactor: redactor, progress: progress,
-                                                 cancellation: cancellation)
+                                                 cancellation: cancellation, secretVariables: pipeline.secretVariables)
                 let plan = networkPlan
                 let engine = try startEngine(plan, in: container)
                 defer { engine.stop() }
+                // Resuming: for_each items a stopped run completed are not requested again.
+                let forEachRuns = ForEachResume(container: container, template: SecretTemplate(variables: pipeline.secretVariables, redactor: redactor),
+                                                restart: options.restart, logger: logger)
                 for positions in positionGroups {
                     // Read when the run reaches them: a `for_each` from an entity sees what the sources before it saved.
-                    var sources: [SourceSpec] = []
-                    for position in positions { sources += try expansions(of: pipeline.sources[position], at: position, in: container) }
+                    var group: [SourceSpec] = []
+                    for position in positions { group += try expansions(of: pipeline.sources[position], at: position, in: container) }
+                    let items = group.first.map { ForEachResume.items(of: $0, among: group) } ?? []
+                    // Items done before a stop come first (items complete in order): listed, not requested.
+                    var sources = group
+                    while let first = sources.first, let completed = try forEachRuns.completedItem(first, items: items) {
+                        report.sources.append(completed)
+                        try forEachRuns.itemFinished(first, among: group)
+                        sources.removeFirst()
+                    }
                     // The items of a `for_each` side by side, up to the concurrency: applied in item order.
                     let streams = SourceStreams(engine: engine, sources: sources, entity: { pipeline.entity(named: $0.entity) },
-                                                plan: plan, container: container, environment: environment)
+                                                plan: plan, container: container, environment: environment, forEachItems: items)
                     defer { streams.close() }
                     for (index, source) in sources.enumerated() {
                         guard let entity = pipeline.entity(named: source.entity) else { continue }
@@ -136,6 +147,7 @@ public struct PipelineRunner: Sendable {
                         let (entry, error) = run.run()
                         report.sources.append(entry)
                         if let error { throw error }
+                        try forEachRuns.itemFinished(source, among: group)
                     }
                 }
             }

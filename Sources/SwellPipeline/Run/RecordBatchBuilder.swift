@@ -18,6 +18,10 @@ struct RecordBatchBuilder: Sendable {
     let cursor: IncrementalCursor?
     let redactor: Redactor
     let progress: SourceProgress
+    /// `mode: append` keeping positions: where the keys of the records kept go (replace mode's go through the sweeper).
+    var keyCollector: KeyChunkCollector? = nil
+    /// `mode: append` resumed: the keys the run it resumes saved (`SavedKeys`).
+    var savedKeys: SavedKeys? = nil
 
     /// A chunk of nested records, built: the records kept with their values, their trees in
     /// the same order, the records rejected, and the chunk's failure (`on_error: fail`).
@@ -99,11 +103,12 @@ struct RecordBatchBuilder: Sendable {
         var keys: [[StoreValue]] = []
         var largest: StoreValue?
         for (_, values) in accepted {
-            if sweeper != nil { keys.append(keyIndices.map { values[$0] }) }
+            if sweeper != nil || keyCollector != nil { keys.append(keyIndices.map { values[$0] }) }
             if let cursor { largest = cursor.largest(largest, values) }
         }
         state.count(records: chunk.count, rejected: rejected, cursor: largest)
         sweeper?.saw(keys)
+        keyCollector?.add(keys)
         progress.addRecords(chunk.count)
     }
 
@@ -126,6 +131,10 @@ struct RecordBatchBuilder: Sendable {
         var kept: [(IncomingRecord, [StoreValue])] = []
         for (item, values) in accepted {
             let key = keyIndices.map { values[$0] }
+            if existing.contains(key), let savedKeys, savedKeys.contains(key), seen.insert(key).inserted {
+                // Saved by the run this one resumes, from a page fetched again: it stays as that run wrote it.
+                continue
+            }
             if existing.contains(key) || !seen.insert(key).inserted {
                 let shown = zip(entity.key, key).map { "\($0)=\(describe($1))" }.joined(separator: ", ")
                 try reject(item, message: "\(entity.key.first ?? "key"): \(shown) exists already (mode: append)", attribute: entity.key.first,

@@ -23,9 +23,12 @@ final class ReplaceSweeper: Sendable {
     private let seenIntegers = LockedValue<[Int64]>([])
     private let seenTexts = LockedValue(SeenTexts())
     private let seen = LockedValue<Set<[StoreValue]>>([])
+    /// Where the keys seen go too, for the source's position (nil: no position is kept).
+    private let collector: KeyChunkCollector?
 
-    init(entity: EntityDescription) {
+    init(entity: EntityDescription, collector: KeyChunkCollector? = nil) {
         self.entity = entity
+        self.collector = collector
         let keyIndices = entity.keyIndices
         let single = keyIndices.count == 1 ? keyIndices[0] : nil
         integerKey = single.flatMap { entity.attributes[$0].type == .integer ? $0 : nil }
@@ -34,6 +37,18 @@ final class ReplaceSweeper: Sendable {
 
     /// Keys (values of the entity's key attributes, in key order) a page brought.
     func saw(_ keys: [[StoreValue]]) {
+        guard !keys.isEmpty else { return }
+        collector?.add(keys)
+        record(keys)
+    }
+
+    /// The keys an earlier run of the source saved before it stopped (its position's chunks).
+    func sawEarlier(_ chunk: KeyChunk) {
+        seenIntegers.withLock { $0.append(contentsOf: chunk.integers) }
+        record(chunk.texts.map { [.text($0)] } + chunk.others)
+    }
+
+    private func record(_ keys: [[StoreValue]]) {
         guard !keys.isEmpty else { return }
         if textKey != nil {
             var others: [[StoreValue]] = []
@@ -51,7 +66,7 @@ final class ReplaceSweeper: Sendable {
             for key in keys {
                 if case .integer(let value)? = key.first { integers.append(value) } else { others.append(key) }
             }
-            saw(integers: integers)
+            if !integers.isEmpty { seenIntegers.withLock { $0.append(contentsOf: integers) } }
             if !others.isEmpty { seen.withLock { $0.formUnion(others) } }
             return
         }
@@ -61,6 +76,7 @@ final class ReplaceSweeper: Sendable {
     /// One-integer keys a page brought (`integerKey`).
     func saw(integers: [Int64]) {
         guard !integers.isEmpty else { return }
+        collector?.add(integers: integers)
         seenIntegers.withLock { $0.append(contentsOf: integers) }
     }
 

@@ -17,4 +17,7 @@ struct RunEnvironment: Sendable {
     var cancellation = RunCancellation()
     /// The run's OAuth 2.0 tokens (shared by its sources).
     var tokens = RunTokens()
+    /// The file's environment variables that became secrets, name → value: a kept position
+    /// names them instead of holding their values (`SecretTemplate`).
+    var secretVariables: [String: String] = [:]
 }

@@ -29,6 +29,9 @@ public struct RunReport: Codable, Sendable {
         public var rejected = 0
         /// Further request attempts after connection errors, timeouts, 429s or 5xx (`retries`).
         public var retries = 0
+        /// Pages an earlier run saved that this run did not fetch again (`resumed_from`): it
+        /// resumed where that run stopped; 0 when it started at the first page.
+        public var resumedFrom = 0
         /// HTTP requests made: attempts, redirect hops and token requests, pages requested ahead
         /// and not needed included (`requests`, version 4).
         public var requests = 0
@@ -45,6 +48,7 @@ public struct RunReport: Codable, Sendable {
             case notModified = "not_modified"
             case waitedS = "waited_s"
             case durationS = "duration_s"
+            case resumedFrom = "resumed_from"
         }
     }
 

@@ -100,10 +100,10 @@ final class SaveScheduler: Sendable {
     }
 
     /// The last save, after the workers ended: `metadata` (the incremental
-    /// cursor, HTTP validators) is set in the view context, then everything
-    /// saved so far moves to the writer and goes to disk in one transaction,
-    /// and every batch counts in the report.
-    func saveLast(metadata: [String: String]) throws {
+    /// cursor, HTTP validators, the source's position removed; a nil value removes
+    /// its key) is set in the view context, then everything saved so far moves to
+    /// the writer and goes to disk in one transaction, and every batch counts in the report.
+    func saveLast(metadata: [String: String?]) throws {
         let view = container.viewContext
         let writer = container.writerContext
         if !metadata.isEmpty {

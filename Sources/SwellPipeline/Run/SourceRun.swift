@@ -14,6 +14,8 @@ public struct RunOptions: Sendable {
     /// `--concurrency`: requests in flight at once across the run, over the file's top-level
     /// `concurrency` (`concurrency(for:)`); nil: the file's.
     public var concurrency: Int?
+    /// `--restart`: every kept position is ignored and dropped; each source starts at its first page.
+    public var restart = false
 
     /// A flat source's default batch: its rows go to the store as one batch insert (one
     /// transaction) of this many rows (BENCHMARKS.md: fewer, larger batches write faster, and
@@ -23,11 +25,13 @@ public struct RunOptions: Sendable {
     public static let nestedBatchSize = 5_000
 
     /// `workers` (default: the number of cores), `batchSize` (default: chosen per source) and
-    /// `concurrency` (default: the file's), each at least 1.
-    public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, batchSize: Int? = nil, concurrency: Int? = nil) {
+    /// `concurrency` (default: the file's), each at least 1; `restart`: `--restart`.
+    public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, batchSize: Int? = nil, concurrency: Int? = nil,
+                restart: Bool = false) {
         self.workers = max(1, workers)
         self.batchSize = batchSize.map { max(1, $0) }
         self.concurrency = concurrency.map { max(1, $0) }
+        self.restart = restart
     }
 
     /// The batch size for a source with (`nested`) or without nested mappings.
@@ -46,7 +50,8 @@ public struct RunOptions: Sendable {
 /// context; the `SaveScheduler` moves their saves to the writer and to disk on
 /// their own queues. The main queue never waits for disk. Replace deletions
 /// (`ReplaceSweeper`), the incremental cursor and HTTP validators go in the last
-/// writer save, only when every page arrived.
+/// writer save, only when every page arrived. Each saved batch keeps where the source
+/// stands (`PositionBook`); a source that stopped starts there next time.
 struct SourceRun {
     let source: SourceSpec
     let entity: PipelineEntity
@@ -55,9 +60,12 @@ struct SourceRun {
     let container: PersistentContainer
     /// What the run's stages share: options, log, redactor, progress, cancellation, tokens.
     let environment: RunEnvironment
-    /// Its request builder and page stream on the run's engine (`SourceStreams`); nil: the
-    /// source makes its own, one request at a time.
+    /// Its request builder, page stream and kept position on the run's engine (`SourceStreams`);
+    /// nil: the source makes its own, one request at a time.
     var pages: SourcePages? = nil
+    /// The items of the source's `for_each` in this run, when it makes its own `pages` (part of
+    /// its position's fingerprint); empty otherwise.
+    var forEachItems: [String] = []
 
     private var options: RunOptions { environment.options }
     private var logger: Logger { environment.logger }
@@ -81,15 +89,6 @@ struct SourceRun {
         let state = SourceRunState(source: source, backlog: backlog, cancellation: cancellation)
         let scheduler = SaveScheduler(container: container, state: state, backlog: backlog, sourceName: source.name,
                                       logger: logger, redactor: redactor)
-        let sweeper = source.mode == .replace ? ReplaceSweeper(entity: entity.description) : nil
-        let cursor = IncrementalCursor(source: source, entity: entity)
-        let rejects = RejectsWriter(path: source.rejects, source: source.name, redactor: redactor)
-        let mapper = RecordMapper(source: source, entity: entity)
-        let builder = RecordBatchBuilder(source: source, entity: entity, mapper: mapper, state: state, rejects: rejects,
-                                         sweeper: sweeper, cursor: cursor, redactor: redactor, progress: counts)
-        let worker = UpsertWorker(builder: builder, batchSize: batchSize, container: container, scheduler: scheduler,
-                                  pipelineEntities: pipelineEntities, logger: logger)
-        let capturePaths = Paginator.capturePaths(source.pagination, hasMore: source.hasMore) + (source.isGraphQL ? [GraphQLAnswer.errorsPath] : [])
         let sourcePages: SourcePages
         var ownEngine: HTTPEngine?
         do {
@@ -99,14 +98,27 @@ struct SourceRun {
                 let engine = try HTTPEngine(HTTPEngine.Configuration(concurrency: 1, userAgent: SwellVersion.userAgent))
                 ownEngine = engine
                 sourcePages = try SourceStreams.pages(for: source, item: 0, entity: entity, engine: engine, plan: .sequential,
-                                                      container: container, environment: environment)
+                                                      container: container, environment: environment, forEachItems: forEachItems)
             }
+            // Resuming: where an earlier run of the source stopped (README, "Resuming a stopped source").
+            try sourcePages.positions.begin(state: state, container: container)
         } catch {
             let failure = error as? PipelineError ?? PipelineError(.other, "cannot set up libcurl: \(error)", underlying: error)
             state.fail(failure)
             return (state.report, failure)
         }
         defer { ownEngine?.stop() }
+        let positions = sourcePages.positions
+        let sweeper = source.mode == .replace ? positions.makeSweeper(entity: entity.description) : nil
+        let cursor = IncrementalCursor(source: source, entity: entity)
+        let rejects = RejectsWriter(path: source.rejects, source: source.name, redactor: redactor)
+        let mapper = RecordMapper(source: source, entity: entity)
+        var builder = RecordBatchBuilder(source: source, entity: entity, mapper: mapper, state: state, rejects: rejects,
+                                         sweeper: sweeper, cursor: cursor, redactor: redactor, progress: counts)
+        positions.equip(&builder)
+        let worker = UpsertWorker(builder: builder, batchSize: batchSize, container: container, scheduler: scheduler,
+                                  pipelineEntities: pipelineEntities, logger: logger, positions: positions)
+        let capturePaths = Paginator.capturePaths(source.pagination, hasMore: source.hasMore) + (source.isGraphQL ? [GraphQLAnswer.errorsPath] : [])
         if let stream = sourcePages.stream {
             counts.watchNetwork { [weak stream] in (stream?.inFlight ?? 0, stream?.waitedSeconds ?? 0) }
         }
@@ -116,45 +128,50 @@ struct SourceRun {
         let validators: [String: String]?
         if source.nested.isEmpty && source.mode != .append {
             // A flat source: this thread reads records straight into columns; one writer commits the batches.
-            let batches = BatchQueue<BatchColumns>(capacity: 0)
-            ColumnWriter(source: source, entity: entity, container: container, state: state, redactor: redactor, logger: logger)
+            let batches = BatchQueue<PositionedBatch<BatchColumns>>(capacity: 0)
+            ColumnWriter(source: source, entity: entity, container: container, state: state, redactor: redactor, logger: logger,
+                         positions: positions)
                 .start(queue: batches, group: group)
             let rejecter = RecordRejecter(source: source, rejects: rejects, redactor: redactor)
             let sink = ColumnRecordSink(mapper: mapper, rejecter: rejecter, batchSize: batchSize, output: batches, state: state,
-                                        progress: counts, sweeper: sweeper, cursor: cursor)
+                                        progress: counts, sweeper: sweeper, cursor: cursor, positions: positions)
             var pages = ProjectionPages(sink: sink, source: source, capturePaths: capturePaths, closeOutput: batches.close)
             validators = pageLoop.run(into: &pages)
         } else if source.mode != .append, let shape = graphShape(state: state) {
             // Nested records of the common shapes: this thread reads them straight into graph
             // batches, in the order they came (the later record wins, for links as for values);
             // one writer writes each as batch inserts.
-            let batches = BatchQueue<GraphBatch>(capacity: 0)
-            GraphWriter(source: source, entity: entity, shape: shape, container: container, state: state, redactor: redactor, logger: logger)
+            let batches = BatchQueue<PositionedBatch<GraphBatch>>(capacity: 0)
+            GraphWriter(source: source, entity: entity, shape: shape, container: container, state: state, redactor: redactor, logger: logger,
+                        positions: positions)
                 .start(queue: batches, group: group)
             let rejecter = RecordRejecter(source: source, rejects: rejects, redactor: redactor)
             let sink = GraphRecordSink(shape: shape, mapper: mapper, rejecter: rejecter, batchSize: batchSize, output: batches, state: state,
-                                       progress: counts, sweeper: sweeper, cursor: cursor)
+                                       progress: counts, sweeper: sweeper, cursor: cursor, positions: positions)
             var pages = ProjectionPages(sink: sink, source: source, capturePaths: capturePaths, closeOutput: batches.close)
             validators = pageLoop.run(into: &pages)
         } else {
             // Nested records link objects that records of other keys share: one worker writes them
             // in the order they came, so the later record wins for links as for values.
             let workers = source.nested.isEmpty ? options.workers : 1
-            let queues = (0..<workers).map { _ in BatchQueue<[IncomingRecord]>(capacity: 4) }
+            let queues = (0..<workers).map { _ in BatchQueue<WorkerInput>(capacity: 4) }
+            positions.split(into: workers)
             for (number, queue) in queues.enumerated() {
                 worker.start(number: number, queue: queue, group: group)
             }
-            let router = RecordRouter(queues: queues, chunk: min(batchSize, 500), mapper: mapper)
+            let router = RecordRouter(queues: queues, chunk: min(batchSize, 500), mapper: mapper, sendsPageMarks: positions.keepsPositions)
             var pages = TreePages(router: router, source: source, capturePaths: capturePaths)
             validators = pageLoop.run(into: &pages)
         }
         group.wait()
         do { try rejects.close() } catch { state.fail(error) }
-        finish(validators: state.failure == nil ? validators : nil, state: state, scheduler: scheduler, sweeper: sweeper, cursor: cursor)
+        finish(validators: state.failure == nil ? validators : nil, state: state, scheduler: scheduler, sweeper: sweeper, cursor: cursor,
+               positions: positions)
         var report = state.report
         report.requests = (sourcePages.stream?.requestCount ?? 0) + sourcePages.builder.tokenRequests
         report.waitedS = Self.rounded(sourcePages.stream?.waitedSeconds ?? 0)
         report.durationS = Self.rounded(Date().timeIntervalSince(started))
+        report.resumedFrom = positions.resumedFrom
         failed = state.failure != nil
         return (report, state.failure)
     }
@@ -180,13 +197,13 @@ struct SourceRun {
     }
 
     /// The last saves: what the workers saved, then (only when `validators` is
-    /// given: the run is complete) replace deletions, the incremental cursor and
-    /// HTTP validators, in the writer's last transaction.
+    /// given: the run is complete) replace deletions, the incremental cursor,
+    /// HTTP validators and the source's position removed, in the writer's last transaction.
     private func finish(validators: [String: String]?, state: SourceRunState, scheduler: SaveScheduler,
-                        sweeper: ReplaceSweeper?, cursor: IncrementalCursor?) {
+                        sweeper: ReplaceSweeper?, cursor: IncrementalCursor?, positions: PositionBook) {
         do {
             var deleted = 0
-            var metadata: [String: String] = [:]
+            var metadata: [String: String?] = [:]
             // A sweep that fails leaves nothing in the view context (it saves there once, at
             // its end); the batches saved before it still go to disk, as after any failure,
             // and the run then fails without the cursor and validators.
@@ -197,11 +214,14 @@ struct SourceRun {
                     if let cursor, let largest = state.largestCursor {
                         metadata[cursor.metadataKey] = cursor.text(largest)
                     }
-                    metadata.merge(validators) { _, validator in validator }
+                    for (key, validator) in validators { metadata[key] = validator }
+                    metadata.merge(positions.completion(pages: state.report.pages)) { _, position in position }
                 } catch {
                     sweepFailure = error
                 }
             }
+            // A source that stops keeps where its writers' saved pages end, with its last save.
+            if validators == nil || sweepFailure != nil { metadata.merge(positions.stopped()) { _, position in position } }
             try scheduler.saveLast(metadata: metadata)
             if let sweepFailure { throw sweepFailure }
             state.count(deleted: deleted)

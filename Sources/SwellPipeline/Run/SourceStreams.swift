@@ -3,12 +3,15 @@ import Logging
 import SwellContexts
 import SwellHTTP
 
-/// What one source run fetches its pages through: the request builder, and for HTTP pages its
-/// stream on the run's engine.
+/// What one source run fetches its pages through: the request builder, for HTTP pages its
+/// stream on the run's engine, and where an earlier run of it stopped (its first page is
+/// requested from there).
 struct SourcePages: Sendable {
     let builder: PageRequestBuilder
     /// Nil for a file source (read as it streams, on the run's thread).
     let stream: PageStream?
+    /// The source's kept position (README, "Resuming a stopped source").
+    let positions: PositionBook
 }
 
 /// The page streams of one source in the file — itself, or every item of its `for_each` —
@@ -24,16 +27,20 @@ final class SourceStreams {
     private let plan: NetworkPlan
     private let container: PersistentContainer
     private let environment: RunEnvironment
+    /// The items of the sources' `for_each` in this run, those done before a stop included
+    /// (their positions' fingerprint); empty when they are not a `for_each`'s.
+    private let forEachItems: [String]
     private var opened: [Int: SourcePages] = [:]
 
     init(engine: HTTPEngine, sources: [SourceSpec], entity: @escaping (SourceSpec) -> PipelineEntity?, plan: NetworkPlan,
-         container: PersistentContainer, environment: RunEnvironment) {
+         container: PersistentContainer, environment: RunEnvironment, forEachItems: [String] = []) {
         self.engine = engine
         self.sources = sources
         self.entity = entity
         self.plan = plan
         self.container = container
         self.environment = environment
+        self.forEachItems = forEachItems
     }
 
     /// The pages of item `index`, opening the items after it (up to the concurrency) ahead.
@@ -58,17 +65,19 @@ final class SourceStreams {
         if let pages = opened[index] { return pages }
         let source = sources[index]
         let pages = try Self.pages(for: source, item: index, entity: entity(source), engine: engine, plan: plan,
-                                   container: container, environment: environment)
+                                   container: container, environment: environment, forEachItems: forEachItems)
         opened[index] = pages
         return pages
     }
 
-    /// A source's builder and stream, its first page (and the guesses after it) requested.
+    /// A source's builder, kept position and stream, its first page (and the guesses after it)
+    /// requested: the page its kept position names, if it has one.
     static func pages(for source: SourceSpec, item: Int, entity: PipelineEntity?, engine: HTTPEngine, plan: NetworkPlan,
-                      container: PersistentContainer, environment: RunEnvironment) throws(PipelineError) -> SourcePages {
+                      container: PersistentContainer, environment: RunEnvironment, forEachItems: [String]) throws(PipelineError) -> SourcePages {
         let builder = try PageRequestBuilder(source: source, container: container, logger: environment.logger,
                                              redactor: environment.redactor, tokens: environment.tokens)
-        guard PageFetcher.isHTTP(source.url) else { return SourcePages(builder: builder, stream: nil) }
+        let positions = try PositionBook.open(source: source, forEachItems: forEachItems, container: container, environment: environment)
+        guard PageFetcher.isHTTP(source.url) else { return SourcePages(builder: builder, stream: nil, positions: positions) }
         let linkPaging: Bool = if case .linkHeader? = source.pagination { true } else { false }
         let body = source.body
         let nextFromLink: @Sendable (HTTPResponse, PageRequest) -> PageRequest? = { response, request in
@@ -86,9 +95,11 @@ final class SourceStreams {
             budgets: { origin in plan.budgets(source: source, url: origin, origin: origin) })
         let stream = PageStream(engine: engine, item: item, prefetch: plan.prefetch(source), requests: requests)
         if let entity {
-            let paginator = try PageLoop.paginator(for: source, cursor: IncrementalCursor(source: source, entity: entity), builder: builder)
-            stream.want(paginator.first, index: 0, guesses: paginator.guesses(after: nil, count: plan.prefetch(source) - 1))
+            var paginator = try PageLoop.paginator(for: source, cursor: IncrementalCursor(source: source, entity: entity), builder: builder)
+            if let first = try positions.firstRequest(&paginator) {
+                stream.want(first, index: 0, guesses: paginator.guesses(after: nil, count: plan.prefetch(source) - 1))
+            }
         }
-        return SourcePages(builder: builder, stream: stream)
+        return SourcePages(builder: builder, stream: stream, positions: positions)
     }
 }

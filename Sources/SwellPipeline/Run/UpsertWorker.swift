@@ -22,6 +22,10 @@ import SwellContexts
 ///
 /// A failed run does not stop a worker: it keeps saving the valid records already
 /// fetched, so earlier pages stay saved.
+///
+/// Each save carries the source's position (`PositionBook`, the worker's lane its number):
+/// the router says when a page is complete, and when positions are kept a full batch waits
+/// for that word or the next records, so it says which pages its records of are whole.
 struct UpsertWorker: Sendable {
     /// Maps, rejects and de-duplicates each chunk, and counts what it kept.
     let builder: RecordBatchBuilder
@@ -32,6 +36,8 @@ struct UpsertWorker: Sendable {
     let pipelineEntities: [PipelineEntity]
     /// The run's log: a failure the run cannot report (it reports its first) goes here.
     let logger: Logger
+    /// Where the source's position is kept.
+    let positions: PositionBook
 
     private var source: SourceSpec { builder.source }
     private var entity: PipelineEntity { builder.entity }
@@ -40,7 +46,7 @@ struct UpsertWorker: Sendable {
     private var redactor: Redactor { builder.redactor }
 
     /// Starts worker `number` on its own thread, taking from `queue`; it leaves `group` when the queue is closed and drained.
-    func start(number: Int, queue: BatchQueue<[IncomingRecord]>, group: DispatchGroup) {
+    func start(number: Int, queue: BatchQueue<WorkerInput>, group: DispatchGroup) {
         group.enter()
         let thread = Thread {
             defer { group.leave() }
@@ -50,12 +56,12 @@ struct UpsertWorker: Sendable {
         thread.start()
     }
 
-    private func run(number: Int, queue: BatchQueue<[IncomingRecord]>) {
+    private func run(number: Int, queue: BatchQueue<WorkerInput>) {
         let context = container.newBackgroundContext()
         context.name = "\(source.name).upsert.\(number)"
         let patterns = DatePatterns()
         guard !source.nested.isEmpty else {
-            runFlat(context: context, queue: queue, patterns: patterns)
+            runFlat(number: number, context: context, queue: queue, patterns: patterns)
             return
         }
         var unsaved = 0
@@ -80,6 +86,11 @@ struct UpsertWorker: Sendable {
         }
         /// Records of the batch that arrived unchanged: they count with the batch's save.
         var unchanged = 0
+        /// Pages before this one have all their records of this worker taken (`WorkerInput.pageComplete`).
+        var whole = 0
+        /// The batch is full and waits for word of its page or the next records (positions kept).
+        var savePending = false
+        let keepsPositions = positions.keepsPositions
         /// On the context's queue: `work` inserts and says whether the batch is
         /// full; a full batch is saved, and so are the valid records when `work` failed.
         func step(_ work: () throws -> Bool) -> (SaveScheduler.BatchCounts?, PipelineError?) {
@@ -87,14 +98,18 @@ struct UpsertWorker: Sendable {
                 do {
                     guard try work() else { return (nil, nil) }
                     unsaved = 0
-                    return (try saveBatch(in: context, unchanged: &unchanged, graph: &graph), nil)
+                    return (try saveBatch(in: context, lane: number, wholePages: keepsPositions ? whole : nil,
+                                          unchanged: &unchanged, graph: &graph), nil)
                 } catch {
                     unsaved = 0
                     // The run fails with `error`; saving the valid records may fail too, and
                     // then `error` (the first failure) is the one reported, and this one logged.
                     let failure = error as? PipelineError ?? savingFailed(error)
+                    // The batch's page is not saved whole: later saves keep the position before it.
+                    positions.cap(at: whole)
                     do {
-                        return (try saveBatch(in: context, unchanged: &unchanged, graph: &graph), failure)
+                        return (try saveBatch(in: context, lane: number, wholePages: keepsPositions ? whole : nil,
+                                              unchanged: &unchanged, graph: &graph), failure)
                     } catch {
                         logger.error("saving the valid records of a failed batch failed too", metadata: [
                             "source": "\(source.name)", "worker": "\(context.name ?? "-")",
@@ -105,17 +120,37 @@ struct UpsertWorker: Sendable {
                 }
             }
         }
-        while let chunk = queue.take() {
-            let (saved, failure) = step {
-                unchanged += try insert(chunk, in: context, patterns: patterns, graph: &graph)
-                unsaved += chunk.count
-                return unsaved >= batchSize
-            }
+        /// Saves what `work` leaves (when it says to), as a step does, and hands the save on.
+        func saveStep(_ work: () throws -> Bool) {
+            let (saved, failure) = step(work)
             if let saved { scheduler.batchSaved(saved) }
             // The run fails, but this worker keeps saving the valid records already fetched.
             if let failure { state.fail(failure) }
             // Nested records wait for the saved batches to be on disk (their look-ups read the store).
             if saved != nil { scheduler.waitForDisk() }
+        }
+        while let input = queue.take() {
+            guard case .records(let chunk) = input else {
+                if case .pageComplete(let page) = input { whole = page + 1 }
+                if savePending {
+                    savePending = false
+                    saveStep { true }
+                } else if unsaved == 0 {
+                    positions.advance(lane: number, to: whole)
+                }
+                continue
+            }
+            if savePending {
+                savePending = false
+                saveStep { true }
+            }
+            saveStep {
+                unchanged += try insert(chunk, in: context, patterns: patterns, graph: &graph)
+                unsaved += chunk.count
+                guard unsaved >= batchSize else { return false }
+                savePending = keepsPositions
+                return !keepsPositions
+            }
         }
         if unsaved > 0 {
             let (saved, failure) = step { true }
@@ -138,22 +173,38 @@ struct UpsertWorker: Sendable {
     /// the keys already stored are rejected, and every `batchSize` records go to the
     /// store as one batch insert (`ColumnWriter.write`). After a bad record the worker
     /// goes on writing the valid records already fetched.
-    private func runFlat(context: ManagedObjectContext, queue: BatchQueue<[IncomingRecord]>, patterns: DatePatterns) {
-        let writer = ColumnWriter(source: source, entity: entity, container: container, state: state, redactor: redactor, logger: logger)
+    private func runFlat(number: Int, context: ManagedObjectContext, queue: BatchQueue<WorkerInput>, patterns: DatePatterns) {
+        let writer = ColumnWriter(source: source, entity: entity, container: container, state: state, redactor: redactor, logger: logger,
+                                  positions: positions)
         var batch = ColumnBatch(entity: mapper.entity)
         var unwritten = Set<[StoreValue]>()
+        let keepsPositions = positions.keepsPositions
+        /// Pages before this one have all their records of this worker taken; a full batch waits for word of its page.
+        var whole = 0
+        var writePending = false
         func write() {
+            writePending = false
             guard batch.count > 0 else { return }
             unwritten.removeAll()
-            writer.write(batch.take(), in: context)
+            writer.write(batch.take(), lane: number, wholePages: keepsPositions ? whole : nil, in: context)
         }
-        while let chunk = queue.take() {
+        while let input = queue.take() {
+            guard case .records(let chunk) = input else {
+                if case .pageComplete(let page) = input { whole = page + 1 }
+                if writePending { write() } else if batch.count == 0 { positions.advance(lane: number, to: whole) }
+                continue
+            }
+            if writePending { write() }
             do {
                 try context.performAndWait { try builder.map(chunk, into: &batch, unwritten: &unwritten, in: context, patterns: patterns) }
             } catch {
+                // The chunk's page is not saved whole: later writes keep the position before it.
+                positions.cap(at: whole)
                 state.fail(error as? PipelineError ?? PipelineError(.other, redactor("source \(source.name): \(error)"), underlying: error))
             }
-            if batch.count >= batchSize { write() }
+            if batch.count >= batchSize {
+                if keepsPositions { writePending = true } else { write() }
+            }
         }
         write()
     }
@@ -174,12 +225,17 @@ struct UpsertWorker: Sendable {
         return unchanged
     }
 
-    /// Saves the worker's context into the view context and lets its rows go; the
+    /// Saves the worker's context into the view context, with the source's position (lane
+    /// `lane`'s records of pages before `wholePages` saved), and lets its rows go; the
     /// records that arrived unchanged since the last save count with it.
-    private func saveBatch(in context: ManagedObjectContext, unchanged: inout Int, graph: inout NestedUpsert?) throws -> SaveScheduler.BatchCounts {
+    private func saveBatch(in context: ManagedObjectContext, lane: Int, wholePages: Int?, unchanged: inout Int,
+                           graph: inout NestedUpsert?) throws -> SaveScheduler.BatchCounts {
         let changes: ContextDidSaveChanges
         do {
-            changes = try context.saveReturningChanges()
+            changes = try positions.committing(lane: lane, wholePages: wholePages) { metadata in
+                for (key, value) in metadata { context.setStoreMetadata(value, forKey: key) }
+                return try context.saveReturningChanges()
+            }
         } catch let error as StoreError {
             throw savingFailed(error)
         }

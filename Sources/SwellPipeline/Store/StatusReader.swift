@@ -1,8 +1,9 @@
 import Foundation
 import SwellContexts
 
-/// What `swell status` prints: entities with row counts, incremental state, the history
-/// and each delta export's position, and the last runs, read from the last committed state (no lock).
+/// What `swell status` prints: entities with row counts, incremental state, stopped sources'
+/// positions, the history and each delta export's position, and the last runs, read from the
+/// last committed state (no lock).
 public struct StatusReader {
     /// The pipeline whose store is read.
     public var pipeline: PipelineFile
@@ -31,6 +32,7 @@ public struct StatusReader {
                     let value = try context.storeMetadata(forKey: IncrementalCursor.metadataKey(source: source.name)) ?? "(none yet)"
                     lines.append("source \(source.name): incremental \(source.incremental!.cursor) = \(value)")
                 }
+                lines += try positionLines(in: context, container: container)
                 if pipeline.history {
                     let last = try context.lastHistoryToken().map { "\($0.value)" } ?? "none yet"
                     lines.append("history: on, last transaction \(last)")
@@ -54,6 +56,37 @@ public struct StatusReader {
         } catch {
             throw PipelineError(.io, runner.redactor("cannot read the store \(runner.store): \(error)"), underlying: error)
         }
+    }
+}
+
+extension StatusReader {
+    /// A line per source that stopped with a kept position (README, "Resuming a stopped
+    /// source"): the pages it saved and the request it resumes at, secrets hidden; a line per
+    /// `for_each` item done while its `for_each` is not.
+    func positionLines(in context: ManagedObjectContext, container: PersistentContainer) throws -> [String] {
+        let redactor = Redactor(secrets: pipeline.secrets)
+        var sources: [SourceSpec] = []
+        for source in pipeline.sources {
+            guard let forEach = source.forEachEntity else {
+                sources.append(source)
+                continue
+            }
+            // The items the store holds now (a for_each from an entity expands when it runs).
+            let items = (try? forEach.items(in: container, nilMatching: pipeline.predicateNilMatching)) ?? []
+            sources += items.enumerated().map { source.expanded(item: $0.element, index: $0.offset, pipeline: pipeline.name) }
+        }
+        var lines: [String] = []
+        for source in sources {
+            guard let text = try context.storeMetadata(forKey: SourcePosition.metadataKey(source: source.name)),
+                  let position = SourcePosition.decode(text) else { continue }
+            if position.done {
+                lines.append("source \(source.name): done (\(position.pagesSaved) pages) while its for_each stopped at a later item")
+            } else {
+                let next = position.next.map { "resumes at \(redactor($0.shown))" } ?? "every page saved, resumes at its last save"
+                lines.append("source \(source.name): stopped with \(position.pagesSaved) pages saved; \(next)")
+            }
+        }
+        return lines
     }
 }
 
