@@ -270,6 +270,8 @@ private final class EngineLoop {
     /// A token from each bucket: from the shared store when runners share one (by its clock),
     /// else from the run's own. A shared store that cannot be reached falls back to the run's own.
     private func takeTokens(_ specs: [TokenBucketSpec], now: Double) -> Double {
+        // The shared store's error is dropped here on purpose: the adapter (StoreTokenBuckets) logs it once,
+        // and the run keeps its manners with its own buckets.
         if let shared = configuration.sharedBuckets, let wait = try? shared.take(specs) { return wait }
         return buckets.take(specs, at: now)
     }

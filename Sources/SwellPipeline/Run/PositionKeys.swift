@@ -39,6 +39,7 @@ struct KeyChunk: Sendable, Equatable {
         if !texts.isEmpty { lines.append("t" + Self.encodeTexts(texts)) }
         if !others.isEmpty {
             let values = others.map { $0.map(KeyValue.init) }
+            // `KeyValue`s are strings, numbers and booleans, which always encode: no error to lose.
             lines.append("j" + String(decoding: (try? JSONEncoder().encode(values)) ?? Data("[]".utf8), as: UTF8.self))
         }
         return lines.joined(separator: "\n")
@@ -52,6 +53,7 @@ struct KeyChunk: Sendable, Equatable {
             case "i": guard let decoded = Self.decodeIntegers(body) else { return nil }; integers += decoded
             case "t": guard let decoded = Self.decodeTexts(body) else { return nil }; texts += decoded
             case "j":
+                // A chunk that does not read is not this version's: nil, and the caller drops the position (a fresh start, never wrong rows).
                 guard let values = try? JSONDecoder().decode([[KeyValue]].self, from: Data(body.utf8)) else { return nil }
                 others += values.map { $0.map(\.storeValue) }
             default: return nil

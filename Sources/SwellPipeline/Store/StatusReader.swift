@@ -71,7 +71,8 @@ extension StatusReader {
                 sources.append(source)
                 continue
             }
-            // The items the store holds now (a for_each from an entity expands when it runs).
+            // The items the store holds now (a for_each from an entity expands when it runs). `status` is
+            // a report: an entity it cannot read lists no items here, and the run reports that error.
             let items = (try? forEach.items(in: container, nilMatching: pipeline.predicateNilMatching)) ?? []
             sources += items.enumerated().map { source.expanded(item: $0.element, index: $0.offset, pipeline: pipeline.name) }
         }
