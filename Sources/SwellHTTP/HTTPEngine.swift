@@ -93,7 +93,9 @@ public final class HTTPEngine: @unchecked Sendable {
         return id
     }
 
-    /// Cancels jobs not yet completed (each completes with ``HTTPJobCancelled``).
+    /// Cancels jobs not yet completed: each completes with ``HTTPJobCancelled`` — a waiting one at
+    /// once, one in flight when its transfer ends or at most 2 s later, aborted (the server is not
+    /// asked for more at once than `concurrency`, and the connection is kept).
     public func cancel(_ ids: [HTTPJob.ID]) {
         guard !ids.isEmpty else { return }
         inbox.withLock { $0.commands.append(.cancel(ids)) }
@@ -150,14 +152,23 @@ private final class EngineLoop {
         var hop: HTTPRequest?
         var redirects = 0
         var notBefore = 0.0
+        /// Since when it waits, in line or first in line (the report's `waited_s`).
         var heldSince: Double?
         var held: [ClosedRange<Double>] = []
-        var heldTotal: Double { held.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) } }
+        /// Since when it waits first in line for a budget or a server's reset: the wait
+        /// `max_wait` bounds. Waiting behind earlier jobs of the same bucket is the rate itself
+        /// (40 requests at 4/s take 10 s) and does not count.
+        var budgetSince: Double?
+        /// Earlier waits first in line, summed.
+        var budgetWaited = 0.0
         var body: [UInt8] = []
         /// The URL of the attempt's first hop (errors name it).
         var firstURL: String?
         /// Delivered: removed from `pending` at the end of the turn.
         var isDone = false
+        /// When it was cancelled while its request was in flight: it ends as ``HTTPJobCancelled``
+        /// when the transfer does (no retry, no redirect), or after `cancelGrace`, aborted.
+        var cancelledAt: Double?
 
         init(id: HTTPJob.ID, job: HTTPJob) {
             self.id = id
@@ -170,6 +181,10 @@ private final class EngineLoop {
         let client: HTTPClient
         let hop: HTTPClient.ConfiguredHop
     }
+
+    /// How long a cancelled transfer may still finish before it is aborted (a server that
+    /// hangs must not hold a slot of the run).
+    static let cancelGrace = 2.0
 
     private let multi: UnsafeMutableRawPointer
     private let configuration: HTTPEngine.Configuration
@@ -201,19 +216,26 @@ private final class EngineLoop {
         pending.insert(entry, at: index)
     }
 
-    func cancel(_ ids: Set<HTTPJob.ID>) {
+    /// Cancels jobs: a waiting one ends now; one in flight is let finish (its answer dropped), so
+    /// the server never serves more of the run's requests at once than `concurrency` and the
+    /// connection stays open for the next request. `abort`: in-flight transfers end now too.
+    func cancel(_ ids: Set<HTTPJob.ID>, abort: Bool = false) {
         let now = HTTPEngine.now
         let (gone, kept) = (pending.filter { ids.contains($0.id) }, pending.filter { !ids.contains($0.id) })
         pending = kept
         for entry in gone { deliver(entry, .failure(HTTPJobCancelled()), now: now) }
         for (handle, transfer) in active where ids.contains(transfer.entry.id) {
-            remove(handle)
-            deliver(transfer.entry, .failure(HTTPJobCancelled()), now: now)
+            if abort {
+                remove(handle)
+                deliver(transfer.entry, .failure(HTTPJobCancelled()), now: now)
+            } else if transfer.entry.cancelledAt == nil {
+                transfer.entry.cancelledAt = now
+            }
         }
     }
 
     func cancelAll() {
-        cancel(Set(pending.map(\.id) + active.values.map(\.entry.id)))
+        cancel(Set(pending.map(\.id) + active.values.map(\.entry.id)), abort: true)
     }
 
     /// Starts what may start, performs, takes in what completed; returns how long curl may
@@ -222,15 +244,27 @@ private final class EngineLoop {
         var running: Int32 = 0
         curl_multi_perform(multi, &running)
         collect()
+        abortCancelled()
         startEligible()
         curl_multi_perform(multi, &running)
         collect()
         let now = HTTPEngine.now
         var wake = now + 1
+        for transfer in active.values { if let at = transfer.entry.cancelledAt { wake = min(wake, at + Self.cancelGrace) } }
         for entry in pending where entry.notBefore > now { wake = min(wake, entry.notBefore) }
         for until in holds.values where until > now { wake = min(wake, until) }
         if let bucketWake { wake = min(wake, bucketWake) }
         return max(0, Int(((wake - now) * 1000).rounded(.up)))
+    }
+
+    /// Ends the cancelled transfers whose grace is over.
+    private func abortCancelled() {
+        let now = HTTPEngine.now
+        for (handle, transfer) in active {
+            guard let at = transfer.entry.cancelledAt, now >= at + Self.cancelGrace else { continue }
+            remove(handle)
+            deliver(transfer.entry, .failure(HTTPJobCancelled()), now: now)
+        }
     }
 
     private func startEligible() {
@@ -276,13 +310,14 @@ private final class EngineLoop {
         return buckets.take(specs, at: now)
     }
 
-    /// Marks `entry` held by a budget; fails it when the wait until `until` would pass its `maxWait`.
+    /// Marks `entry` held by a budget: behind earlier jobs of its bucket (`until` nil), or first
+    /// in line until `until`; fails it when its wait first in line would pass its `maxWait`.
     private func hold(_ entry: Entry, until: Double?, now: Double, reason: String) {
-        let since = entry.heldSince ?? now
-        entry.heldSince = since
+        entry.heldSince = entry.heldSince ?? now
         guard let until else { return }
-        let total = entry.heldTotal + (until - since)
-        if total > entry.job.maxWait {
+        let since = entry.budgetSince ?? now
+        entry.budgetSince = since
+        if entry.budgetWaited + (until - since) > entry.job.maxWait {
             let back = Date().addingTimeInterval(until - now)
             entry.isDone = true
             deliver(entry, .failure(HTTPBudgetExceeded(origin: entry.job.origin, until: back, reason: reason, maxWait: entry.job.maxWait)),
@@ -294,6 +329,10 @@ private final class EngineLoop {
         if let since = entry.heldSince {
             entry.held.append(since...max(since, now))
             entry.heldSince = nil
+        }
+        if let since = entry.budgetSince {
+            entry.budgetWaited += max(0, now - since)
+            entry.budgetSince = nil
         }
     }
 
@@ -354,6 +393,7 @@ private final class EngineLoop {
     private func complete(_ transfer: Active, code: CURLcode) {
         let entry = transfer.entry
         let now = HTTPEngine.now
+        guard entry.cancelledAt == nil else { return deliver(entry, .failure(HTTPJobCancelled()), now: now) }
         let hop: HTTPClient.Hop
         do {
             hop = try transfer.client.conclude(transfer.hop, code: code)

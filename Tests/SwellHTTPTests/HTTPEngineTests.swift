@@ -254,11 +254,30 @@ import Testing
         let results = try #require(outcomes.wait(for: 3))
         #expect(results["in flight"]?.error is HTTPJobCancelled)
         #expect(results["waiting"]?.error is HTTPJobCancelled)
-        // The slot freed by the cancel goes to the next job.
+        // The slot of the held request, given back when its grace ends, goes to the next job.
         #expect(results["kept"]?.response?.status == 200)
         _ = kept
         let paths = try server.stats().requests.map { $0.path + "?" + $0.query }
         #expect(paths == ["/pages?page=1", "/offset?"], "\(paths)")
+    }
+
+    @Test func aCancelledRequestInFlightHoldsItsSlotUntilItsAnswerEnds() throws {
+        let server = try LatencyServer(.init(delay: 0.3))
+        defer { server.stop() }
+        let engine = try Self.engine(concurrency: 1)
+        let outcomes = Outcomes()
+        let first = engine.submit(Self.job(server.url("/pages?page=1"), name: "cancelled", priority: [0], into: outcomes))
+        engine.submit(Self.job(server.url("/pages?page=2"), name: "next", priority: [1], into: outcomes))
+        #expect(try server.wait(requests: 1))
+        engine.cancel([first])
+        let results = try #require(outcomes.wait(for: 2))
+        #expect(results["cancelled"]?.error is HTTPJobCancelled)
+        #expect(results["next"]?.response?.status == 200)
+        // The server never serves two of a one-request run at once, and the connection is kept.
+        let stats = try server.stats()
+        #expect(stats.maxInFlight == 1)
+        let requests = stats.requests
+        #expect(requests.count == 2 && requests[1].t >= (requests[0].tEnd ?? .infinity), "\(requests.map { ($0.t, $0.tEnd) })")
     }
 
     @Test func stoppingTheEngineCancelsWhatIsLeft() throws {

@@ -13,9 +13,11 @@ struct NetworkPlan: Sendable {
     var sourceBucket: @Sendable (SourceSpec) -> TokenBucketSpec? = { _ in nil }
     /// Pages of a source requested ahead.
     var prefetch: @Sendable (SourceSpec) -> Int = { _ in 1 }
+    /// The run's room for pages ahead of the page loop, shared by all its streams.
+    var pagesAhead = PagesAhead()
 
     /// One request at a time, no budgets of the file's (a source run on its own).
-    static let sequential = NetworkPlan(concurrency: 1)
+    static var sequential: NetworkPlan { NetworkPlan(concurrency: 1) }
 
     /// The budgets of a request of `source` to `url` (its origin `origin`).
     func budgets(source: SourceSpec, url: String, origin: String) -> (cap: Int?, buckets: [TokenBucketSpec]) {

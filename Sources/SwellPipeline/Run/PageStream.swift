@@ -9,10 +9,12 @@ import Synchronization
 /// The page loop's `Paginator` stays the one judge of what comes next: the stream only
 /// *guesses* ahead — the offsets and page numbers that follow if pages are full, or the `Link`
 /// header's next page as soon as a response arrives — and a guess is used only when it is the
-/// request the paginator then asks for; the others are cancelled. So what a run writes never
+/// request the paginator then asks for; the others are cancelled, and so are guesses the
+/// paginator no longer makes (past a total the first page gave). So what a run writes never
 /// depends on what was guessed. At most `prefetch` of the stream's requests are outstanding
-/// (in flight or arrived and not yet parsed): memory is bounded by them. With `prefetch` 1 it
-/// asks for nothing before the page loop does: one request at a time, as versions 1–3 ran.
+/// (in flight or arrived and not yet parsed), and every page ahead of the loop takes room in
+/// the run's `PagesAhead` first: memory is bounded by them. With `prefetch` 1 it asks for
+/// nothing before the page loop does: one request at a time, as versions 1–3 ran.
 ///
 /// `@unchecked Sendable`: its state is behind one `Mutex`; the engine completes on its thread,
 /// the page loop takes on the run's.
@@ -31,6 +33,9 @@ final class PageStream: @unchecked Sendable {
         var renewCredentials: (@Sendable (String) -> Bool)?
         /// A guess of the next page from a response's headers (`Link` paging), else nil.
         var nextFromHeaders: (@Sendable (HTTPResponse, PageRequest) -> PageRequest?)?
+        /// Whether the page loop gives guesses with each page it wants (offset and page-number
+        /// paging): then an outstanding guess it no longer gives is cancelled.
+        var guessesAhead = false
         var retry: RetryPolicy
         var maxWait: Double
         /// The budgets of a request to `origin`: its host's cap and buckets, and the source's bucket.
@@ -42,12 +47,20 @@ final class PageStream: @unchecked Sendable {
         var index: Int
         var job: HTTPJob.ID?
         var arrival: Arrival?
+        /// Requested ahead of the loop: it holds a reservation of the run's `PagesAhead` until it arrives.
+        var ahead: Bool
+        /// Its body's bytes once arrived (held in `PagesAhead` until taken).
+        var bytes = 0
+
+        /// What dropping it frees in `PagesAhead`: bytes held, reservations.
+        var room: (bytes: Int, reservations: Int) { arrival == nil ? (0, ahead ? 1 : 0) : (bytes, 0) }
     }
 
     private struct State {
         var slots: [String: Slot] = [:]
-        /// A `Link` guess not requested yet because the window was full: requested when a page is taken.
-        var deferred: (PageRequest, Int)?
+        /// Pages ahead not requested yet because the window was full or the run had no room for
+        /// them, in page order: requested when a page is taken or room frees.
+        var deferred: [(PageRequest, Int)] = []
         var requests = 0
         var held: [ClosedRange<Double>] = []
         var closed = false
@@ -62,38 +75,74 @@ final class PageStream: @unchecked Sendable {
     /// still on an earlier item.
     private var chainWindow: Int { prefetch == 1 ? 1 : 2 * prefetch }
     private let requests: Requests
+    private let room: PagesAhead
     private let state = Mutex(State())
     private let arrived = NSCondition()
 
-    init(engine: HTTPEngine, item: Int, prefetch: Int, requests: Requests) {
+    init(engine: HTTPEngine, item: Int, prefetch: Int, requests: Requests, room: PagesAhead) {
         self.engine = engine
         self.item = item
         self.prefetch = max(1, prefetch)
         self.requests = requests
+        self.room = room
     }
 
     /// Says which page the loop reads next (`index`, 0-based) and what may follow it if pages
     /// are full (`guesses`, in page order): the page is requested if it was not, and guesses
-    /// while fewer than `prefetch` requests are outstanding. A request made for this index or
-    /// an earlier one that is not this page's (a guess that missed) is cancelled; later guesses
-    /// stay until the paginator reaches them or the stream closes.
+    /// while fewer than `prefetch` requests are outstanding and the run has room for them. A
+    /// request made for this index or an earlier one that is not this page's (a guess that
+    /// missed) is cancelled, and so is a later guess the loop no longer gives; later pages of
+    /// a `Link` chain stay until the paginator reaches them or the stream closes.
     func want(_ request: PageRequest, index: Int, guesses: [PageRequest] = []) {
         let wanted = [(request, index)] + guesses.prefix(prefetch - 1).enumerated().map { ($0.element, index + 1 + $0.offset) }
-        let (cancelled, submit) = state.withLock { state -> ([HTTPJob.ID], [(PageRequest, Int)]) in
+        let identities = Set(wanted.map(\.0.identity))
+        let (cancelled, freed, submit) = state.withLock { state -> ([HTTPJob.ID], (Int, Int), [(PageRequest, Int)]) in
             var cancelled: [HTTPJob.ID] = []
-            for (identity, slot) in state.slots where slot.index <= index && identity != request.identity {
+            var freed = (0, 0)
+            for (identity, slot) in state.slots where identity != request.identity
+                && (slot.index <= index || (requests.guessesAhead && !identities.contains(identity))) {
                 state.slots[identity] = nil
+                freed.0 += slot.room.bytes
+                freed.1 += slot.room.reservations
                 if slot.arrival == nil, let job = slot.job { cancelled.append(job) }
             }
+            state.deferred.removeAll { $0.1 <= index }
             var submit: [(PageRequest, Int)] = []
-            for (page, position) in wanted where state.slots[page.identity] == nil {
-                if position != index && state.slots.count >= prefetch { break }
-                state.slots[page.identity] = Slot(request: page, index: position)
-                submit.append((page, position))
+            if state.slots[request.identity] == nil {
+                state.slots[request.identity] = Slot(request: request, index: index, ahead: false)
+                submit.append((request, index))
             }
-            return (cancelled, submit)
+            if requests.guessesAhead {
+                state.deferred = wanted.dropFirst().filter { state.slots[$0.0.identity] == nil }
+            }
+            submit += takeDeferred(&state)
+            return (cancelled, freed, submit)
         }
         engine.cancel(cancelled)
+        room.release(bytes: freed.0, reservations: freed.1)
+        for (request, index) in submit { self.submit(request, index: index) }
+    }
+
+    /// The deferred pages that may be requested now (window and room allowing), made slots.
+    private func takeDeferred(_ state: inout State) -> [(PageRequest, Int)] {
+        var submit: [(PageRequest, Int)] = []
+        let window = requests.guessesAhead ? prefetch : chainWindow
+        while let (page, position) = state.deferred.first, !state.closed {
+            if state.slots[page.identity] != nil {
+                state.deferred.removeFirst()
+                continue
+            }
+            guard state.slots.count < window, room.reserve(for: self, item: item) else { break }
+            state.deferred.removeFirst()
+            state.slots[page.identity] = Slot(request: page, index: position, ahead: true)
+            submit.append((page, position))
+        }
+        return submit
+    }
+
+    /// The run has room again: requests what waited for it.
+    func roomFreed() {
+        let submit = state.withLock { takeDeferred(&$0) }
         for (request, index) in submit { self.submit(request, index: index) }
     }
 
@@ -122,23 +171,23 @@ final class PageStream: @unchecked Sendable {
             guard case .success(let response) = result.outcome, let guess = requests.nextFromHeaders else { return nil }
             return guess(response, request)
         }()
-        let submitNext = state.withLock { state -> Bool in
+        let submit = state.withLock { state -> [(PageRequest, Int)] in
             state.requests += result.requests
             state.held += result.held
-            guard state.slots[request.identity] != nil, !(result.outcome.failure is HTTPJobCancelled) else { return false }
+            guard let slot = state.slots[request.identity], slot.arrival == nil,
+                  !(result.outcome.failure is HTTPJobCancelled) else { return [] }
             state.slots[request.identity]?.arrival = Arrival(result: result, request: request)
-            guard let next, !state.closed, state.slots[next.identity] == nil else { return false }
-            guard state.slots.count < chainWindow else {
-                state.deferred = (next, index + 1)
-                return false
-            }
-            state.slots[next.identity] = Slot(request: next, index: index + 1)
-            return true
+            state.slots[request.identity]?.bytes = result.body.count
+            room.arrived(bytes: result.body.count, reserved: slot.ahead)
+            guard let next, !state.closed, state.slots[next.identity] == nil,
+                  !state.deferred.contains(where: { $0.0.identity == next.identity }) else { return [] }
+            state.deferred.append((next, index + 1))
+            return takeDeferred(&state)
         }
         arrived.lock()
         arrived.broadcast()
         arrived.unlock()
-        if submitNext, let next { submit(next, index: index + 1) }
+        for (request, index) in submit { self.submit(request, index: index) }
     }
 
     /// The page `request` (wanted before), once it arrived; nil when `stop` says to give up
@@ -147,16 +196,16 @@ final class PageStream: @unchecked Sendable {
         arrived.lock()
         defer { arrived.unlock() }
         while true {
-            let (arrival, resumed) = state.withLock { state -> (Arrival?, (PageRequest, Int)?) in
-                guard let arrival = state.slots[request.identity]?.arrival else { return (nil, nil) }
+            let (arrival, bytes, resumed) = state.withLock { state -> (Arrival?, Int, [(PageRequest, Int)]) in
+                guard let slot = state.slots[request.identity], let arrival = slot.arrival else { return (nil, 0, []) }
                 state.slots[request.identity] = nil
-                guard let deferred = state.deferred, state.slots[deferred.0.identity] == nil else { return (arrival, nil) }
-                state.deferred = nil
-                state.slots[deferred.0.identity] = Slot(request: deferred.0, index: deferred.1)
-                return (arrival, deferred)
+                return (arrival, slot.bytes, takeDeferred(&state))
             }
-            if let resumed { submit(resumed.0, index: resumed.1) }
-            if let arrival { return arrival }
+            if let arrival {
+                room.release(bytes: bytes)
+                for (request, index) in resumed { submit(request, index: index) }
+                return arrival
+            }
             if stop() { return nil }
             _ = arrived.wait(until: Date().addingTimeInterval(0.1))
         }
@@ -164,12 +213,19 @@ final class PageStream: @unchecked Sendable {
 
     /// Cancels what is still outstanding (the source ended or failed).
     func close() {
-        let jobs = state.withLock { state -> [HTTPJob.ID] in
+        let (jobs, bytes, reservations) = state.withLock { state -> ([HTTPJob.ID], Int, Int) in
             state.closed = true
-            defer { state.slots.removeAll() }
-            return state.slots.values.compactMap { $0.arrival == nil ? $0.job : nil }
+            defer {
+                state.slots.removeAll()
+                state.deferred.removeAll()
+            }
+            let slots = state.slots.values
+            return (slots.compactMap { $0.arrival == nil ? $0.job : nil }, slots.reduce(0) { $0 + $1.room.bytes },
+                    slots.reduce(0) { $0 + $1.room.reservations })
         }
         engine.cancel(jobs)
+        room.forget(self)
+        room.release(bytes: bytes, reservations: reservations)
     }
 
     /// Its requests outstanding now (requested, not arrived).

@@ -100,7 +100,10 @@ struct Paginator: Sendable {
 
     /// Whether the requests after this one can be known before this one's answer (offset
     /// and page-number paging): the pages `guesses(after:count:)` gives.
-    var guessesAhead: Bool {
+    var guessesAhead: Bool { Self.guessesAhead(pagination) }
+
+    /// Whether `pagination`'s requests can be known before the previous page's answer.
+    static func guessesAhead(_ pagination: Pagination?) -> Bool {
         switch pagination {
         case .offset?, .page?: true
         default: false

@@ -90,10 +90,12 @@ final class SourceStreams {
             prepare: prepare,
             renewCredentials: renew,
             nextFromHeaders: linkPaging ? nextFromLink : nil,
+            guessesAhead: Paginator.guessesAhead(source.pagination),
             retry: RetryPolicy(retries: source.retries),
             maxWait: source.maxWait,
             budgets: { origin in plan.budgets(source: source, url: origin, origin: origin) })
-        let stream = PageStream(engine: engine, item: item, prefetch: plan.prefetch(source), requests: requests)
+        let stream = PageStream(engine: engine, item: item, prefetch: plan.prefetch(source), requests: requests,
+                                room: plan.pagesAhead)
         if let entity {
             var paginator = try PageLoop.paginator(for: source, cursor: IncrementalCursor(source: source, entity: entity), builder: builder)
             if let first = try positions.firstRequest(&paginator) {
