@@ -238,6 +238,25 @@ import Testing
         #expect(try server.stats().count == 1)
     }
 
+    @Test func waitingBehindEarlierJobsOfTheBucketDoesNotCountAgainstMaxWait() throws {
+        let server = try LatencyServer()
+        let engine = try Self.engine(concurrency: 8)
+        let outcomes = Outcomes()
+        // 8 jobs at 4/s: the last waits ~1.75 s in all, but never more than 0.25 s first in line.
+        let bucket = TokenBucketSpec(key: "host:four", tokensPerSecond: 4, burst: 1)
+        for page in 1...8 {
+            engine.submit(Self.job(server.url("/pages?page=\(page)"), name: "\(page)", priority: [page], buckets: [bucket],
+                                   maxWait: 1, into: outcomes))
+        }
+        let results = try #require(outcomes.wait(for: 8))
+        for page in 1...8 {
+            #expect(results["\(page)"]?.response?.status == 200, "job \(page): \(String(describing: results["\(page)"]?.error))")
+        }
+        // The rate held: 8 requests spaced by a quarter second take at least 1.75 s at the server.
+        let times = try server.stats().requests.map(\.t)
+        #expect(times.count == 8 && (times.max() ?? 0) - (times.min() ?? 0) >= 1.7, "\(times)")
+    }
+
     // MARK: Cancellation
 
     @Test func cancelledJobsCompleteWithHTTPJobCancelled() throws {
