@@ -47,9 +47,10 @@ import Testing
         let stats = try server.stats()
         #expect(stats.count == 9)
         #expect(stats.maxInFlight == 3, "\(stats.maxInFlight) in flight at most")
-        // Three rounds of 0.2 s: never more than three at once, and more than one at a time.
+        // At least three rounds of 0.2 s (never more than three at once). That more than one ran at
+        // a time is the maxInFlight check above: no upper bound on the wall time, which a loaded CI stretches.
         let span = (stats.requests.compactMap(\.tEnd).max() ?? 0) - (stats.requests.map(\.t).min() ?? 0)
-        #expect(span >= 0.58 && span < 1.7, "\(span) s")
+        #expect(span >= 0.58, "\(span) s")
     }
 
     @Test func aHostsCapHoldsItsHostAndNotTheOthers() throws {

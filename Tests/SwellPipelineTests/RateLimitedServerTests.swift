@@ -11,9 +11,10 @@ import Testing
                       (.movingWindow, .httpDate)])
     func aBurstOverTheLimitGets429sWithHeadersThatParse(strategy: RateLimitedServer.Strategy,
                                                         retryAfter: RateLimitedServer.RetryAfter) throws {
-        let server = try RateLimitedServer(limit: "20 per second", strategy: strategy, retryAfter: retryAfter, items: ["a"])
+        let server = try RateLimitedServer(limit: "20 per 10 seconds", strategy: strategy, retryAfter: retryAfter, items: ["a"])
         let http = TestHTTP()
-        // 25 requests at once (5 threads × 5): well inside one second, so at most 20 pass.
+        // 25 requests at once (5 threads × 5): well inside the ten-second window even on a loaded
+        // machine (the suite runs in parallel; a one-second window was missed there), so at most 20 pass.
         let answers = onThreads(5) { thread in
             (0..<5).map { page in try? http.send("GET", server.url("/items/a/pages?page=\(thread * 5 + page + 1)")) }
         }.flatMap { $0 }
@@ -23,22 +24,22 @@ import Testing
         #expect(statuses.allSatisfy { $0 == 200 || $0 == 429 }, "\(statuses)")
         let stats = try server.stats()
         let span = (stats.requests.map(\.t).max() ?? 0) - (stats.requests.map(\.t).min() ?? 0)
-        #expect(span < 1, "the burst took \(span) s: too slow a machine to check a limit per second")
+        #expect(span < 10, "the burst took \(span) s: too slow a machine to check a limit per ten seconds")
         #expect(refused.count >= 5, "\(statuses)")
         #expect(stats.count == 25 && stats.count429 == refused.count)
-        #expect(stats.maxAccepted(within: 1) <= 20)
+        #expect(stats.maxAccepted(within: 10) <= 20)
         for answer in refused {
             #expect(answer.header("X-RateLimit-Limit") == "20")
             #expect(answer.header("X-RateLimit-Remaining") == "0")
             let reset = Double(answer.header("X-RateLimit-Reset") ?? "") ?? 0  // Unix seconds
-            #expect(reset >= now - 1 && reset <= now + 3, "X-RateLimit-Reset \(reset) at \(now)")
+            #expect(reset >= now - 1 && reset <= now + 11, "X-RateLimit-Reset \(reset) at \(now)")
             let wait = answer.header("Retry-After") ?? ""
             switch retryAfter {
             case .deltaSeconds:
-                #expect((0...2).contains(Int(wait) ?? -1), "Retry-After \(wait)")
+                #expect((0...11).contains(Int(wait) ?? -1), "Retry-After \(wait)")
             case .httpDate:
                 let date = Self.httpDate(wait)?.timeIntervalSince1970 ?? 0
-                #expect(date >= now - 1 && date <= now + 3, "Retry-After \(wait) at \(now)")
+                #expect(date >= now - 1 && date <= now + 11, "Retry-After \(wait) at \(now)")
             }
         }
         // The budget comes back: after a reset of the limiter, a request passes again.
