@@ -109,7 +109,9 @@ final class EngineLoop {
         abortCancelled()
         startEligible()
         curl_multi_perform(multi, &running)
-        collect()
+        // What completed after the starts above (a retry, a redirect's next hop, a free slot)
+        // is started, or marked held, by the next turn: at once, not after curl's next wait.
+        guard !collect() else { return 0 }
         let now = HTTPEngine.now
         var wake = now + 1
         for transfer in active.values { if let at = transfer.entry.cancelledAt { wake = min(wake, at + Self.cancelGrace) } }
@@ -240,16 +242,20 @@ final class EngineLoop {
         idle.append(transfer.client)
     }
 
-    /// Takes in every completed transfer.
-    private func collect() {
+    /// Takes in every completed transfer; true when there was one.
+    @discardableResult
+    private func collect() -> Bool {
         var queued: Int32 = 0
+        var collected = false
         while let message = curl_multi_info_read(multi, &queued) {
             guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle,
                   let transfer = active[handle] else { continue }
             let code = message.pointee.data.result
             remove(handle)
             complete(transfer, code: code)
+            collected = true
         }
+        return collected
     }
 
     private func complete(_ transfer: Active, code: CURLcode) {
