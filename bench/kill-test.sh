@@ -13,6 +13,10 @@
 #
 #   bash bench/kill-test.sh [N] [K]
 #
+# KILL_VERSION=4 runs a version-4 file instead: a `for_each` over the page files (one page an
+# item), KILL_CONCURRENCY (default 16) of them in flight at once, applied in item order;
+# `resumed_from` is then summed over the items (README, "Real networks").
+#
 # Needs: python3, gzip, curl and the benchmark kit (../shared/bench: gen.py,
 # serve.sh). Data goes to $BENCH_WORK (default /tmp/swell-bench); the work
 # folder to $KILL_WORK (default /tmp/swell-kill). Prints one line per kill and
@@ -33,9 +37,21 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 bash "$kit/serve.sh" "$DATA" "$PORT" >&2
 trap 'bash "$kit/serve.sh" --stop "$PORT" >&2 || true' EXIT
 
+VERSION=${KILL_VERSION:-1}
+if [ "$VERSION" = 4 ]; then
+    items=$(cd "$DATA/pages" && ls page-*.json | paste -sd, -)
+    top="concurrency: ${KILL_CONCURRENCY:-16}"
+    source_url="http://127.0.0.1:$PORT/pages/\${item}"
+    paging="for_each: [$items]"
+else
+    top=""
+    source_url="http://127.0.0.1:$PORT/pages/page-0001.json"
+    paging="paginate: { next: next }"
+fi
 cat > "$WORK/kill.yml" <<EOF
-version: 1
+version: $VERSION
 name: kill
+$top
 entities:
   journal:
     key: [id]
@@ -52,9 +68,9 @@ entities:
 sources:
   - name: journal
     entity: journal
-    url: http://127.0.0.1:$PORT/pages/page-0001.json
+    url: "$source_url"
     records: data
-    paginate: { next: next }
+    $paging
     fields: { spot_id: spot.id, spot_name: spot.name }
 exports:
   - name: journal
@@ -120,7 +136,7 @@ for i in $(seq 1 "$K"); do
         || problems+=" re-run failed (see $dir/run.log)"
     # A kill before the first commit leaves nothing to resume (0); one after the last page was
     # saved leaves "every page saved" (the re-run fetches nothing, only the last save is left).
-    resumed=$(python3 -c "import json; print(json.load(open('$dir/rerun.json'))['sources'][0].get('resumed_from', 0))" 2>/dev/null || echo 0)
+    resumed=$(python3 -c "import json; print(sum(s.get('resumed_from', 0) for s in json.load(open('$dir/rerun.json'))['sources']))" 2>/dev/null || echo 0)
     # The killed run's position counts whole pages it saved: never more than its rows hold.
     [ $((resumed * 10000)) -le "$rows" ] || problems+=" resumed from page $resumed with only $rows rows kept"
     diff_rows=$(same_rows "$dir/s.sqlite" "$WORK/reference/ref.sqlite")
@@ -130,5 +146,5 @@ for i in $(seq 1 "$K"); do
     printf 'kill %2d at %6.3f s (killed: %s): %7d rows kept, export %s; re-run from page %3d: %s\n' "$i" "$delay" "$killed" "$rows" "$export_state" "$resumed" "$verdict"
     [ -n "$problems" ] || rm -rf "$dir"
 done
-echo "kill-test: N=$N, $K kills, $failures failed"
+echo "kill-test: N=$N, version $VERSION, $K kills, $failures failed"
 [ "$failures" = 0 ]
