@@ -47,8 +47,14 @@ import Testing
         #expect(try workspace.run("export", "items.yml").status == 0)
         #expect(try workspace.read("out/items.csv").split(separator: "\n").count == 4)
         stalling.withLock { $0 = false }
-        #expect(try workspace.run("run", "items.yml").status == 0)
+        let before = server.requests.count
+        #expect(try workspace.run("run", "items.yml", "--report", "out/rerun.json").status == 0)
         #expect(try workspace.read("out/items.csv").split(separator: "\n").count == 7)
+        // A source interrupted by a signal resumes (README, "Resuming a stopped source"): page 1
+        // is not fetched again.
+        #expect(server.requests.dropFirst(before).map(\.path) == ["/p2"])
+        let sources = try workspace.report("out/rerun.json")["sources"] as? [[String: Any]] ?? []
+        #expect(sources.first?["resumed_from"] as? Int == 1, "\(sources)")
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 @testable import SwellPipeline
+import Synchronization
 import Testing
 
 /// The progress lines (issue 12, item 5): one per source, with records/s, pages and bytes,
@@ -26,6 +27,33 @@ import Testing
         progress.addPage()
         progress.addPage()
         #expect(progress.line(now: started.addingTimeInterval(4)) == "journal: 100 records (25/s), 2 pages, 1.2 MB")
+    }
+
+    /// README, "Real networks": a source fetching over HTTP shows its requests in flight and,
+    /// once budgets or a server's reset held it, the time it waited.
+    @Test func aNetworkSourceShowsItsRequestsInFlightAndTheTimeItWaited() {
+        let started = Date(timeIntervalSince1970: 1_000_000)
+        let progress = SourceProgress(name: "issues", started: started)
+        let network = LockedNetwork(inFlight: 3, waited: 0)
+        progress.watchNetwork { network.read() }
+        progress.addRecords(100)
+        progress.addPage()
+        #expect(progress.line(now: started.addingTimeInterval(2)) == "issues: 100 records (50/s), 1 pages, 0.0 MB, 3 in flight")
+        network.set(inFlight: 8, waited: 12.34)
+        #expect(progress.line(now: started.addingTimeInterval(2))
+                == "issues: 100 records (50/s), 1 pages, 0.0 MB, 8 in flight, waited 12.3 s for budgets")
+        // Once done, the line says so instead.
+        progress.finish()
+        let done = progress.line(now: started.addingTimeInterval(9))
+        #expect(done.contains(", done in ") && !done.contains("in flight"), "\(done)")
+    }
+
+    /// What the network reports, changed by the test.
+    final class LockedNetwork: Sendable {
+        private let state: Mutex<(Int, Double)>
+        init(inFlight: Int, waited: Double) { state = Mutex((inFlight, waited)) }
+        func set(inFlight: Int, waited: Double) { state.withLock { $0 = (inFlight, waited) } }
+        func read() -> (inFlight: Int, waited: Double) { state.withLock { (inFlight: $0.0, waited: $0.1) } }
     }
 
     @Test func durationsReadAsMinutesOrHours() {
