@@ -119,7 +119,7 @@ let package = Package(
         ),
         .target(
             name: "SwellHTTP",
-            dependencies: ["CCurl", "SwellLibcrypto", "SwellCalendar"]
+            dependencies: ["CCurl", "SwellLibcrypto", "SwellCalendar", "SwellLocks"]
         ),
         .target(
             name: "SwellCSV",
@@ -206,7 +206,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellHTTPTests",
-            dependencies: ["SwellHTTP", "SwellTestSupport"]
+            dependencies: ["SwellHTTP", "SwellLocks", "SwellTestSupport"]
         ),
         .testTarget(
             name: "SwellCSVTests",

@@ -1,6 +1,6 @@
 import CCurl
 import Foundation
-import Synchronization
+import SwellLocks
 
 /// Many HTTP requests in flight on one thread: libcurl's multi interface (one event loop,
 /// connections reused per host, HTTP/2 multiplexed where the server offers it), with the
@@ -15,7 +15,7 @@ import Synchronization
 /// by hop with the credential rules of ``HTTPClient``. Each job's body is kept whole and
 /// handed to its completion.
 ///
-/// `@unchecked Sendable`: the inbox is behind a `Mutex`; everything else is touched only by
+/// `@unchecked Sendable`: the inbox is behind a `LockedValue`; everything else is touched only by
 /// the engine's thread.
 public final class HTTPEngine: @unchecked Sendable {
     /// What the engine obeys.
@@ -50,7 +50,7 @@ public final class HTTPEngine: @unchecked Sendable {
 
     private let configuration: Configuration
     private let multi: UnsafeMutableRawPointer
-    private let inbox = Mutex(Inbox())
+    private let inbox = LockedValue(Inbox())
     private let finished = DispatchSemaphore(value: 0)
     private let loop: EngineLoop
 

@@ -1,7 +1,7 @@
 import Foundation
 import SwellHTTP
 import SwellTestSupport
-import Synchronization
+import SwellLocks
 import Testing
 
 /// The run's HTTP engine against real servers (Pipeline file reference, "Real networks"):
@@ -379,14 +379,14 @@ import Testing
 
 /// A value behind a lock, for closures the engine calls on its thread.
 final class Shared<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
+    private let mutex: LockedValue<Value>
+    init(_ value: Value) { mutex = LockedValue(value) }
     func withLock<T>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
 }
 
 /// The results of an engine's jobs by name, told on the engine's thread.
 final class Outcomes: Sendable {
-    private let results = Mutex<[String: HTTPJobResult]>([:])
+    private let results = LockedValue<[String: HTTPJobResult]>([:])
     private let changed = NSCondition()
 
     func add(_ name: String, _ result: HTTPJobResult) {

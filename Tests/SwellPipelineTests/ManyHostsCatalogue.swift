@@ -1,9 +1,9 @@
 import Foundation
 @testable import SwellSQLite
 import SwellContexts
+import SwellLocks
 import SwellStoreCore
 import SwellTestSupport
-import Synchronization
 
 /// The data of the many-hosts tests: items r0…r8, item k paged in 2 + k % 2 pages of
 /// three records, record j of page p having id 1000·k + 10·p + j. The rows one
@@ -87,7 +87,7 @@ final class ManyHostsFaultServer: Sendable {
     var requests: [LoopbackHTTPServer.Request] { http.requests }
 
     init(address: String, failOnce: Set<String> = [], hold: String? = nil) throws {
-        let answered = Mutex(Set<String>())
+        let answered = LockedValue(Set<String>())
         let held = self.held
         let released = self.released
         http = try LoopbackHTTPServer(address: address) { request in

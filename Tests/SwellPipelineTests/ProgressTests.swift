@@ -1,6 +1,6 @@
 import Foundation
 @testable import SwellPipeline
-import Synchronization
+import SwellLocks
 import Testing
 
 /// The progress lines (issue 12, item 5): one per source, with records/s, pages and bytes,
@@ -50,8 +50,8 @@ import Testing
 
     /// What the network reports, changed by the test.
     final class LockedNetwork: Sendable {
-        private let state: Mutex<(Int, Double)>
-        init(inFlight: Int, waited: Double) { state = Mutex((inFlight, waited)) }
+        private let state: LockedValue<(Int, Double)>
+        init(inFlight: Int, waited: Double) { state = LockedValue((inFlight, waited)) }
         func set(inFlight: Int, waited: Double) { state.withLock { $0 = (inFlight, waited) } }
         func read() -> (inFlight: Int, waited: Double) { state.withLock { (inFlight: $0.0, waited: $0.1) } }
     }

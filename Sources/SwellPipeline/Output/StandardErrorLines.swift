@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import SwellLocks
 
 /// Everything `swell` writes to stderr while it runs — log lines and the progress block —
 /// goes through here, one write at a time, so the two never overwrite each other.
@@ -16,7 +16,7 @@ package final class StandardErrorLines: Sendable {
         var block: [String] = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let output: @Sendable (String) -> Void
 
     /// `output` receives each write whole (tests give their own).

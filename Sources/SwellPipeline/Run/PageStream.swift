@@ -1,6 +1,6 @@
 import Foundation
 import SwellHTTP
-import Synchronization
+import SwellLocks
 
 /// One source's HTTP pages (one `for_each` item's), requested through the run's `HTTPEngine`
 /// ahead of their parsing and handed to the page loop in page order (Pipeline file reference,
@@ -16,7 +16,7 @@ import Synchronization
 /// the run's `PagesAhead` first: memory is bounded by them. With `prefetch` 1 it asks for
 /// nothing before the page loop does: one request at a time, as versions 1–3 ran.
 ///
-/// `@unchecked Sendable`: its state is behind one `Mutex`; the engine completes on its thread,
+/// `@unchecked Sendable`: its state is behind one `LockedValue` (a POSIX mutex ThreadSanitizer sees); the engine completes on its thread,
 /// the page loop takes on the run's.
 final class PageStream: @unchecked Sendable {
     /// What came back for one page.
@@ -76,7 +76,7 @@ final class PageStream: @unchecked Sendable {
     private var chainWindow: Int { prefetch == 1 ? 1 : 2 * prefetch }
     private let requests: Requests
     private let room: PagesAhead
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let arrived = NSCondition()
 
     init(engine: HTTPEngine, item: Int, prefetch: Int, requests: Requests, room: PagesAhead) {

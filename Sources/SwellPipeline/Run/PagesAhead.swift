@@ -1,4 +1,4 @@
-import Synchronization
+import SwellLocks
 
 /// The run's room for pages requested ahead of the page loop, shared by every `PageStream`
 /// of the run (README, "Real networks": memory stays bounded by what is in flight).
@@ -32,7 +32,7 @@ final class PagesAhead: Sendable {
 
     /// The most bytes of pages ahead at once.
     let limit: Int
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     init(limit: Int = PagesAhead.defaultLimit) {
         self.limit = max(1, limit)

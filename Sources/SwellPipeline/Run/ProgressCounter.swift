@@ -42,7 +42,7 @@ final class SourceProgress: Sendable {
     /// Whether the source ended in a failure.
     private let failed = Atomic<Bool>(false)
     /// Its HTTP requests outstanding now and the seconds budgets held them (`PageStream`).
-    private let network = Mutex<(@Sendable () -> (inFlight: Int, waited: Double))?>(nil)
+    private let network = LockedValue<(@Sendable () -> (inFlight: Int, waited: Double))?>(nil)
 
     init(name: String, started: Date = Date()) {
         self.name = name

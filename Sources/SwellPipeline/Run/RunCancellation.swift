@@ -1,4 +1,4 @@
-import Synchronization
+import SwellLocks
 
 /// The one way a run is stopped from outside (SIGINT or SIGTERM in `swell`): once cancelled,
 /// every source's fetch loop ends at once (the page in transfer is abandoned; its records
@@ -9,7 +9,7 @@ import Synchronization
 /// Shared by reference between the thread that cancels and the run's threads, which read it
 /// where they already look for a source's failure.
 public final class RunCancellation: Sendable {
-    private let reason = Mutex<PipelineError?>(nil)
+    private let reason = LockedValue<PipelineError?>(nil)
 
     public init() {}
 

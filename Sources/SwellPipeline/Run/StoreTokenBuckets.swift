@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import SwellContexts
 import SwellHTTP
-import Synchronization
+import SwellLocks
 
 /// The run's token buckets kept in its store, when the store is shared by many runners
 /// (a PostgreSQL store: Pipeline file reference, "One budget for many runners"): what the
@@ -32,7 +32,7 @@ final class StoreTokenBuckets: SharedTokenBuckets {
     private let session: any RateBudgetSession
     private let logger: Logger
     private let redactor: Redactor
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// The store's buckets, when `coordinator`'s store shares them; nil for a store of one run
     /// at a time (SQLite, in memory): its runs keep their own.
