@@ -63,17 +63,11 @@ let package = Package(
         ),
         .target(
             name: "SwellStoreCore",
-            dependencies: [
-                "SwellCalendar", "SwellLocks",
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: ["SwellCalendar", "SwellLocks"]
         ),
         .target(
             name: "SwellSQLite",
-            dependencies: [
-                "CSQLite", "SwellStoreCore", "SwellCalendar", "SwellLocks",
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: ["CSQLite", "SwellStoreCore"]
         ),
         .target(
             name: "SwellInMemoryStore",
@@ -100,7 +94,7 @@ let package = Package(
         .target(
             name: "SwellContexts",
             dependencies: [
-                "SwellStoreCore", "SwellDefaultStores", "SwellCalendar", "SwellLocks",
+                "SwellStoreCore", "SwellDefaultStores", "SwellLocks",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
