@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Layout rules the compiler does not check (manifest dependencies, no Synchronization.Mutex).
+bash scripts/check-layout.sh
 swift build --build-tests
 swift test
 # The release tarball (self-contained binary, completions, man page, install.sh), tested with
