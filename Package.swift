@@ -119,10 +119,16 @@ let package = Package(
             name: "SwellCSV",
             dependencies: ["CZlib", "CLibDeflate", "COpenSSLCrypto", "SwellLibcrypto", "SwellCalendar"]
         ),
+        // What sources send, made readable before it is parsed: gzip input inflated, CSV rows
+        // as NDJSON objects. (SwellCSV is the export's writer.)
+        .target(
+            name: "SwellInput",
+            dependencies: ["CZlib"]
+        ),
         .target(
             name: "SwellPipeline",
             dependencies: [
-                "SwellContexts", "SwellJSON", "SwellHTTP", "SwellCSV", "SwellCalendar", "SwellLocks",
+                "SwellContexts", "SwellJSON", "SwellHTTP", "SwellCSV", "SwellInput", "SwellCalendar", "SwellLocks",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -201,6 +207,10 @@ let package = Package(
         .testTarget(
             name: "SwellHTTPTests",
             dependencies: ["SwellHTTP", "SwellLocks", "SwellTestSupport"]
+        ),
+        .testTarget(
+            name: "SwellInputTests",
+            dependencies: ["SwellInput", "SwellTestSupport"]
         ),
         .testTarget(
             name: "SwellCSVTests",

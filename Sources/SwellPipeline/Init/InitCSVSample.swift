@@ -1,5 +1,5 @@
 import Foundation
-import SwellCSV
+import SwellInput
 import SwellJSON
 
 /// A CSV sample for `swell init` (README, "Writing a pipeline file"): its rows read by

@@ -1,6 +1,6 @@
 import Foundation
-import SwellCSV
 import SwellHTTP
+import SwellInput
 import SwellJSON
 import Yams
 

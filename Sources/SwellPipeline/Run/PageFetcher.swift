@@ -1,9 +1,9 @@
 import Foundation
 import Logging
-import SwellCSV
-import SwellHTTP
-import SwellJSON
 import SwellContexts
+import SwellHTTP
+import SwellInput
+import SwellJSON
 
 /// What one page gave: what pagination reads next (its records, the captured
 /// body values, the `Link` header) and what the report counts.

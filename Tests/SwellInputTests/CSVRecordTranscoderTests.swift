@@ -1,5 +1,5 @@
 import Foundation
-@testable import SwellCSV
+@testable import SwellInput
 import SwellTestSupport
 import Testing
 

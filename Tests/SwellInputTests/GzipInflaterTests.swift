@@ -1,5 +1,5 @@
 import Foundation
-@testable import SwellCSV
+@testable import SwellInput
 import SwellTestSupport
 import Testing
 
@@ -8,19 +8,18 @@ import Testing
 @Suite struct GzipInflaterTests {
     /// `bytes` compressed by the system's `gzip -c`.
     static func gzip(_ bytes: [UInt8]) throws -> [UInt8] {
-        try withTemporaryDirectory { directory in
-            let path = directory + "/in"
-            try Data(bytes).write(to: URL(fileURLWithPath: path))
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-            process.arguments = ["-c", "-6", path]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return [UInt8](data)
-        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("swell-input-tests-\(UUID().uuidString)")
+        try Data(bytes).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        process.arguments = ["-c", "-6", file.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return [UInt8](data)
     }
 
     /// Inflates `compressed` fed in pieces cut at random (seeded) places.
