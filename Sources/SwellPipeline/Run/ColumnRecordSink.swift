@@ -128,7 +128,10 @@ struct ColumnRecordSink: JSONProjectionSink {
     }
 
     /// Counts the records read since the last hand-off and sends the batch to the writer
-    /// (waiting while the writer is a batch behind: rows in flight stay bounded).
+    /// (waiting while the writer is a batch behind: rows in flight stay bounded). Out of line:
+    /// `field` checks for a pending cut at every value, and inlined there this made `field`
+    /// too large to inline into the projection's loop (+10 % CPU on a 1M-record import).
+    @inline(never)
     mutating func handOff() {
         pages.cut()
         tally.handOff()

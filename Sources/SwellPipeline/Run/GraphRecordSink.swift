@@ -322,7 +322,9 @@ struct GraphRecordSink: JSONProjectionSink {
         tally.rejectedOne()
     }
 
-    /// Counts the records read since the last hand-off and sends the batch to the writer.
+    /// Counts the records read since the last hand-off and sends the batch to the writer. Out
+    /// of line, as `ColumnRecordSink.handOff`: the per-value check for a pending cut stays small.
+    @inline(never)
     mutating func handOff() {
         pages.cut()
         tally.handOff()
