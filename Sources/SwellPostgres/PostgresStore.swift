@@ -20,8 +20,8 @@ import SwellStoreCore
 /// IDs in its own range (`idRangeBits`), with no round trip per insert.
 ///
 /// `@unchecked Sendable`: `writer` is used only under `writerLock`, reader
-/// connections only by the caller that checked one out of `readers` (under
-/// `poolLock`, which also guards `closed` and `pinned`); `model` and `identifier` are set once by `load`, under `writerLock`,
+/// connections only by the caller that checked one out of `readers` (a `ReaderPool`, with
+/// its own lock, which also keeps the pinned snapshots); `model` and `identifier` are set once by `load`, under `writerLock`,
 /// before any read or commit.
 public final class PostgresStore: PersistentStore, @unchecked Sendable {
     package let url: URL
@@ -39,12 +39,9 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
     var schemaName: String { resolvedSchema.withLock { $0 } ?? explicitSchema ?? "public" }
     private let writerLock = NSLock()
     private var writer: PostgresConnection?
-    private let poolLock = NSLock()
-    private var readers: [PostgresConnection] = []
-    /// The pinned snapshots open now (`openPinnedReader`), ended by `close()`; under `poolLock`.
-    private var pinned: [ObjectIdentifier: WeakPinnedReader] = [:]
-    /// Set by `close()` (under `poolLock`): no reader is handed out or kept any more.
-    private var closed = false
+    /// The idle reader sessions and the pinned snapshots open now (`openPinnedReader`);
+    /// open from the start, closed by `close()`: no reader is handed out or kept after it.
+    private let readers = ReaderPool<PostgresConnection, PostgresPinnedReader>(discard: { $0.close() })
     private let nextID = LockedValue<Int64>(0)
     private var idLimit: Int64 = 0
 
@@ -70,6 +67,7 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
         let rest = items.filter { $0.name != "schema" && $0.name != "locks" }
         components?.queryItems = rest.isEmpty ? nil : rest
         conninfo = components?.string ?? url.absoluteString
+        readers.open()
     }
 
     /// The store's connection URL with more libpq keywords. An `options` item is put before
@@ -122,44 +120,23 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
 
     deinit {
         writer?.close()
-        for reader in readers { reader.close() }
     }
 
     /// Whether `close()` closed the store.
-    var isClosed: Bool { poolLock.withLock { closed } }
+    var isClosed: Bool { !readers.isOpen }
 
     /// Notes a pinned snapshot, so that `close()` ends it; false when the store is closed.
-    func register(_ reader: PostgresPinnedReader) -> Bool {
-        poolLock.withLock {
-            guard !closed else { return false }
-            pinned = pinned.filter { $0.value.reader != nil }
-            pinned[ObjectIdentifier(reader)] = WeakPinnedReader(reader: reader)
-            return true
-        }
-    }
+    func register(_ reader: PostgresPinnedReader) -> Bool { readers.register(reader) }
 
     /// Forgets a pinned snapshot that ended.
-    func unregister(_ reader: PostgresPinnedReader) {
-        poolLock.withLock { _ = pinned.removeValue(forKey: ObjectIdentifier(reader)) }
-    }
-
-    private struct WeakPinnedReader {
-        weak var reader: PostgresPinnedReader?
-    }
+    func unregister(_ reader: PostgresPinnedReader) { readers.unregister(reader) }
 
     /// Closes the writer's, the idle readers' and the pinned snapshots' sessions (a reader in
     /// use is closed when it comes back); later reads and commits throw `StoreError.noPersistentStore`.
     package func close() throws(StoreError) {
         writerLock.lock()
         defer { writerLock.unlock() }
-        let (idle, pins) = poolLock.withLock { () -> ([PostgresConnection], [PostgresPinnedReader]) in
-            defer {
-                readers = []
-                pinned = [:]
-                closed = true
-            }
-            return (readers, pinned.values.compactMap(\.reader))
-        }
+        let (idle, pins) = readers.close()
         for connection in idle { connection.close() }
         for pin in pins { pin.close() }
         writer?.close()
@@ -243,20 +220,11 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
     }
 
     func checkOutReader() throws(StoreError) -> PostgresConnection {
-        let (connection, isClosed) = poolLock.withLock { (readers.popLast(), closed) }
-        guard !isClosed else { throw .noPersistentStore }
-        if let connection { return connection }
-        return try connect()
+        try readers.checkOut { () throws(StoreError) in try connect() }
     }
 
     func checkIn(_ connection: PostgresConnection, healthy: Bool) {
-        guard healthy, connection.isOpen else { connection.close(); return }
-        let kept = poolLock.withLock { () -> Bool in
-            guard !closed, readers.count < 4 else { return false }
-            readers.append(connection)
-            return true
-        }
-        if !kept { connection.close() }
+        readers.checkIn(connection, healthy: healthy && connection.isOpen)
     }
 
     // MARK: Committing

@@ -12,8 +12,8 @@ import Synchronization
 /// one of them in its read transaction until it ends (`SQLitePinnedReader`).
 ///
 /// `@unchecked Sendable`, field by field: `writer` and `defersDiskSync` are used only under `writerLock`;
-/// `readers` is handed out under `poolLock`, each reader then owned by one caller until
-/// returned; `pinned` is touched only under `poolLock`; `identifier`, `model` and `rowidKeyed` are set once by `load`, under `writerLock`, and
+/// the read connections and pinned snapshots are the `readers` pool's (`ReaderPool`: its own
+/// lock; each reader owned by one caller until returned); `identifier`, `model` and `rowidKeyed` are set once by `load`, under `writerLock`, and
 /// published to readers by `isLoaded` (release/acquire) before any read or commit uses
 /// them; `_commitObserver`, `_commitObserverInterval` and `_readObserver` are touched only
 /// under `observerLock`; `url` and `path` are constants.
@@ -24,12 +24,11 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
 
     private let writerLock = NSLock()
     private var writer: SQLiteConnection?
-    private let poolLock = NSLock()
     /// Set once the store is loaded; read without the writer's lock so reads never wait for a commit.
     private let isLoaded = Atomic<Bool>(false)
-    private var readers: [SQLiteConnection] = []
-    /// The pinned snapshots open now (`openPinnedReader`), closed with the store; under `poolLock`.
-    private var pinned: [ObjectIdentifier: WeakPinnedReader] = [:]
+    /// The idle read connections and the pinned snapshots open now (`openPinnedReader`),
+    /// closed with the store; opened by `load`.
+    private let readers: ReaderPool<SQLiteConnection, SQLitePinnedReader>
 
     /// Called during a commit with the number of operations written so far
     /// (0 right after the transaction began, then every `commitObserverInterval`).
@@ -69,6 +68,7 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
         self.url = url
         self.path = url.path
         checkpointer = SQLiteCheckpointer(path: url.path)
+        readers = ReaderPool(discard: { _ in })  // a connection closes when it is released
     }
 
     // MARK: Loading
@@ -117,6 +117,7 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
                 self.rowidKeyed = Set(model.entities.filter { $0.rowidKeyIndex != nil }.map(\.name))
                 self.writer = connection
                 isLoaded.store(true, ordering: .releasing)
+                readers.open()
             } catch {
                 throw StoreError(converting: error, path: path)
             }
@@ -198,10 +199,12 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
     }
 
     func checkOutReader() throws(StoreError) -> SQLiteConnection {
-        if let connection = poolLock.withLock({ readers.popLast() }) {
-            return connection
-        }
         guard isLoaded.load(ordering: .acquiring) else { throw .noPersistentStore }
+        return try readers.checkOut { () throws(StoreError) in try openReader() }
+    }
+
+    /// A new read connection: query-only, with a small page cache.
+    private func openReader() throws(StoreError) -> SQLiteConnection {
         do {
             let connection = try SQLiteConnection(path: path, mode: .readWrite)
             try connection.execute("PRAGMA query_only=1")
@@ -214,34 +217,19 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
     }
 
     func checkIn(_ connection: SQLiteConnection, healthy: Bool) {
-        poolLock.withLock {
-            // After `close()`, or when its transaction could not be ended, a reader that comes
-            // back is dropped (and closed when released).
-            if healthy && isLoaded.load(ordering: .acquiring) && readers.count < 4 { readers.append(connection) }
-        }
+        // After `close()`, or when its transaction could not be ended, a reader that comes
+        // back is dropped (and closed when released).
+        readers.checkIn(connection, healthy: healthy)
     }
 
     /// Whether the store is loaded and not closed.
     var isOpen: Bool { isLoaded.load(ordering: .acquiring) }
 
     /// Notes a pinned snapshot, so that `close` ends it; false when the store is closed.
-    func register(_ reader: SQLitePinnedReader) -> Bool {
-        poolLock.withLock {
-            guard isLoaded.load(ordering: .acquiring) else { return false }
-            pinned = pinned.filter { $0.value.reader != nil }
-            pinned[ObjectIdentifier(reader)] = WeakPinnedReader(reader: reader)
-            return true
-        }
-    }
+    func register(_ reader: SQLitePinnedReader) -> Bool { readers.register(reader) }
 
     /// Forgets a pinned snapshot that ended.
-    func unregister(_ reader: SQLitePinnedReader) {
-        poolLock.withLock { _ = pinned.removeValue(forKey: ObjectIdentifier(reader)) }
-    }
-
-    private struct WeakPinnedReader {
-        weak var reader: SQLitePinnedReader?
-    }
+    func unregister(_ reader: SQLitePinnedReader) { readers.unregister(reader) }
 
     /// Closes the writer, the idle readers and the pinned snapshots (a reader in use is closed
     /// when it comes back).
@@ -251,13 +239,7 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
         writerLock.lock()
         defer { writerLock.unlock() }
         isLoaded.store(false, ordering: .releasing)
-        let (idle, pins) = poolLock.withLock { () -> ([SQLiteConnection], [SQLitePinnedReader]) in
-            defer {
-                readers = []
-                pinned = [:]
-            }
-            return (readers, pinned.values.compactMap(\.reader))
-        }
+        let (idle, pins) = readers.close()
         // Their read transactions would keep the closing checkpoint from reaching the WAL's end.
         for pin in pins { pin.close() }
         var failure: SQLiteError?
