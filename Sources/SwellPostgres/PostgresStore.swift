@@ -50,7 +50,8 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
 
     /// Makes `postgres://` and `postgresql://` URLs open this store, for every coordinator.
     /// SwellStore does so without this call (PostgreSQL is one of its own store types); it
-    /// stays for programs written when the call was needed.
+    /// stays, deprecated, for programs written when the call was needed.
+    @available(*, deprecated, message: "postgres:// and postgresql:// URLs open the PostgreSQL store without it")
     public static func register() {
         for scheme in ["postgres", "postgresql"] {
             StoreTypeRegistry.register(scheme: scheme) { PostgresStore(url: $0) }

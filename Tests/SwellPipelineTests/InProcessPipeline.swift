@@ -45,7 +45,6 @@ final class InProcessPipeline {
         case .memory:
             storeURL = URL(string: "memory://pipeline/\(name)")!
         case .postgres:
-            PostgresStore.register()
             let server = try PostgresServer.shared.get()
             storeURL = URL(string: server.url() + "?schema=p\(name)")!
         }

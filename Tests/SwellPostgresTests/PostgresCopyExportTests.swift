@@ -101,7 +101,6 @@ import Testing
     private static let titles = ["it's", #"back\slash"#, "comma, \"quoted\"", "line\nbreak\ttab", "é 🌊", "", "=1+1"]
 
     @Test func exportsReadThroughCopyTheValuesAndOrderTheCursorReads() async throws {
-        PostgresStore.register()
         let server = try PostgresServer.shared.get()
         let schema = "copy_\(UUID().uuidString.prefix(8).lowercased())"
         let url = URL(string: server.url() + "?schema=" + schema)!

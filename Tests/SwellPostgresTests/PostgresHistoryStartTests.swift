@@ -48,7 +48,6 @@ import Testing
     }
 
     @Test func turningHistoryOnWaitsForCommitsInFlight() throws {
-        PostgresStore.register()
         let server = try PostgresServer.shared.get()
         let url = URL(string: server.url() + "?schema=hist_\(UUID().uuidString.prefix(8).lowercased())")!
         let runner = try Self.runnerWithAnUnsavedChange(url)
@@ -103,7 +102,6 @@ import Testing
     /// is told "on" once it gets its turn, and is recorded: after its session already
     /// committed with history off, so what it knew of the tables is out of date.
     @Test func aCommitQueuedBehindTurningHistoryOnIsRecorded() throws {
-        PostgresStore.register()
         let server = try PostgresServer.shared.get()
         let schema = "hist_\(UUID().uuidString.prefix(8).lowercased())"
         let url = URL(string: server.url() + "?schema=" + schema)!

@@ -54,7 +54,6 @@ import Testing
     }
 
     @Test func fetchesReturnWhileACommitWaitsOnTheServer() throws {
-        PostgresStore.register()
         let server = try PostgresServer.shared.get()
         let schema = "snap_\(UUID().uuidString.prefix(8).lowercased())"
         let url = URL(string: server.url() + "?schema=" + schema)!

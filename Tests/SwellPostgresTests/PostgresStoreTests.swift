@@ -10,8 +10,6 @@ import Testing
 /// 1–6). The store suite (`SwellStoreTests`) also runs whole against it
 /// (`.onEveryStore`); these are what only a server shows.
 @Suite struct PostgresStoreTests {
-    static let registered: Void = PostgresStore.register()
-
     private static let model = ManagedObjectModel(entities: [
         EntityDescription(name: "Spot", attributes: [AttributeDescription(name: "name", type: .string)],
                           relationships: [RelationshipDescription(name: "entries", destination: "Entry", toMany: true, inverse: "spot")],
@@ -34,7 +32,6 @@ import Testing
 
     /// A fresh schema on the suite's server.
     private func storeURL() throws -> (url: URL, schema: String, server: PostgresServer) {
-        _ = Self.registered
         let server = try PostgresServer.shared.get()
         let schema = "s_\(UUID().uuidString.prefix(8).lowercased())"
         return (URL(string: server.url() + "?schema=" + schema)!, schema, server)
@@ -212,7 +209,6 @@ import Testing
     }
 
     @Test func anUnreachableServerNamesHostPortDatabaseAndUserButNotThePassword() throws {
-        _ = Self.registered
         let port = try LoopbackHTTPServer.closedPort()
         let container = PersistentContainer(name: "pg", managedObjectModel: Self.model,
                                             storeURL: URL(string: "postgresql://app:hunter2-secret@127.0.0.1:\(port)/warehouse")!)
@@ -345,7 +341,6 @@ import Testing
     }
 
     @Test func withoutASchemaParameterTheConnectionsSearchPathPicksTheSchema() async throws {
-        _ = Self.registered
         let server = try PostgresServer.shared.get()
         let schema = "opt_\(UUID().uuidString.prefix(8).lowercased())"
         _ = try psql(server, "CREATE SCHEMA \(schema)")

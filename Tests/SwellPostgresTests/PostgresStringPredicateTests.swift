@@ -9,8 +9,6 @@ import Testing
 /// other stores do on every server); the store filters them in memory, and answers right
 /// with `%`, `_`, `*`, `?` in the data and the patterns.
 @Suite struct PostgresStringPredicateTests {
-    static let registered: Void = PostgresStore.register()
-
     private static let entity = EntityDescription(name: "Item", attributes: [
         AttributeDescription(name: "id", type: .integer),
         AttributeDescription(name: "title", type: .string, isOptional: true),
@@ -39,7 +37,6 @@ import Testing
     ]
 
     @Test func stringTestsAreNeverWrittenAsPostgreSQLAndTheStoreAnswersThemRight() async throws {
-        _ = Self.registered
         let server = try PostgresServer.shared.get()
         let schema = "s_\(UUID().uuidString.prefix(8).lowercased())"
         let model = ManagedObjectModel(entities: [Self.entity])

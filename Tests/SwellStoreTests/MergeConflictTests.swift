@@ -288,7 +288,6 @@ import SwellStore
         try here.performAndWait { try here.existingObject(with: id)["wind"] = "here" }
         let address = url.absoluteString
         await #expect(processExitsWith: .success) { [address = address as String] in
-            PostgresStore.register()
             let context = try makeRootContext(at: URL(string: address)!)
             try context.performAndWait {
                 let entry = try context.fetch(FetchRequest(entityName: "JournalEntry"))[0]

@@ -24,8 +24,8 @@ import SwellStore
 
     /// PostgreSQL store guarantees, "Choosing the store": a `postgres://` URL given to
     /// `addPersistentStore(at:)` selects the PostgreSQL store with nothing but `import
-    /// SwellStore` and nobody calling `PostgresStore.register()` (a fresh process: other tests
-    /// of this one register it). A closed port shows the PostgreSQL store tried.
+    /// SwellStore` and nobody calling `PostgresStore.register()` (deprecated; no test calls it,
+    /// and this one runs in a fresh process). A closed port shows the PostgreSQL store tried.
     @Test(.onSQLiteOnly("an exit test whose child process picks its store by URL"))
     func aPostgresURLSelectsThePostgresStoreWithoutRegisteringIt() async throws {
         await #expect(processExitsWith: .success) {

@@ -171,12 +171,10 @@ final class TemporaryDirectory: Sendable {
 
     /// A schema of the suite's own PostgreSQL server (started on first use, stopped at exit).
     private static func postgresURL(schema: String) -> URL {
-        _ = registration
         let server = try! PostgresServer.shared.get()
         return URL(string: server.url() + "?schema=" + schema.replacingOccurrences(of: "-", with: "_"))!
     }
 
-    private static let registration: Void = PostgresStore.register()
 }
 
 /// A loaded container on a fresh store file.
