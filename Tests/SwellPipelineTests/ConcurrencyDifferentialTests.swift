@@ -175,14 +175,14 @@ import Testing
         let server = try LatencyServer(.init(recordsPerPage: 1, pages: 1, items: draw.items, faults: draw.rules))
         defer { server.stop() }
 
-        let sequential = try Self.run(draw.yaml(server, concurrency: 1), label)
+        let sequential = try ConcurrencyTests.run(draw.yaml(server, concurrency: 1), label: label)
         // One at a time; a connection the server closes or resets is still being closed on its
         // side when the retry arrives, so there the server may count two at once.
         let cutConnections = draw.rules.contains { $0.close == true || $0.resetMidBody == true }
         #expect(try server.stats().maxInFlight <= (cutConnections ? 2 : 1), "\(label)")
         try server.setFaults(draw.rules)  // the faults fire again
         try server.reset()
-        let concurrent = try Self.run(draw.yaml(server, concurrency: draw.concurrency), label)
+        let concurrent = try ConcurrencyTests.run(draw.yaml(server, concurrency: draw.concurrency), label: label)
         let stats = try server.stats()
         #expect(stats.maxInFlight <= min(draw.concurrency, draw.hostCap ?? .max) + (cutConnections ? 1 : 0), "\(label)")
 
@@ -200,15 +200,6 @@ import Testing
         #expect(rows.count == expected.count, "\(rows.count) rows, the model has \(expected.count): \(label)")
         let wrong = expected.values.filter { rows[$0.id] != $0 }.map(\.id).sorted()
         #expect(wrong.isEmpty, "keys \(wrong.prefix(5)) differ from the model: \(label)")
-    }
-
-    /// Runs `yaml` in a new workspace; returns it.
-    static func run(_ yaml: String, _ label: String) throws -> Workspace {
-        let workspace = try Workspace()
-        try workspace.write("items.yml", yaml)
-        let run = try workspace.run(["run", "items.yml", "--report", "out/report.json", "--progress", "never"])
-        #expect(run.status == 0, "\(label): \(run.stderr)")
-        return workspace
     }
 
     /// The export's rows by key.

@@ -60,11 +60,12 @@ import Testing
     }
 
     /// Runs `yaml` in a new workspace; returns the workspace.
-    static func run(_ yaml: String, _ arguments: [String] = []) throws -> Workspace {
+    /// `label` goes before the failure's stderr (a differential test's seed and replay command).
+    static func run(_ yaml: String, _ arguments: [String] = [], label: String = "") throws -> Workspace {
         let workspace = try Workspace()
         try workspace.write("items.yml", yaml)
         let run = try workspace.run(["run", "items.yml", "--report", "out/report.json", "--progress", "never"] + arguments)
-        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.status == 0, "\(label.isEmpty ? "" : label + ": ")\(run.stderr)")
         return workspace
     }
 

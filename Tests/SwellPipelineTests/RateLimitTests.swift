@@ -12,11 +12,6 @@ import Testing
 @Suite struct RateLimitTests {
     typealias Paging = ConcurrencyTests.Paging
 
-    /// The report's first source.
-    static func source(_ workspace: Workspace) throws -> [String: Any] {
-        try ResumeTests.source(workspace)
-    }
-
     /// The number of records the store's export holds (the header line not counted).
     static func exportedRows(_ workspace: Workspace) throws -> Int {
         let csv = try ResumeTests.outcome(workspace, .columns).exports["items"].map { String(decoding: $0, as: UTF8.self) } ?? ""
@@ -72,7 +67,7 @@ import Testing
         #expect(stats.maxInFlight == 1)
         #expect(stats.count429 == 0, "refused: \(stats.requests.filter { $0.status == 429 }.map(\.query))")
         #expect(try Self.exportedRows(workspace) == 70)
-        let report = try Self.source(workspace)
+        let report = try ResumeTests.source(workspace)
         #expect(report["requests"] as? Int == stats.count)
         #expect((report["waited_s"] as? Double ?? 0) > 0.5, "\(report)")
         // Each refill came after a reset: no window of the limiter held more than 4.
@@ -139,7 +134,7 @@ import Testing
         let next = try #require(stats.requests.indices.first { $0 > fired }, "no request after the pause")
         let gap = stats.requests[next].t - (stats.requests[fired].tEnd ?? stats.requests[fired].t)
         #expect(gap >= pause.least, "the next request came \(gap) s after the server asked for a pause")
-        let waited = try Self.source(workspace)["waited_s"] as? Double ?? 0
+        let waited = try ResumeTests.source(workspace)["waited_s"] as? Double ?? 0
         #expect(waited >= min(gap, pause.least) - 0.1, "waited_s \(waited), gap \(gap)")
     }
 
@@ -170,7 +165,7 @@ import Testing
         try server.reset()
         let rerun = try workspace.run(["run", "items.yml", "--batch-size", "10", "--report", "out/report.json", "--progress", "never"])
         #expect(rerun.status == 0, "\(rerun.stderr)")
-        #expect(try Self.source(workspace)["resumed_from"] as? Int == 3)
+        #expect(try ResumeTests.source(workspace)["resumed_from"] as? Int == 3)
         #expect(try server.stats().requests.map(\.query).allSatisfy { !$0.contains("offset=0&") && !$0.hasSuffix("offset=0") })
         #expect(try Self.exportedRows(workspace) == 60)
     }
