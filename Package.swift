@@ -11,6 +11,14 @@ let package = Package(
         .executable(name: "swell", targets: ["swell"]),
         .executable(name: "surf-journal", targets: ["SurfJournalExample"]),
     ],
+    // What `import SwellStore` brings besides SQLite and the in-memory store. A package that
+    // depends on Swell with `traits: []` links no libpq and builds no swift-syntax (README
+    // "Store types"); `swell` and the tests have every store whatever the traits.
+    traits: [
+        .trait(name: "PostgreSQL", description: "SwellStore opens postgres:// URLs (links libpq)."),
+        .trait(name: "Macros", description: "SwellStore's @Entity macros (builds swift-syntax)."),
+        .default(enabledTraits: ["PostgreSQL", "Macros"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -73,11 +81,6 @@ let package = Package(
             name: "SwellInMemoryStore",
             dependencies: ["SwellStoreCore", "SwellLocks"]
         ),
-        // The store types a container opens by URL: the one module that names them.
-        .target(
-            name: "SwellDefaultStores",
-            dependencies: ["SwellStoreCore", "SwellSQLite", "SwellInMemoryStore", "SwellPostgres"]
-        ),
         // The compiler plugin expanding `@Entity`, `@Unique`, `@Relationship`, `@Transient`.
         .macro(
             name: "SwellMacros",
@@ -94,15 +97,20 @@ let package = Package(
         .target(
             name: "SwellContexts",
             dependencies: [
-                "SwellStoreCore", "SwellDefaultStores", "SwellLocks",
+                "SwellStoreCore", "SwellLocks",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // What users import: the contexts, and typed entities (`@Entity`, `FetchDescriptor`,
-        // `#Predicate`) — apart because their macro needs swift-syntax, which `swell` does without.
+        // What users import: the contexts, the store types its traits name (`StoreType.linked`),
+        // and typed entities (`@Entity`, `FetchDescriptor`, `#Predicate`) — apart because their
+        // macro needs swift-syntax, which `swell` does without.
         .target(
             name: "SwellStore",
-            dependencies: ["SwellContexts", "SwellStoreCore", "SwellMacros"]
+            dependencies: [
+                "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellInMemoryStore",
+                .target(name: "SwellPostgres", condition: .when(traits: ["PostgreSQL"])),
+                .target(name: "SwellMacros", condition: .when(traits: ["Macros"])),
+            ]
         ),
         .target(
             name: "SwellJSON"
@@ -128,7 +136,8 @@ let package = Package(
         .target(
             name: "SwellPipeline",
             dependencies: [
-                "SwellContexts", "SwellJSON", "SwellHTTP", "SwellCSV", "SwellInput", "SwellCalendar", "SwellLocks",
+                "SwellContexts", "SwellSQLite", "SwellPostgres", "SwellJSON", "SwellHTTP", "SwellCSV", "SwellInput",
+                "SwellCalendar", "SwellLocks",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -165,7 +174,7 @@ let package = Package(
         // deleted through a context and saved (the object path's cost); in no shipped product.
         .executableTarget(
             name: "swell-object-bench",
-            dependencies: ["SwellContexts"],
+            dependencies: ["SwellContexts", "SwellSQLite"],
             path: "bench/swell-object-bench"
         ),
         .executableTarget(
@@ -190,7 +199,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellPostgresTests",
-            dependencies: ["SwellPostgres", "SwellContexts", "SwellStoreCore", "SwellTestSupport"]
+            dependencies: ["SwellPostgres", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellTestSupport"]
         ),
         .testTarget(
             name: "SwellLocksTests",
@@ -218,7 +227,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellPipelineTests",
-            dependencies: ["SwellPipeline", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellCSV", "SwellPostgres", "SwellHTTP", "SwellJSON", "SwellTestSupport", "SwellLocks", "swell"]
+            dependencies: ["SwellPipeline", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellCSV", "SwellPostgres", "SwellHTTP", "SwellJSON", "SwellTestSupport", "SwellLocks", "swell"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -3,6 +3,7 @@ import Foundation
 import SwellContexts
 import SwellTestSupport
 import Testing
+import SwellStore
 
 /// Delta exports against the truth: random edits through SwellStore between exports —
 /// inserts (some onto stored keys), attribute changes that move rows in and out of the

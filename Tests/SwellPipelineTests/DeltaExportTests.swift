@@ -4,6 +4,7 @@ import SwellPostgres
 import SwellContexts
 import SwellTestSupport
 import Testing
+import SwellStore
 
 /// Delta exports (`changes: since_last`, pipeline files version 3, README "Delta exports"):
 /// the first run exports every row as an insert; later runs only what was inserted, updated

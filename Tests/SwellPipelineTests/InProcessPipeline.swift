@@ -7,6 +7,7 @@ import SwellPostgres
 import SwellStoreCore
 import SwellTestSupport
 import Testing
+import SwellStore
 
 /// The stores a pipeline test runs against in-process: a SQLite file, the in-memory
 /// store (which `swell` cannot open), and a schema of the suite's PostgreSQL server.

@@ -3,6 +3,7 @@ import Foundation
 import SwellContexts
 import SwellTestSupport
 import Testing
+import SwellStore
 
 /// What nil means in a pipeline file's `where` (Store guarantees 63): files of versions 1–3
 /// keep their rule — a null matches only `== NIL` and `!= NIL` — and version 4 files take

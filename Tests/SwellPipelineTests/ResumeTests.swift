@@ -3,6 +3,7 @@ import Foundation
 @testable import SwellPipeline
 import SwellTestSupport
 import Testing
+import SwellStore
 
 /// README, "Resuming a stopped source": a run that stops at page k — its server answering
 /// 500 past the retries there — and its rerun, for each paging form and each way records are

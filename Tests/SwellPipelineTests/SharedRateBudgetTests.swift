@@ -7,6 +7,7 @@ import SwellPostgres
 import SwellStoreCore
 import SwellTestSupport
 import Testing
+import SwellStore
 
 /// One budget for many runners (Pipeline file reference, "One budget for many runners"):
 /// `swell run` processes of one version-4 file on one PostgreSQL store, each with a shard of a

@@ -3,6 +3,7 @@ import Foundation
 import SwellContexts
 @testable import SwellPipeline
 import SwellStoreCore
+import SwellStore
 
 /// Items keyed by an integer `id`, with an optional `title`.
 let itemEntity = PipelineEntity(name: "Item", key: ["id"], attributes: [

@@ -2,6 +2,7 @@ import Foundation
 import SwellPipeline
 import SwellContexts
 import Testing
+import SwellStore
 
 /// When `swell` returns, a SQLite store is whole in its one file: the run closed the store,
 /// so its last connection copied the WAL into the file and removed it. A copy of the file

@@ -5,6 +5,7 @@ import SwellContexts
 import SwellStoreCore
 import SwellTestSupport
 import Testing
+import SwellStore
 
 /// Exports read a PostgreSQL store through `COPY (SELECT …) TO STDOUT (FORMAT binary)`
 /// (issue 11, item 2): the stream's decoder, and the rows it gives against the rows the

@@ -6,6 +6,7 @@ import SwellContexts
 import SwellStoreCore
 import SwellTestSupport
 import Testing
+import SwellStore
 
 /// Turning history on while another runner commits (Store guarantees 46: every transaction after it
 /// is on is recorded). A runner that turns it on reads its first position right after; a

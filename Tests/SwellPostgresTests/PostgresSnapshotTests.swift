@@ -6,6 +6,7 @@ import SwellContexts
 import SwellStoreCore
 import SwellTestSupport
 import Testing
+import SwellStore
 
 /// Fetches never wait for a commit in progress (PostgreSQL store guarantees 3): a commit held up on
 /// the server (another session holds a row lock it needs) while contexts of the same stack

@@ -5,6 +5,7 @@ import SwellContexts
 import SwellStoreCore
 import SwellTestSupport
 import Testing
+import SwellStore
 
 /// The PostgreSQL store against a real server the suite starts (PostgreSQL store guarantees
 /// 1–6). The store suite (`SwellStoreTests`) also runs whole against it

@@ -3,6 +3,7 @@ import Foundation
 @testable import SwellContexts
 import SwellTestSupport
 import Testing
+import SwellStore
 
 /// String tests on the PostgreSQL store (issue 20, item 4): `LIKE`, `[c]`, `[d]`,
 /// `BEGINSWITH`… are never written as PostgreSQL SQL (which cannot answer them as Swell's

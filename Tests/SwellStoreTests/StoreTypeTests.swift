@@ -17,9 +17,40 @@ import SwellStore
             guard let error = error as? StoreError, error.kind == .unknownStoreType else { return false }
             return error.scheme == "nosuch" && !"\(error)".contains("pw")
         }
-        // The refusal says which schemes there are.
-        let refusal = StoreError.unknownStoreType(scheme: "nosuch").description
-        #expect(refusal.contains("file: URL is a SQLite store") && refusal.contains("postgres://"), "\(refusal)")
+        // The refusal says which store types there are and what each opens.
+        let refusal = StoreError.unknownStoreType(scheme: "nosuch", linked: StoreType.linked).description
+        #expect(refusal.contains("file paths and file: URLs (SQLite)") && refusal.contains("memory:// (in-memory)")
+                && refusal.contains("postgres://, postgresql:// (PostgreSQL)"), "\(refusal)")
+    }
+
+    /// README "Store types": a coordinator opens the store types it was given and no other,
+    /// so a program that names SQLite only refuses a `memory:` or `postgres:` URL, saying
+    /// what it opens, and touches nothing.
+    @Test func aCoordinatorOpensOnlyTheStoreTypesItWasGiven() throws {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: journalModel, storeTypes: [.sqlite])
+        for url in ["memory://only-sqlite", "postgres://swell@127.0.0.1:1/swell"] {
+            #expect {
+                try coordinator.addPersistentStore(at: URL(string: url)!)
+            } throws: { error in
+                guard let error = error as? StoreError, error.kind == .unknownStoreType else { return false }
+                let text = "\(error)"
+                return text.contains("file paths and file: URLs (SQLite)") && !text.contains("in-memory")
+                    && (url.hasPrefix("memory") || text.contains("`PostgreSQL` package trait"))
+            }
+        }
+        #expect(coordinator.storeURL == nil)
+        let memoryOnly = PersistentStoreCoordinator(managedObjectModel: journalModel, storeTypes: [.inMemory])
+        #expect {
+            try memoryOnly.addPersistentStore(at: URL(fileURLWithPath: "/nonexistent/never-created.sqlite"))
+        } throws: { ($0 as? StoreError)?.kind == .unknownStoreType }
+        #expect(!FileManager.default.fileExists(atPath: "/nonexistent"))
+        try memoryOnly.addPersistentStore(at: URL(string: "memory://given-\(UUID().uuidString)")!)
+        #expect(memoryOnly.storeURL != nil)
+    }
+
+    /// What `import SwellStore` links with its default traits: all three store types.
+    @Test func swellStoreLinksTheThreeStoreTypesByDefault() {
+        #expect(StoreType.linked.map(\.name) == ["SQLite", "in-memory", "PostgreSQL"])
     }
 
     /// PostgreSQL store guarantees, "Choosing the store": a `postgres://` URL given to

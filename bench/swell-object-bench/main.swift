@@ -10,6 +10,7 @@
 
 import Foundation
 import SwellContexts
+import SwellSQLite
 
 let item = EntityDescription(name: "Item", attributes: [
     AttributeDescription(name: "id", type: .integer), AttributeDescription(name: "name", type: .string),
@@ -55,7 +56,7 @@ func run(mode: String, rows: Int) throws {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("swell-object-bench-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
-    let coordinator = PersistentStoreCoordinator(managedObjectModel: ManagedObjectModel(entities: [item]))
+    let coordinator = PersistentStoreCoordinator(managedObjectModel: ManagedObjectModel(entities: [item]), storeTypes: [.sqlite])
     try coordinator.addPersistentStore(at: folder.appendingPathComponent("bench.sqlite"))
     let context = ManagedObjectContext(concurrencyType: .privateQueue)
     context.persistentStoreCoordinator = coordinator

@@ -26,15 +26,17 @@ public final class PersistentContainer: Sendable {
     /// the writer, merging changes saved into the writer from elsewhere automatically.
     public let viewContext: ManagedObjectContext
 
-    /// Creates the stack; call `loadPersistentStores()` before using it.
-    /// Without `storeURL`, the store is `<name>.sqlite` in `defaultDirectoryURL()`.
+    /// Creates the stack, opening a store of `storeTypes` by URL (`PersistentStoreCoordinator`);
+    /// call `loadPersistentStores()` before using it. Without `storeURL`, the store is
+    /// `<name>.sqlite` in `defaultDirectoryURL()`. `import SwellStore` adds the initialiser
+    /// without `storeTypes`, with the store types its package traits link.
     public init(name: String, managedObjectModel: ManagedObjectModel, storeURL: URL? = nil,
-                options: PersistentStoreOptions = PersistentStoreOptions()) {
+                options: PersistentStoreOptions = PersistentStoreOptions(), storeTypes: [StoreType]) {
         self.name = name
         self.options = options
         self.managedObjectModel = managedObjectModel
         self.storeURL = storeURL ?? Self.defaultDirectoryURL().appendingPathComponent("\(name).sqlite")
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: managedObjectModel)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: managedObjectModel, storeTypes: storeTypes)
         self.persistentStoreCoordinator = coordinator
         let writer = ManagedObjectContext(concurrencyType: .privateQueue)
         writer.name = "\(name).writer"

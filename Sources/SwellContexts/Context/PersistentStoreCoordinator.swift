@@ -1,5 +1,4 @@
 import Foundation
-import SwellDefaultStores
 import SwellLocks
 import SwellStoreCore
 import Synchronization
@@ -35,9 +34,16 @@ public final class PersistentStoreCoordinator: Sendable {
         var rootContexts: [WeakContext] = []
     }
 
-    /// Creates a coordinator for a model. The model is checked when a store is added.
-    public init(managedObjectModel: ManagedObjectModel) {
+    /// The store types `addPersistentStore(at:)` chooses from by URL.
+    public let storeTypes: [StoreType]
+
+    /// Creates a coordinator for a model that opens stores of `storeTypes` (for example
+    /// `[.sqlite]`, `[.sqlite, .postgres]`). The model is checked when a store is added.
+    /// `import SwellStore` adds `init(managedObjectModel:)`, with the store types its package
+    /// traits link (README "Store types").
+    public init(managedObjectModel: ManagedObjectModel, storeTypes: [StoreType]) {
         self.managedObjectModel = managedObjectModel
+        self.storeTypes = storeTypes
         storageModel = managedObjectModel.storageModel
         self.entitiesByName = storageModel.entitiesByName
         var indices: [String: [String: Int]] = [:]
@@ -60,20 +66,20 @@ public final class PersistentStoreCoordinator: Sendable {
         incomingWithoutInverse = incoming
     }
 
-    /// Opens the store at `url` and migrates it to the model: for a file URL the SQLite
-    /// store (creating the file and its directory if needed, in WAL mode); for
-    /// `memory://…` an in-memory store; for another scheme the store type registered
-    /// for it (`postgres://…`: the PostgreSQL store, in a program that links `SwellPostgres`).
+    /// Opens the store at `url` and migrates it to the model, with the first of
+    /// ``storeTypes`` that takes the URL: for a file URL or path the SQLite store (creating
+    /// the file and its directory if needed, in WAL mode); for `memory://…` an in-memory
+    /// store; for `postgres://…` the PostgreSQL store.
     ///
     /// - Throws: `ModelError` for an unusable model; `StoreError.unknownStoreType` for a
-    ///   scheme nothing registered; `StoreError.notAStore`, `.migrationFailed`,
+    ///   URL none of the coordinator's store types opens (the message lists what they open); `StoreError.notAStore`, `.migrationFailed`,
     ///   `.diskFull` or `.sqlite` when the file cannot be used.
     ///
     /// With `options.history`, persistent history tracking is turned on for the store
     /// (`PersistentStoreOptions`); it stays on for every later writer of the store.
     public func addPersistentStore(at url: URL, options: PersistentStoreOptions = PersistentStoreOptions()) throws {
         try managedObjectModel.validate()
-        let store = try DefaultStoreTypes.store(for: url)
+        let store = try StoreType.store(for: url, among: storeTypes)
         try store.load(model: storageModel)
         if options.history { try store.startHistory() }
         state.withLock { $0.store = store }

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import SwellContexts
 import SwellHTTP
+import SwellPostgres
+import SwellSQLite
 
 /// Runs a pipeline's sources and exports against its store, and reports.
 ///
@@ -380,7 +382,8 @@ public struct PipelineRunner: Sendable {
             url = URL(fileURLWithPath: storePath)
         }
         let container = PersistentContainer(name: pipeline.name, managedObjectModel: pipeline.model, storeURL: url,
-                                            options: PersistentStoreOptions(history: pipeline.history))
+                                            options: PersistentStoreOptions(history: pipeline.history),
+                                            storeTypes: [.sqlite, .postgres])   // a pipeline's two stores
         container.writerContext.logger = logger   // the whole stack reports through the run's log
         do {
             try container.loadPersistentStores()

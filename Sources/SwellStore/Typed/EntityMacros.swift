@@ -1,3 +1,4 @@
+#if Macros
 // The macros of typed entities. Their expansions live in the `SwellMacros` compiler plugin;
 // what each generates is described in "Typed entities" (DocC) and the README.
 
@@ -59,3 +60,4 @@ public macro Validated(_ rules: AttributeRule...) = #externalMacro(module: "Swel
 /// A stored property that is not part of the entity: kept on the Swift object only, never saved.
 @attached(peer)
 public macro Transient() = #externalMacro(module: "SwellMacros", type: "EntityMarkerMacro")
+#endif

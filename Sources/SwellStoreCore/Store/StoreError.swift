@@ -351,9 +351,16 @@ extension StoreError {
         }
     }
 
-    /// `.unknownStoreType`: nothing registered for `scheme`.
-    public static func unknownStoreType(scheme: String) -> StoreError {
-        with(StoreError(.unknownStoreType, "no store type is registered for \(scheme):// URLs; a file path or file: URL is a SQLite store, memory:// an in-memory one, postgres:// or postgresql:// a PostgreSQL one")) {
+    /// `.unknownStoreType`: none of the store types a program links opens `scheme` URLs; the
+    /// message says which types it links and what they open.
+    public static func unknownStoreType(scheme: String, linked types: [StoreType]) -> StoreError {
+        let opened = types.isEmpty
+            ? "it was given no store type"
+            : "it opens " + types.map { "\($0.opens) (\($0.name))" }.joined(separator: "; ")
+        let hint = scheme == "postgres" || scheme == "postgresql"
+            ? " — PostgreSQL comes with SwellStore's `PostgreSQL` package trait (on by default) or `StoreType.postgres` from SwellPostgres"
+            : ""
+        return with(StoreError(.unknownStoreType, "no store type of this program opens \(scheme):// URLs: \(opened)\(hint)")) {
             $0.scheme = scheme
         }
     }
