@@ -23,7 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
-        // `swift package generate-documentation --target SwellContexts`: the DocC catalog.
+        // The DocC plugin (`scripts/docs.sh` builds SwellStore's catalog; SwellPipeline's through the plugin).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // `@Entity` and its companions: the macro plugin (SwellMacros) is built on it.
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.0"),
