@@ -225,9 +225,25 @@ let package = Package(
             name: "SwellCSVTests",
             dependencies: ["SwellCSV", "SwellCalendar", "SwellTestSupport"]
         ),
+        // What the pipeline's two test targets share: workspaces and the built binary's runner,
+        // in-process pipelines on every store, paged APIs, the many-hosts catalogue.
+        .target(
+            name: "SwellPipelineTestSupport",
+            dependencies: [
+                "SwellPipeline", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellPostgres",
+                "SwellTestSupport", "SwellLocks", .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/SwellPipelineTestSupport"
+        ),
+        // The pipeline's parts in this process: files, stages, mapping, paging, exports' writers.
         .testTarget(
             name: "SwellPipelineTests",
-            dependencies: ["SwellPipeline", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellCSV", "SwellPostgres", "SwellHTTP", "SwellJSON", "SwellTestSupport", "SwellLocks", "swell"]
+            dependencies: ["SwellPipeline", "SwellPipelineTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellCSV", "SwellHTTP", "SwellJSON", "SwellTestSupport", "SwellLocks"]
+        ),
+        // The built `swell` binary run as users and CI run it (argument-parser's EndToEndTests).
+        .testTarget(
+            name: "SwellEndToEndTests",
+            dependencies: ["SwellPipeline", "SwellPipelineTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellCSV", "SwellPostgres", "SwellHTTP", "SwellJSON", "SwellTestSupport", "SwellLocks", "swell"]
         ),
     ],
     swiftLanguageModes: [.v6]

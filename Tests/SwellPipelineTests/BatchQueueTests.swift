@@ -2,6 +2,7 @@ import Foundation
 import SwellLocks
 import Testing
 @testable import SwellPipeline
+import SwellPipelineTestSupport
 
 /// The bounded queue between a flat source's stages.
 @Suite struct BatchQueueTests {

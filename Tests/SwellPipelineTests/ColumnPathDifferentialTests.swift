@@ -6,6 +6,7 @@ import SwellJSON
 import SwellStoreCore
 import SwellTestSupport
 import Testing
+import SwellPipelineTestSupport
 
 /// The column path (a flat source read by `JSONProjectionReader` into `ColumnRecordSink`,
 /// records it does not take as they are mapped again by `RecordMapper`) against the

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SwellPipeline
 @testable import SwellContexts
+import SwellPipelineTestSupport
 
 /// A flat source keeps only the page's bytes a record may still be read again from: a
 /// record the projection does not take as it is (here a numeric string for an integer,

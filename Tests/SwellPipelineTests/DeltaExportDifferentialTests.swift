@@ -4,6 +4,7 @@ import SwellContexts
 import SwellTestSupport
 import Testing
 import SwellStore
+import SwellPipelineTestSupport
 
 /// Delta exports against the truth: random edits through SwellStore between exports —
 /// inserts (some onto stored keys), attribute changes that move rows in and out of the

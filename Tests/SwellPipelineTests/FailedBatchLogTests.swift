@@ -5,6 +5,7 @@ import SwellPipeline
 import SwellStoreCore
 import SwellTestSupport
 import Testing
+import SwellPipelineTestSupport
 
 /// A worker whose batch of nested records fails still saves the batch's valid records; when
 /// that save fails too, the run reports its first failure and the second goes to the run's

@@ -5,6 +5,7 @@ import SwellPipeline
 import SwellStoreCore
 import SwellTestSupport
 import Testing
+import SwellPipelineTestSupport
 
 /// A batch of nested records (the shapes written as batch inserts) is one transaction: when
 /// the records cannot be written, the nested objects they brought are not left behind either.

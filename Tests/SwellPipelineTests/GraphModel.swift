@@ -1,3 +1,5 @@
+import SwellPipelineTestSupport
+
 /// What the store of a `RandomPipeline` should hold, computed from the records alone
 /// by the contract's rules, as plainly as possible (no store, no pipeline code):
 ///

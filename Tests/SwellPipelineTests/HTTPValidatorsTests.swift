@@ -1,6 +1,7 @@
 import SwellHTTP
 import Testing
 @testable import SwellPipeline
+import SwellPipelineTestSupport
 
 /// Conditional GET's validators and their text in the store's metadata.
 @Suite struct HTTPValidatorsTests {

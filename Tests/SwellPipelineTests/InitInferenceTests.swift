@@ -3,6 +3,7 @@ import SwellContexts
 import SwellTestSupport
 import Testing
 @testable import SwellPipeline
+import SwellPipelineTestSupport
 
 /// `swell init`'s inference as pure functions, from a JSON value to the pipeline
 /// description and its YAML: types, optional, keys, nesting, names, pagination, comments.

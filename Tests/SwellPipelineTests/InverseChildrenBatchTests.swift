@@ -1,6 +1,7 @@
 import Foundation
 import SwellPipeline
 import Testing
+import SwellPipelineTestSupport
 
 /// A to-many kept by its inverse to-one (an order's lines, each line naming its order) goes
 /// down on the batch path (`GraphShape`): each line points at the last record that lists it,

@@ -2,6 +2,7 @@ import Foundation
 import SwellLocks
 import SwellTestSupport
 import Testing
+import SwellPipelineTestSupport
 
 /// The latency server itself (`Tests/servers/latency_server.py`), which the "Real networks"
 /// tests and `bench/latency.sh` run against (Pipeline file reference, "Real networks"):

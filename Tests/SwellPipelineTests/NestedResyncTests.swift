@@ -2,6 +2,7 @@ import Foundation
 @testable import SwellPipeline
 import SwellTestSupport
 import Testing
+import SwellPipelineTestSupport
 
 /// Issue 20, B and C, on every store: a nested mapping writes only the attributes it
 /// maps, and a re-sync leaves each relationship holding exactly what the records say

@@ -3,6 +3,7 @@ import SwellHTTP
 @testable import SwellPipeline
 import SwellTestSupport
 import Testing
+import SwellPipelineTestSupport
 
 /// README, "Real networks": memory stays bounded by what is in flight — the pages requested
 /// ahead of the page loop by all the streams of a run (`Link` chains of items opened ahead)

@@ -1,6 +1,7 @@
 import SwellJSON
 import Testing
 @testable import SwellPipeline
+import SwellPipelineTestSupport
 
 /// Each `paginate` form's next URL, from what a page said: no HTTP.
 @Suite struct PaginatorTests {

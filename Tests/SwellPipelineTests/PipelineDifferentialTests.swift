@@ -2,6 +2,7 @@ import Foundation
 @testable import SwellPipeline
 import SwellTestSupport
 import Testing
+import SwellPipelineTestSupport
 
 /// Issue 20, 2a: random version-2 pipelines (`RandomPipeline`) synced run after run
 /// with random edits (`RandomRecords`), page by page from a local HTTP server, and

@@ -7,6 +7,7 @@ import SwellPipeline
 import SwellContexts
 import SwellTestSupport
 import Testing
+import SwellPipelineTestSupport
 
 /// Errors callers can switch on (issue 13, item 2): a run's failure keeps its kind (which
 /// `swell` turns into the exit code) and the error underneath, each asserted by kind.

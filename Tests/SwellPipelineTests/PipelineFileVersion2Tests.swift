@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SwellPipeline
 import SwellContexts
+import SwellPipelineTestSupport
 
 /// Pipeline file reference, "Nested records and relationships (version 2)", as the file
 /// is read: relationships, nested mappings to any depth, key-path and joined export

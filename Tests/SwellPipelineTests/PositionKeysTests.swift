@@ -3,6 +3,7 @@ import Foundation
 @testable import SwellPipeline
 import SwellTestSupport
 import Testing
+import SwellPipelineTestSupport
 
 /// The texts a position keeps (README, "Resuming a stopped source"): key chunks read back as
 /// the keys that went in, compactly; a page's URL kept with `${VAR}` for each secret and filled

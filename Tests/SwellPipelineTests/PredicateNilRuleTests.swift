@@ -4,6 +4,7 @@ import SwellContexts
 import SwellTestSupport
 import Testing
 import SwellStore
+import SwellPipelineTestSupport
 
 /// What nil means in a pipeline file's `where` (Store guarantees 63): files of versions 1–3
 /// keep their rule — a null matches only `== NIL` and `!= NIL` — and version 4 files take

@@ -2,6 +2,7 @@ import Foundation
 import SwellCSV
 import SwellHTTP
 import Testing
+import SwellPipelineTestSupport
 
 /// `swell` ends its process while other threads may still be running (an export's digest, a
 /// fetch thread's TLS, threads ending). libcrypto's exit-time clean-up must not free its tables

@@ -2,6 +2,7 @@ import Foundation
 import SwellLocks
 import Testing
 @testable import SwellPipeline
+import SwellPipelineTestSupport
 
 /// On a terminal, the progress block is redrawn in place below the log: a log line printed
 /// between two drawings stays on screen, and no stale progress line is left behind (a block

@@ -1,5 +1,6 @@
 import SwellContexts
 import SwellTestSupport
+import SwellPipelineTestSupport
 
 /// A random version-2 pipeline for the differential test: entities with a key and
 /// optional attributes, relationships between them (to-one, to-many, ordered or not,

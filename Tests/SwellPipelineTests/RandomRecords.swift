@@ -1,4 +1,5 @@
 import SwellTestSupport
+import SwellPipelineTestSupport
 
 /// The records of one run of a `RandomPipeline`, drawn from small pools of keys so
 /// that runs edit what earlier runs stored: values change, go null or missing;

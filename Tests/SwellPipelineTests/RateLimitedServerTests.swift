@@ -1,6 +1,7 @@
 import Foundation
 import SwellTestSupport
 import Testing
+import SwellPipelineTestSupport
 
 /// The real rate limiter the "Real networks" tests run against (Pipeline file reference,
 /// "Real networks", point 2): Flask with flask-limiter (`Tests/servers/rate_limited_server.py`)

@@ -1,5 +1,6 @@
 @testable import SwellPipeline
 import Testing
+import SwellPipelineTestSupport
 
 /// Every `${VAR}` value is hidden (`***`) wherever Swell prints it; a value of one or two
 /// characters where it stands alone, not inside a longer word or number.

@@ -1,6 +1,7 @@
 import Foundation
 import SwellPipeline
 import Testing
+import SwellPipelineTestSupport
 
 /// Replace mode deletes exactly the stored rows whose key the run's pages did not bring,
 /// for each way the sweeper keeps keys: one integer, one string (bytes in an arena,

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SwellPipeline
 @testable import SwellContexts
+import SwellPipelineTestSupport
 
 /// `mode: replace` deletes the rows no page brought only after every page arrived; when
 /// that sweep is refused (here a `deny` rule: the stale ticket still has notes), the run

@@ -3,6 +3,7 @@
 import SwellStoreCore
 import Testing
 @testable import SwellPipeline
+import SwellPipelineTestSupport
 
 /// Replace mode's sweep: the rows whose key no page brought go, read once, deleted by primary key.
 @Suite struct ReplaceSweeperTests {

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 @testable import SwellPipeline
+import SwellPipelineTestSupport
 
 /// The upsert workers' backpressure: a worker waits until the writer committed every batch it saved.
 @Suite struct SaveBacklogTests {

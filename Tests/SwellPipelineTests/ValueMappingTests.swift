@@ -7,6 +7,7 @@ import SwellContexts
 import SwellStoreCore
 import Testing
 @testable import SwellPipeline
+import SwellPipelineTestSupport
 
 /// The Values table: what each attribute type accepts from JSON (MagicalRecord's coercion table among the cases).
 @Suite struct ValueMappingTests {
