@@ -8,8 +8,8 @@ import SwellStoreCore
 /// and keeps it until it commits: tokens are handed out in commit order, and a reader that
 /// has seen token n never later meets a smaller one.
 enum PostgresHistory {
-    static let transactions = "swell_history_transactions"
-    static let changes = "swell_history_changes"
+    static let transactions = HistoryText.transactionsTable
+    static let changes = HistoryText.changesTable
 
     static let createSQL = [
         "CREATE TABLE IF NOT EXISTS \(transactions) (id bigserial PRIMARY KEY, timestamp double precision NOT NULL, author text, context_name text)",
@@ -33,24 +33,11 @@ enum PostgresHistory {
     }
 
     static func keyValues(of rows: [RowReference], model: ManagedObjectModel, connection: PostgresConnection) throws -> [RowReference: [String: StoreValue]] {
-        var result: [RowReference: [String: StoreValue]] = [:]
-        for (entityName, group) in Dictionary(grouping: rows, by: \.entity) {
-            guard let entity = model.entitiesByName[entityName], !entity.uniquenessConstraint.isEmpty else { continue }
+        try HistoryText.keyValues(of: rows, model: model) { entity, keys in
             let columns = entity.uniquenessConstraint.map(PostgresSQL.quote).joined(separator: ", ")
-            let keys = group.map(\.primaryKey)
-            for start in stride(from: 0, to: keys.count, by: 10_000) {
-                let chunk = keys[start..<min(keys.count, start + 10_000)]
-                let list = "{" + chunk.map(String.init).joined(separator: ",") + "}"
-                let sql = "SELECT \"_pk\", \(columns) FROM \(PostgresSQL.quote(entityName)) WHERE \"_pk\" = ANY($1::bigint[])"
-                for row in try connection.query(sql, [.text(list)]) {
-                    guard case .integer(let id)? = row.first else { continue }
-                    var values: [String: StoreValue] = [:]
-                    for (index, name) in entity.uniquenessConstraint.enumerated() { values[name] = row[index + 1] }
-                    result[RowReference(entity: entityName, primaryKey: id)] = values
-                }
-            }
+            let list = "{" + keys.map(String.init).joined(separator: ",") + "}"
+            return try connection.query("SELECT \"_pk\", \(columns) FROM \(PostgresSQL.quote(entity.name)) WHERE \"_pk\" = ANY($1::bigint[])", [.text(list)])
         }
-        return result
     }
 
     static func record(_ record: HistoryRecord, connection: PostgresConnection) throws {
@@ -59,14 +46,11 @@ enum PostgresHistory {
         try connection.query("SET CONSTRAINTS ALL IMMEDIATE")
         try connection.query("LOCK TABLE \(transactions) IN SHARE ROW EXCLUSIVE MODE")
         let inserted = try connection.query("INSERT INTO \(transactions) (timestamp, author, context_name) VALUES ($1::double precision, $2::text, $3::text) RETURNING id",
-                                            [.real(record.timestamp.timeIntervalSince1970), record.author.map(StoreValue.text) ?? .null,
-                                             record.contextName.map(StoreValue.text) ?? .null])
+                                            HistoryText.transactionRow(record))
         guard case .integer(let token)? = inserted.first?.first else { return }
         for group in record.groups {
-            try connection.query("INSERT INTO \(changes) (transaction_id, entity, change_type, updated, object_pks, deleted_keys) "
-                                 + "VALUES ($1::bigint, $2::text, $3::text, $4::text, $5::text, $6::text)",
-                                 [.integer(token), .text(group.entity), .text(group.type.rawValue), HistoryText.updated(group),
-                                  HistoryText.keys(group), HistoryText.deletedKeys(group)])
+            try connection.query("INSERT INTO \(changes) (\(HistoryText.changeColumns)) VALUES ($1::bigint, $2::text, $3::text, $4::text, $5::text, $6::text)",
+                                 HistoryText.changeRow(group, token: token))
         }
     }
 
@@ -74,18 +58,10 @@ enum PostgresHistory {
                              storeIdentifier: String) throws -> [HistoryTransaction] {
         guard try isOn(connection) else { return [] }
         let after = StoreValue.integer(token?.value ?? 0)
-        var changesByToken: [Int64: [HistoryChange]] = [:]
-        for row in try connection.query("SELECT transaction_id, entity, change_type, updated, object_pks, deleted_keys FROM \(changes) "
-                                         + "WHERE transaction_id > $1::bigint ORDER BY transaction_id, ctid", [after]) {
-            guard case .integer(let id) = row[0], case .text(let entity) = row[1], case .text(let type) = row[2] else { continue }
-            changesByToken[id, default: []] += HistoryText.changes(entity: entity, type: type, updated: row[3], keys: row[4], deletedKeys: row[5],
-                                                                   model: model, storeIdentifier: storeIdentifier)
-        }
-        return try connection.query("SELECT id, timestamp, author, context_name FROM \(transactions) WHERE id > $1::bigint ORDER BY id", [after])
-            .compactMap { row in
-                guard case .integer(let id)? = row.first else { return nil }
-                return HistoryText.transaction(row, changes: changesByToken[id] ?? [])
-            }
+        return HistoryText.transactions(
+            changes: try connection.query("SELECT \(HistoryText.changeColumns) FROM \(changes) WHERE transaction_id > $1::bigint ORDER BY transaction_id, ctid", [after]),
+            transactions: try connection.query("SELECT \(HistoryText.transactionColumns) FROM \(transactions) WHERE id > $1::bigint ORDER BY id", [after]),
+            model: model, storeIdentifier: storeIdentifier)
     }
 }
 

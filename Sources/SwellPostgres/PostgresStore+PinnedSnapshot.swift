@@ -3,7 +3,7 @@ import SwellStoreCore
 
 /// A pinned snapshot of a PostgreSQL store (Store guarantees 56): a repeatable-read, read-only
 /// transaction held open on a reader session of its own, begun with a first statement so that
-/// the snapshot is taken when it opens, not at the first fetch.
+/// the snapshot is taken when it opens, not at the first fetch. `PinnedSnapshot` runs these steps.
 ///
 /// What it costs: one server session for as long as it is open (from the pool's readers, given
 /// back after), and a held snapshot keeps the database's oldest visible transaction back, so
@@ -11,80 +11,48 @@ import SwellStoreCore
 /// meanwhile (the tables grow until the snapshot ends). A server that ends idle transactions
 /// (`idle_in_transaction_session_timeout`) ends the snapshot too: its reads then throw
 /// `StoreError` `.connectionLost`.
-///
-/// `@unchecked Sendable`: `connection` is touched only inside `gate` (one caller at a time);
-/// `store` and `model` are constants.
-final class PostgresPinnedReader: PinnedStoreReader, @unchecked Sendable {
-    private let store: PostgresStore
-    private let model: ManagedObjectModel
-    private let gate = PinnedReadGate(store: "PostgreSQL")
-    private var connection: PostgresConnection?
+extension PostgresStore: PinnedSnapshotStore {
+    package static var pinnedStoreName: String { "PostgreSQL" }
 
-    private init(store: PostgresStore, connection: PostgresConnection) {
-        self.store = store
-        self.model = store.model
-        self.connection = connection
-    }
-
-    /// Takes a reader session from `store`'s pool and holds a snapshot on it.
-    static func open(_ store: PostgresStore) throws(StoreError) -> PostgresPinnedReader {
-        let connection = try store.checkOutReader()
+    package func beginSnapshot(on connection: PostgresConnection) -> (error: StoreError?, healthy: Bool) {
         do {
             try connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             // A repeatable-read transaction takes its snapshot at its first statement: now.
             try connection.query("SELECT 1")
+            return (nil, true)
         } catch {
             // The error thrown is the BEGIN's; a ROLLBACK that fails only means the session is
             // not reused.
-            store.checkIn(connection, healthy: (try? connection.query("ROLLBACK")) != nil)
-            throw StoreError(error)
-        }
-        let reader = PostgresPinnedReader(store: store, connection: connection)
-        guard store.register(reader) else {
-            reader.close()
-            throw .noPersistentStore
-        }
-        return reader
-    }
-
-    func read<T>(_ body: (any StoreReader) throws -> T) throws -> T {
-        try gate.run {
-            guard let connection, !store.isClosed else { throw StoreError.noPersistentStore }
-            // A statement that fails aborts the transaction it runs in: each read runs in a
-            // savepoint, so a bad predicate or a cancelled copy leaves the snapshot usable.
-            do {
-                try connection.query("SAVEPOINT swell_pinned_read")
-                let result = try body(PostgresReader(connection: connection, model: model))
-                try connection.query("RELEASE SAVEPOINT swell_pinned_read")
-                return result
-            } catch {
-                // ROLLBACK TO keeps the savepoint: released too, so failed reads do not nest. The
-                // read's own error is the one thrown; should these fail too (the session is
-                // lost), the next read meets that and says so.
-                _ = try? connection.query("ROLLBACK TO SAVEPOINT swell_pinned_read")
-                _ = try? connection.query("RELEASE SAVEPOINT swell_pinned_read")
-                if let error = error as? PostgresError { throw StoreError(error) }
-                throw error
-            }
+            return (StoreError(error), (try? connection.query("ROLLBACK")) != nil)
         }
     }
 
-    func close() {
-        // Only a close from inside one of this snapshot's own reads is refused by the gate; the
-        // session then ends with this reader (`PostgresConnection` closes when released).
-        guard let taken = try? gate.run({ () -> PostgresConnection? in
-            defer { connection = nil }
-            return connection
-        }) else { return }
-        store.unregister(self)
+    package func readSnapshot<T>(on connection: PostgresConnection, _ body: (any StoreReader) throws -> T) throws -> T {
+        // A statement that fails aborts the transaction it runs in: each read runs in a
+        // savepoint, so a bad predicate or a cancelled copy leaves the snapshot usable.
+        do {
+            try connection.query("SAVEPOINT swell_pinned_read")
+            let result = try body(PostgresReader(connection: connection, model: model))
+            try connection.query("RELEASE SAVEPOINT swell_pinned_read")
+            return result
+        } catch {
+            // ROLLBACK TO keeps the savepoint: released too, so failed reads do not nest. The
+            // read's own error is the one thrown; should these fail too (the session is
+            // lost), the next read meets that and says so.
+            _ = try? connection.query("ROLLBACK TO SAVEPOINT swell_pinned_read")
+            _ = try? connection.query("RELEASE SAVEPOINT swell_pinned_read")
+            if let error = error as? PostgresError { throw StoreError(error) }
+            throw error
+        }
+    }
+
+    package func endSnapshot(on connection: PostgresConnection) {
         // A session still in its transaction would keep an old snapshot: then it is closed.
-        store.checkIn(taken, healthy: (try? taken.query("COMMIT")) != nil)
+        checkIn(connection, healthy: (try? connection.query("COMMIT")) != nil)
     }
-}
 
-extension PostgresStore {
-    /// A repeatable-read transaction held open on a session of its own (`PostgresPinnedReader`).
+    /// A repeatable-read transaction held open on a session of its own (`PinnedSnapshot`).
     package func openPinnedReader() throws(StoreError) -> any PinnedStoreReader {
-        try PostgresPinnedReader.open(self)
+        try PinnedSnapshot.open(self)
     }
 }

@@ -15,7 +15,7 @@ import SwellStoreCore
 /// One writer connection commits root saves, each one transaction; reads run on
 /// their own connections in a repeatable-read, read-only transaction (one
 /// snapshot, never waiting for a commit in progress); a pinned context's snapshot holds
-/// one of them in that transaction until it ends (`PostgresPinnedReader`). Object IDs are unique across
+/// one of them in that transaction until it ends (`PinnedSnapshot`, PostgresStore+PinnedSnapshot.swift). Object IDs are unique across
 /// runners: each store load takes a runner number from a sequence and hands out
 /// IDs in its own range (`idRangeBits`), with no round trip per insert.
 ///
@@ -41,7 +41,7 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
     private var writer: PostgresConnection?
     /// The idle reader sessions and the pinned snapshots open now (`openPinnedReader`);
     /// open from the start, closed by `close()`: no reader is handed out or kept after it.
-    private let readers = ReaderPool<PostgresConnection, PostgresPinnedReader>(discard: { $0.close() })
+    package let readers = ReaderPool<PostgresConnection, PinnedSnapshot<PostgresStore>>(discard: { $0.close() })
     private let nextID = LockedValue<Int64>(0)
     private var idLimit: Int64 = 0
 
@@ -125,12 +125,6 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
 
     /// Whether `close()` closed the store.
     var isClosed: Bool { !readers.isOpen }
-
-    /// Notes a pinned snapshot, so that `close()` ends it; false when the store is closed.
-    func register(_ reader: PostgresPinnedReader) -> Bool { readers.register(reader) }
-
-    /// Forgets a pinned snapshot that ended.
-    func unregister(_ reader: PostgresPinnedReader) { readers.unregister(reader) }
 
     /// Closes the writer's, the idle readers' and the pinned snapshots' sessions (a reader in
     /// use is closed when it comes back); later reads and commits throw `StoreError.noPersistentStore`.
@@ -220,11 +214,11 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    func checkOutReader() throws(StoreError) -> PostgresConnection {
+    package func checkOutReader() throws(StoreError) -> PostgresConnection {
         try readers.checkOut { () throws(StoreError) in try connect() }
     }
 
-    func checkIn(_ connection: PostgresConnection, healthy: Bool) {
+    package func checkIn(_ connection: PostgresConnection, healthy: Bool) {
         readers.checkIn(connection, healthy: healthy && connection.isOpen)
     }
 

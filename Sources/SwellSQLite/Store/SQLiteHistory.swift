@@ -6,8 +6,8 @@ import SwellStoreCore
 /// `swell_history_changes` (one row per changed object), written by the committing
 /// transaction itself, so a change and its history are on disk together or not at all.
 package enum SQLiteHistory {
-    package static let transactions = "swell_history_transactions"
-    package static let changes = "swell_history_changes"
+    package static let transactions = HistoryText.transactionsTable
+    package static let changes = HistoryText.changesTable
 
     package static let createSQL = [
         "CREATE TABLE IF NOT EXISTS \(transactions) (id INTEGER PRIMARY KEY AUTOINCREMENT, timestamp REAL NOT NULL, author TEXT, context_name TEXT)",
@@ -25,38 +25,22 @@ package enum SQLiteHistory {
 
     /// The key values of `rows`, by row.
     package static func keyValues(of rows: [RowReference], model: ManagedObjectModel, connection: SQLiteConnection) throws -> [RowReference: [String: StoreValue]] {
-        var result: [RowReference: [String: StoreValue]] = [:]
-        for (entityName, group) in Dictionary(grouping: rows, by: \.entity) {
-            guard let entity = model.entitiesByName[entityName], !entity.uniquenessConstraint.isEmpty else { continue }
+        try HistoryText.keyValues(of: rows, model: model) { entity, keys in
             let layout = TableLayout(entity)
             let columns = entity.uniquenessConstraint.map(quoteIdentifier).joined(separator: ", ")
-            let keys = group.map(\.primaryKey)
-            for start in stride(from: 0, to: keys.count, by: 10_000) {
-                let chunk = keys[start..<min(keys.count, start + 10_000)]
-                let list = "[" + chunk.map(String.init).joined(separator: ",") + "]"
-                let sql = "SELECT \(layout.id), \(columns) FROM \(layout.table) WHERE \(layout.idIn(jsonParameter: 1))"
-                for row in try connection.query(sql, [.text(list)]) {
-                    guard case .integer(let id)? = row.first else { continue }
-                    var values: [String: StoreValue] = [:]
-                    for (index, name) in entity.uniquenessConstraint.enumerated() { values[name] = row[index + 1] }
-                    result[RowReference(entity: entityName, primaryKey: id)] = values
-                }
-            }
+            let list = "[" + keys.map(String.init).joined(separator: ",") + "]"
+            return try connection.query("SELECT \(layout.id), \(columns) FROM \(layout.table) WHERE \(layout.idIn(jsonParameter: 1))", [.text(list)])
         }
-        return result
     }
 
     /// Writes `record` (inside the committing transaction).
     package static func record(_ record: HistoryRecord, connection: SQLiteConnection) throws {
-        try connection.run("INSERT INTO \(transactions) (timestamp, author, context_name) VALUES (?, ?, ?)",
-                           [.real(record.timestamp.timeIntervalSince1970), record.author.map(StoreValue.text) ?? .null,
-                            record.contextName.map(StoreValue.text) ?? .null])
+        try connection.run("INSERT INTO \(transactions) (timestamp, author, context_name) VALUES (?, ?, ?)", HistoryText.transactionRow(record))
         guard case .integer(let token)? = try connection.query("SELECT last_insert_rowid()").first?.first else { return }
-        let statement = try connection.statement("INSERT INTO \(changes) (transaction_id, entity, change_type, updated, object_pks, deleted_keys) VALUES (?, ?, ?, ?, ?, ?)")
+        let statement = try connection.statement("INSERT INTO \(changes) (\(HistoryText.changeColumns)) VALUES (?, ?, ?, ?, ?, ?)")
         defer { statement.reset() }
         for group in record.groups {
-            try statement.bind([.integer(token), .text(group.entity), .text(group.type.rawValue), HistoryText.updated(group),
-                                HistoryText.keys(group), HistoryText.deletedKeys(group)])
+            try statement.bind(HistoryText.changeRow(group, token: token))
             while try statement.step() {}
             statement.reset()
         }
@@ -66,20 +50,11 @@ package enum SQLiteHistory {
     package static func transactions(after token: HistoryToken?, connection: SQLiteConnection, model: ManagedObjectModel,
                              storeIdentifier: String) throws -> [HistoryTransaction] {
         guard try isOn(connection) else { return [] }
-        let after = token?.value ?? 0
-        var changesByToken: [Int64: [HistoryChange]] = [:]
-        let changeRows = try connection.query("SELECT transaction_id, entity, change_type, updated, object_pks, deleted_keys FROM \(changes) "
-                                              + "WHERE transaction_id > ? ORDER BY transaction_id, rowid", [.integer(after)])
-        for row in changeRows {
-            guard case .integer(let id) = row[0], case .text(let entity) = row[1], case .text(let type) = row[2] else { continue }
-            changesByToken[id, default: []] += HistoryText.changes(entity: entity, type: type, updated: row[3], keys: row[4], deletedKeys: row[5],
-                                                                   model: model, storeIdentifier: storeIdentifier)
-        }
-        return try connection.query("SELECT id, timestamp, author, context_name FROM \(transactions) WHERE id > ? ORDER BY id", [.integer(after)])
-            .compactMap { row in
-                guard case .integer(let id)? = row.first else { return nil }
-                return HistoryText.transaction(row, changes: changesByToken[id] ?? [])
-            }
+        let after = StoreValue.integer(token?.value ?? 0)
+        return HistoryText.transactions(
+            changes: try connection.query("SELECT \(HistoryText.changeColumns) FROM \(changes) WHERE transaction_id > ? ORDER BY transaction_id, rowid", [after]),
+            transactions: try connection.query("SELECT \(HistoryText.transactionColumns) FROM \(transactions) WHERE id > ? ORDER BY id", [after]),
+            model: model, storeIdentifier: storeIdentifier)
     }
 
     /// Removes the transactions before `token` (inside a write transaction).

@@ -3,7 +3,7 @@ import SwellStoreCore
 
 /// A pinned snapshot of a SQLite store (Store guarantees 56): a read transaction held open on
 /// a reader connection of its own, begun with a first read so that the snapshot is the last
-/// commit's when it opens, not when the first fetch comes.
+/// commit's when it opens, not when the first fetch comes. `PinnedSnapshot` runs these steps.
 ///
 /// What it costs: while the transaction is open, no checkpoint (the checkpointer's, a commit's
 /// past `SQLiteCheckpointer.limit`, another process's) can copy the WAL's frames past its
@@ -12,74 +12,42 @@ import SwellStoreCore
 /// longer WAL. When the snapshot ends a checkpoint is scheduled; the first commit after it
 /// copied everything starts the WAL over and cuts the file back to
 /// `SQLiteCheckpointer.sizeLimit` (`PRAGMA journal_size_limit`).
-///
-/// `@unchecked Sendable`: `connection` is touched only inside `gate` (one caller at a time);
-/// `store` and `model` are constants.
-final class SQLitePinnedReader: PinnedStoreReader, @unchecked Sendable {
-    private let store: SQLiteStore
-    private let model: ManagedObjectModel
-    private let gate = PinnedReadGate(store: "SQLite")
-    private var connection: SQLiteConnection?
+extension SQLiteStore: PinnedSnapshotStore {
+    package static var pinnedStoreName: String { "SQLite" }
 
-    private init(store: SQLiteStore, connection: SQLiteConnection) {
-        self.store = store
-        self.model = store.model
-        self.connection = connection
-    }
-
-    /// Takes a reader connection from `store`'s pool and holds a snapshot on it.
-    static func open(_ store: SQLiteStore) throws(StoreError) -> SQLitePinnedReader {
-        let connection = try store.checkOutReader()
+    package func beginSnapshot(on connection: SQLiteConnection) -> (error: StoreError?, healthy: Bool) {
         do {
             try connection.execute("BEGIN DEFERRED")
             // A deferred transaction takes its snapshot at its first read: now.
             _ = try connection.query("SELECT count(*) FROM sqlite_schema")
+            return (nil, true)
         } catch {
             // The error thrown is the BEGIN's; a ROLLBACK that fails only means the connection
             // is not reused.
-            store.checkIn(connection, healthy: (try? connection.execute("ROLLBACK")) != nil)
-            throw StoreError(error, path: store.path)
-        }
-        let reader = SQLitePinnedReader(store: store, connection: connection)
-        guard store.register(reader) else {
-            reader.close()
-            throw .noPersistentStore
-        }
-        return reader
-    }
-
-    func read<T>(_ body: (any StoreReader) throws -> T) throws -> T {
-        try gate.run {
-            guard let connection, store.isOpen else { throw StoreError.noPersistentStore }
-            store.readCount.add(1, ordering: .relaxed)
-            return try body(SQLiteStoreReader(connection: connection, model: model, path: store.path))
+            return (StoreError(error, path: path), (try? connection.execute("ROLLBACK")) != nil)
         }
     }
 
-    func close() {
-        // Only a close from inside one of this snapshot's own reads is refused by the gate; the
-        // connection then ends its transaction when it is released with this reader.
-        guard let taken = try? gate.run({ () -> SQLiteConnection? in
-            defer { connection = nil }
-            return connection
-        }) else { return }
-        store.unregister(self)
-        let ended = (try? taken.execute("COMMIT")) != nil
-        if store.isOpen {
+    package func readSnapshot<T>(on connection: SQLiteConnection, _ body: (any StoreReader) throws -> T) throws -> T {
+        readCount.add(1, ordering: .relaxed)
+        return try body(SQLiteStoreReader(connection: connection, model: model, path: path))
+    }
+
+    package func endSnapshot(on connection: SQLiteConnection) {
+        let ended = (try? connection.execute("COMMIT")) != nil
+        if isOpen {
             // Still in its transaction, a connection would keep an old snapshot: then it is dropped.
-            store.checkIn(taken, healthy: ended)
-            store.checkpointer.schedule()
+            checkIn(connection, healthy: ended)
+            checkpointer.schedule()
         } else {
             // The store closed: the connection goes now, before the writer's closing checkpoint.
             // One that cannot close (a statement left open) is closed when released, just after.
-            try? taken.close()
+            try? connection.close()
         }
     }
-}
 
-extension SQLiteStore {
-    /// A read transaction held open on a connection of its own (`SQLitePinnedReader`).
+    /// A read transaction held open on a connection of its own (`PinnedSnapshot`).
     package func openPinnedReader() throws(StoreError) -> any PinnedStoreReader {
-        try SQLitePinnedReader.open(self)
+        try PinnedSnapshot.open(self)
     }
 }

@@ -9,7 +9,7 @@ import Synchronization
 /// One writer connection commits root saves; reads use their own connections
 /// (a small pool), each in a read transaction, so they see a consistent
 /// snapshot and never wait for a commit in progress. A pinned context's snapshot holds
-/// one of them in its read transaction until it ends (`SQLitePinnedReader`).
+/// one of them in its read transaction until it ends (`PinnedSnapshot`, SQLiteStore+PinnedSnapshot.swift).
 ///
 /// `@unchecked Sendable`, field by field: `writer` and `defersDiskSync` are used only under `writerLock`;
 /// the read connections and pinned snapshots are the `readers` pool's (`ReaderPool`: its own
@@ -28,7 +28,7 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
     private let isLoaded = Atomic<Bool>(false)
     /// The idle read connections and the pinned snapshots open now (`openPinnedReader`),
     /// closed with the store; opened by `load`.
-    private let readers: ReaderPool<SQLiteConnection, SQLitePinnedReader>
+    package let readers: ReaderPool<SQLiteConnection, PinnedSnapshot<SQLiteStore>>
 
     /// Called during a commit with the number of operations written so far
     /// (0 right after the transaction began, then every `commitObserverInterval`).
@@ -198,7 +198,7 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
         return result
     }
 
-    func checkOutReader() throws(StoreError) -> SQLiteConnection {
+    package func checkOutReader() throws(StoreError) -> SQLiteConnection {
         guard isLoaded.load(ordering: .acquiring) else { throw .noPersistentStore }
         return try readers.checkOut { () throws(StoreError) in try openReader() }
     }
@@ -216,7 +216,7 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    func checkIn(_ connection: SQLiteConnection, healthy: Bool) {
+    package func checkIn(_ connection: SQLiteConnection, healthy: Bool) {
         // After `close()`, or when its transaction could not be ended, a reader that comes
         // back is dropped (and closed when released).
         readers.checkIn(connection, healthy: healthy)
@@ -224,12 +224,6 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
 
     /// Whether the store is loaded and not closed.
     var isOpen: Bool { isLoaded.load(ordering: .acquiring) }
-
-    /// Notes a pinned snapshot, so that `close` ends it; false when the store is closed.
-    func register(_ reader: SQLitePinnedReader) -> Bool { readers.register(reader) }
-
-    /// Forgets a pinned snapshot that ended.
-    func unregister(_ reader: SQLitePinnedReader) { readers.unregister(reader) }
 
     /// Closes the writer, the idle readers and the pinned snapshots (a reader in use is closed
     /// when it comes back).

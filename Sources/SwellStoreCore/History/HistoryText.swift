@@ -3,6 +3,68 @@ import Foundation
 /// The text forms a store keeps a history change's details in (the updated attribute
 /// names, a deleted object's key values) and how they read back, shared by the stores.
 package enum HistoryText {
+    /// The table of transactions (one row per transaction; its `id` is the token), in every store.
+    package static let transactionsTable = "swell_history_transactions"
+    /// The table of changes (one row per entity, change type and set of updated names).
+    package static let changesTable = "swell_history_changes"
+    /// The columns of a change row, in the order `changeRow` gives its values and
+    /// `transactions(changes:transactions:…)` reads them back.
+    package static let changeColumns = "transaction_id, entity, change_type, updated, object_pks, deleted_keys"
+    /// The columns of a transaction row, in the order `transaction(_:changes:)` reads them.
+    package static let transactionColumns = "id, timestamp, author, context_name"
+    /// How many primary keys one key-value query asks for at a time.
+    package static let keyChunk = 10_000
+
+    /// The values of one change row of transaction `token` (`changeColumns`' order).
+    package static func changeRow(_ group: HistoryRecord.Group, token: Int64) -> [StoreValue] {
+        [.integer(token), .text(group.entity), .text(group.type.rawValue), updated(group), keys(group), deletedKeys(group)]
+    }
+
+    /// The values of a transaction row without its `id`: timestamp, author, context name.
+    package static func transactionRow(_ record: HistoryRecord) -> [StoreValue] {
+        [.real(record.timestamp.timeIntervalSince1970), record.author.map(StoreValue.text) ?? .null,
+         record.contextName.map(StoreValue.text) ?? .null]
+    }
+
+    /// The key values of `rows` (for deleted objects' history), by row: `select` reads, for
+    /// an entity with a uniqueness constraint and up to `keyChunk` of its primary keys, rows
+    /// of `[primary key, key values…]` in the constraint's order.
+    package static func keyValues(
+        of rows: [RowReference], model: ManagedObjectModel,
+        select: (_ entity: EntityDescription, _ primaryKeys: ArraySlice<Int64>) throws -> [[StoreValue]]
+    ) throws -> [RowReference: [String: StoreValue]] {
+        var result: [RowReference: [String: StoreValue]] = [:]
+        for (entityName, group) in Dictionary(grouping: rows, by: \.entity) {
+            guard let entity = model.entitiesByName[entityName], !entity.uniquenessConstraint.isEmpty else { continue }
+            let keys = group.map(\.primaryKey)
+            for start in stride(from: 0, to: keys.count, by: keyChunk) {
+                for row in try select(entity, keys[start..<min(keys.count, start + keyChunk)]) {
+                    guard case .integer(let id)? = row.first else { continue }
+                    var values: [String: StoreValue] = [:]
+                    for (index, name) in entity.uniquenessConstraint.enumerated() { values[name] = row[index + 1] }
+                    result[RowReference(entity: entityName, primaryKey: id)] = values
+                }
+            }
+        }
+        return result
+    }
+
+    /// The transactions read back from their rows (`transactionColumns`, in token order) and
+    /// their changes' rows (`changeColumns`, in token and then insertion order).
+    package static func transactions(changes changeRows: [[StoreValue]], transactions transactionRows: [[StoreValue]],
+                                     model: ManagedObjectModel, storeIdentifier: String) -> [HistoryTransaction] {
+        var changesByToken: [Int64: [HistoryChange]] = [:]
+        for row in changeRows {
+            guard row.count >= 6, case .integer(let id) = row[0], case .text(let entity) = row[1], case .text(let type) = row[2] else { continue }
+            changesByToken[id, default: []] += changes(entity: entity, type: type, updated: row[3], keys: row[4], deletedKeys: row[5],
+                                                       model: model, storeIdentifier: storeIdentifier)
+        }
+        return transactionRows.compactMap { row in
+            guard case .integer(let id)? = row.first else { return nil }
+            return transaction(row, changes: changesByToken[id] ?? [])
+        }
+    }
+
     /// The updated names as a JSON array (`.null` when none).
     package static func updated(_ group: HistoryRecord.Group) -> StoreValue {
         group.updated.isEmpty ? .null : .text(json(group.updated))
