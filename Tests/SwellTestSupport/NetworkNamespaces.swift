@@ -143,21 +143,12 @@ public final class NetworkNamespaces: @unchecked Sendable {
     /// Runs `ip arguments`; its standard output, or `NetworkError` with what it printed.
     @discardableResult
     private static func ip(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ipPath)
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw NetworkError(description: "ip \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(complaint)")
+        // Spawned, not run by `Process` with pipes: see `SpawnedProgram`.
+        let outcome = try SpawnedProgram.run([ipPath] + arguments, separateErrors: true)
+        guard outcome.exitCode == 0 else {
+            throw NetworkError(description: "ip \(arguments.joined(separator: " ")) failed (\(outcome.exitCode.map(String.init) ?? "signal")): \(outcome.errors)")
         }
+        let printed = outcome.output
         return printed
     }
 }

@@ -100,32 +100,16 @@ public final class PostgresServer: @unchecked Sendable {
     /// Runs one of PostgreSQL's programs, as `postgres` when this process is root,
     /// after `launcher` (e.g. `ip netns exec NAME`) when one is given.
     ///
-    /// Spawned with `posix_spawn` and reaped with `waitpid`, not with Foundation's
-    /// `Process`: `Process` learns of the child's exit from a socket the child inherits,
-    /// and the server `pg_ctl start` leaves running inherits it too, so `waitUntilExit`
-    /// would wait for the server to stop. Output goes to a file for the same reason.
+    /// Spawned and reaped by `SpawnedProgram`, not with Foundation's `Process`: `Process`
+    /// learns of the child's exit from a socket the child inherits, and the server
+    /// `pg_ctl start` leaves running inherits it too, so `waitUntilExit` would wait for the
+    /// server to stop. Output goes to a file for the same reason.
     private func run(_ program: String, _ arguments: [String], launcher: [String] = []) throws {
         let path = binaries.appendingPathComponent(program).path
         let argv = launcher + (getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", path] + arguments : [path] + arguments)
-        let log = directory.appendingPathComponent("\(program).out").path
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
-        guard spawned == 0 else { throw ServerError("\(argv[0]) could not start: \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        let exited = status & 0x7f == 0
-        let code = (status >> 8) & 0xff
-        guard exited && code == 0 else {
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            throw ServerError("\(program) failed (status \(status)): \(text)")
+        let outcome = try SpawnedProgram.run(argv)
+        guard outcome.exitCode == 0 else {
+            throw ServerError("\(program) failed (\(outcome.exitCode.map { "exit \($0)" } ?? "a signal")): \(outcome.output)")
         }
     }
 
