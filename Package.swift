@@ -182,9 +182,36 @@ let package = Package(
             dependencies: ["SwellStore"],
             path: "examples/surf-journal-app"
         ),
+        // What the store's test targets share: the journal model, `.onEveryStore` and the other
+        // store-choosing traits, temporary stores, the typed and validation models.
+        .target(
+            name: "SwellStoreTestSupport",
+            dependencies: ["SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellInMemoryStore", "SwellPostgres", "SwellTestSupport"],
+            path: "Tests/SwellStoreTestSupport"
+        ),
+        // SwellStoreCore's rules: predicates (parsing, dialects, nil), merge-policy rules, errors,
+        // object IDs, the commit procedure, the reader pool — each run on every store.
+        .testTarget(
+            name: "SwellStoreCoreTests",
+            dependencies: ["SwellStoreTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellLocks", "SwellTestSupport"]
+        ),
+        // What only the SQLite store does: its file, WAL checkpoints, format migration, rowid keys,
+        // two writers of one file, deferred disk syncs.
+        .testTarget(
+            name: "SwellSQLiteTests",
+            dependencies: ["SwellStoreTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellTestSupport"]
+        ),
+        // The contexts: levels, saving, merging, relationships, batch requests, history, undo,
+        // validation, pinned reads, the fetched results controller — on every store.
+        .testTarget(
+            name: "SwellContextsTests",
+            dependencies: ["SwellStoreTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellLocks", "SwellPostgres", "SwellTestSupport", .product(name: "Logging", package: "swift-log")]
+        ),
+        // What `import SwellStore` adds: typed entities and predicates, the store types it links,
+        // the porting article's examples.
         .testTarget(
             name: "SwellStoreTests",
-            dependencies: ["SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellInMemoryStore", "SwellLocks", "SwellPostgres", "SwellTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SwellStoreTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellInMemoryStore", "SwellTestSupport"]
         ),
         .testTarget(
             name: "SwellMacrosTests",

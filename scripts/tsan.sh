@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the store, pipeline (unit and end-to-end), HTTP engine and lock tests (SwellStoreTests, SwellPipelineTests, SwellEndToEndTests, SwellHTTPTests,
+# Runs the store (core, SQLite, contexts, typed), pipeline (unit and end-to-end), HTTP engine and lock tests (SwellStoreCoreTests, SwellSQLiteTests, SwellContextsTests, SwellStoreTests, SwellPipelineTests, SwellEndToEndTests, SwellHTTPTests,
 # SwellLocksTests) under ThreadSanitizer: `swift test --sanitize=thread` in its
 # own build folder (.build-tsan), so the normal .build is left alone.
 #   bash scripts/tsan.sh
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 scratch=.build-tsan
 reports="$PWD/$scratch/tsan-reports"
 log="$scratch/tsan-test.log"
-filter='^(SwellStoreTests|SwellPipelineTests|SwellEndToEndTests|SwellLocksTests|SwellHTTPTests)\.'
+filter='^(SwellStoreCoreTests|SwellSQLiteTests|SwellContextsTests|SwellStoreTests|SwellPipelineTests|SwellEndToEndTests|SwellLocksTests|SwellHTTPTests)\.'
 mkdir -p "$scratch"
 rm -rf "$reports" && mkdir -p "$reports"
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import SwellContexts
 import SwellStore
+import SwellStoreTestSupport
 
 /// Core Data names a port reaches for: a typed controller (statement 64), `Entity.fetchRequest()`,
 /// `count(for:)` of a descriptor, `registeredObject(for:)`, `changedValuesForCurrentEvent()`,

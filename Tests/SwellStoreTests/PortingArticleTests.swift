@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import SwellStore
+import SwellStoreTestSupport
 
 /// The DocC article "Porting from Core Data" runs as written: its SurfJournal flows (a list in a
 /// typed controller, an edit in a child context saved to disk, an export on a private context)

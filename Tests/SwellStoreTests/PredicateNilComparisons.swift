@@ -1,5 +1,6 @@
 import Foundation
 import SwellStore
+import SwellStoreTestSupport
 
 /// The atoms of `NilPredicateGrammar`: one comparison each, with its format, its typed form
 /// (where Swift says the same) and its NSPredicate meaning.

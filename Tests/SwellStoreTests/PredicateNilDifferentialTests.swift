@@ -3,6 +3,7 @@ import Testing
 import SwellStore
 import SwellStoreCore
 import SwellTestSupport
+import SwellStoreTestSupport
 
 /// Store guarantee 63 ("a predicate means one thing"), differentially: random journals with
 /// nil attributes and a sometimes-nil spot, part saved, part unsaved (new objects and

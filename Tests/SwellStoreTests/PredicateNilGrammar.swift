@@ -2,6 +2,7 @@ import Foundation
 import SwellStoreCore
 @testable import SwellStore
 import SwellTestSupport
+import SwellStoreTestSupport
 
 /// Random predicates over the typed journal (`TypedEntityModel.swift`) for the nil
 /// differential test (store guarantee 63): each drawn term carries its format string and

@@ -5,6 +5,7 @@ import SwellStoreCore
 import Testing
 @testable import SwellContexts
 import SwellStore
+import SwellStoreTestSupport
 
 /// Store types by URL scheme (Core Data's registered store classes): a file is
 /// SQLite, `memory:` the in-memory store, another scheme what registered it.

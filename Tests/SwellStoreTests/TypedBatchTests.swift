@@ -4,6 +4,7 @@ import Testing
 @testable import SwellContexts
 import SwellStore
 import SwellTestSupport
+import SwellStoreTestSupport
 
 /// Batch requests over typed entities (store guarantee 53): columns found by key path, rows
 /// the same as a described entity's, read back as typed objects.

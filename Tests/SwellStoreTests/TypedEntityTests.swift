@@ -5,6 +5,7 @@ import Testing
 @testable import SwellContexts
 import SwellStore
 import SwellTestSupport
+import SwellStoreTestSupport
 
 /// `@Entity` classes over contexts (store guarantees 50–51): typed values round-trip
 /// through every level, one typed object per managed object, relationships both ways,

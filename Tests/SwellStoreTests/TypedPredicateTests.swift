@@ -5,6 +5,7 @@ import Testing
 @testable import SwellContexts
 import SwellStore
 import SwellTestSupport
+import SwellStoreTestSupport
 
 /// Key-path predicates and sorts over typed entities (store guarantee 52): each `#Predicate`
 /// compiles to the SQL of the format string that says the same thing, and fetches match
@@ -47,7 +48,7 @@ import SwellTestSupport
         for (typed, format) in pairs {
             #expect(try sql(FetchPredicate(typed)) == (try sql(format)), "\(format.format)")
         }
-        #expect(try sql(FetchPredicate(#Predicate<Tag> { $0.all == 3 }), entity: "Tag") == (try sql(FetchPredicate(format: "#all == 3"), entity: "Tag")))
+        #expect(try sql(FetchPredicate(#Predicate<SwellStoreTestSupport.Tag> { $0.all == 3 }), entity: "Tag") == (try sql(FetchPredicate(format: "#all == 3"), entity: "Tag")))
         let strings: [(Predicate<Spot>, FetchPredicate)] = [
             (#Predicate { $0.name.contains("Beach") }, FetchPredicate(format: "name CONTAINS 'Beach'")),
             (#Predicate { $0.name.starts(with: "Ocean") }, FetchPredicate(format: "name BEGINSWITH 'Ocean'")),

@@ -3,6 +3,7 @@ import SwellTestSupport
 import Testing
 @testable import SwellContexts
 import SwellStore
+import SwellStoreTestSupport
 
 /// A typed entity with rules: `@Validated`, a bounded to-many, and the class's own insert validation.
 @Entity final class Gauge {
@@ -44,10 +45,10 @@ import SwellStore
                 reading.gauge = gauge
             }
             let error = #expect(throws: StoreError.self) { try writer.save() }
-            #expect(Set(error.map(ValidationTests.seen) ?? []) == [
-                ValidationTests.Seen(entity: "Gauge", key: "level", value: .integer(140), rule: "maxValue 100"),
-                ValidationTests.Seen(entity: "Gauge", key: "readings", value: .integer(3), rule: "maxCount 2"),
-                ValidationTests.Seen(entity: "Gauge", key: nil, value: nil, rule: "validateForInsert"),
+            #expect(Set(error.map(ValidationFailures.seen) ?? []) == [
+                ValidationFailures.Seen(entity: "Gauge", key: "level", value: .integer(140), rule: "maxValue 100"),
+                ValidationFailures.Seen(entity: "Gauge", key: "readings", value: .integer(3), rule: "maxCount 2"),
+                ValidationFailures.Seen(entity: "Gauge", key: nil, value: nil, rule: "validateForInsert"),
             ])
             #expect(throws: StoreError.self) { try gauge.validateForInsert() }
             #expect(throws: StoreError.self) { try gauge.validateValue(-1, forKey: "level") }
