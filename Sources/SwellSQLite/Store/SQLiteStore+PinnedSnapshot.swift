@@ -29,6 +29,8 @@ extension SQLiteStore: PinnedSnapshotStore {
     }
 
     package func readSnapshot<T>(on connection: SQLiteConnection, _ body: (any StoreReader) throws -> T) throws -> T {
+        // `close()` marks the store closed before it closes the pool: no read starts from then on.
+        guard isOpen else { throw StoreError.noPersistentStore }
         readCount.add(1, ordering: .relaxed)
         return try body(SQLiteStoreReader(connection: connection, model: model, path: path))
     }
