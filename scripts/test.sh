@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # Layout rules the compiler does not check (manifest dependencies, no Synchronization.Mutex).
 bash scripts/check-layout.sh
+# No side door: SwellPipeline and swell use no package declaration of the store's core
+# (built in a copy as a second package, where a user's code stands).
+bash scripts/check-public-api.sh
 swift build --build-tests
 swift test
 # The release tarball (self-contained binary, completions, man page, install.sh), tested with

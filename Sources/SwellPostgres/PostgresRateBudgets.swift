@@ -15,8 +15,8 @@ import SwellStoreCore
 /// Each run's budget session has a connection of its own (never the writer's, whose
 /// transactions may be long), with keepalives as a source hold's, a connect timeout, and
 /// statement and lock timeouts: a take that cannot be answered in seconds fails, and the
-/// run goes on with its own buckets.
-extension PostgresStore: RateBudgetSharing {
+/// run goes on with its own buckets. (A file store has no such budgets: each run keeps its own.)
+extension PostgresStore {
     /// The table, in the store's schema (created by `PostgresSchema`).
     static let rateBucketsTable = "swell_rate_buckets"
 
@@ -36,17 +36,33 @@ extension PostgresStore: RateBudgetSharing {
         return items
     }
 
-    package func openRateBudget() -> any RateBudgetSession {
+    /// A session on the shared buckets for one run: its own connection, opened at the first
+    /// take and closed by ``PostgresRateBudgetSession/close()`` (or when the session goes).
+    public func openRateBudget() -> PostgresRateBudgetSession {
         PostgresRateBudgetSession(conninfo: conninfo(adding: rateBudgetParameters),
                                   table: "\(PostgresSQL.quote(schemaName)).\(Self.rateBucketsTable)")
     }
 }
 
+/// One bucket of a take: `tokensPerSecond` gained, at most `burst` held (at least 1).
+public struct RateBucketSpec: Sendable, Hashable {
+    public var key: String
+    public var tokensPerSecond: Double
+    public var burst: Double
+
+    public init(key: String, tokensPerSecond: Double, burst: Double) {
+        self.key = key
+        self.tokensPerSecond = tokensPerSecond
+        self.burst = max(1, burst)
+    }
+}
+
 /// One run's session on the shared buckets: its connection (opened at the first take, opened
-/// again after it was lost) and the buckets whose rows it knows are there.
+/// again after it was lost) and the buckets whose rows it knows are there. Used from one
+/// thread at a time.
 ///
 /// `@unchecked Sendable`: every field but the two constants is touched only under `lock`.
-final class PostgresRateBudgetSession: RateBudgetSession, @unchecked Sendable {
+public final class PostgresRateBudgetSession: @unchecked Sendable {
     private let conninfo: String
     private let table: String
     private let lock = NSLock()
@@ -61,7 +77,12 @@ final class PostgresRateBudgetSession: RateBudgetSession, @unchecked Sendable {
 
     deinit { connection?.close() }
 
-    func takeToken(from buckets: [RateBucketSpec]) throws -> Double {
+    /// Takes one token from every bucket of `buckets` at once, or none: 0 when taken, else
+    /// the seconds until every one of them would hold a token. A bucket seen for the first
+    /// time starts full.
+    ///
+    /// - Throws: `StoreError` when the store cannot be reached or refuses the take.
+    public func takeToken(from buckets: [RateBucketSpec]) throws -> Double {
         try lock.withLock { () throws(StoreError) -> Double in
             guard !closed else { throw .noPersistentStore }
             var seen = Set<String>()
@@ -83,7 +104,8 @@ final class PostgresRateBudgetSession: RateBudgetSession, @unchecked Sendable {
         }
     }
 
-    func close() {
+    /// Ends the session (later takes throw `StoreError.noPersistentStore`).
+    public func close() {
         lock.withLock {
             closed = true
             connection?.close()

@@ -1,6 +1,36 @@
 import Foundation
 import SwellStoreCore
 
+/// Who holds a source: the runner's host and process id, and since when.
+public struct SourceHolder: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var pid: String
+    public var since: String
+
+    public init(host: String, pid: String, since: String) {
+        self.host = host
+        self.pid = pid
+        self.since = since
+    }
+
+    public var description: String { "host \(host), pid \(pid), since \(since)" }
+}
+
+/// Another runner holds the source.
+public struct SourceHeldError: Error, Sendable, CustomStringConvertible {
+    public var source: String
+    public var holder: SourceHolder?
+
+    public init(source: String, holder: SourceHolder?) {
+        self.source = source
+        self.holder = holder
+    }
+
+    public var description: String {
+        "source \(source) is being run by another runner (\(holder?.description ?? "holder unknown"))"
+    }
+}
+
 /// Per-source holds for runners sharing one database (PostgreSQL store guarantees 7): a
 /// session advisory lock on its own connection, keyed by the schema and the
 /// source. The server frees it when the session ends: at once when the holder
@@ -9,8 +39,10 @@ import SwellStoreCore
 /// (`PostgresStore.keepalives`: 2 s idle, 1 s interval, 2 probes, 5 s
 /// unanswered) — an idle session is otherwise noticed only after the server's
 /// system default of hours. `application_name` names the holder's host and
-/// process id, which `pg_stat_activity` shows and the refusal quotes.
-extension PostgresStore: SourceHolding {
+/// process id, which `pg_stat_activity` shows and the refusal quotes. The pipeline
+/// holds each source it runs this way (a file store has no such holds: one writing
+/// run holds the whole file, `swell`'s lock file).
+extension PostgresStore {
     /// Connection keywords of a hold's session.
     static func holdParameters(source: String) -> [URLQueryItem] {
         let host = ProcessInfo.processInfo.hostName
@@ -18,7 +50,9 @@ extension PostgresStore: SourceHolding {
             + keepalives(idle: 2, interval: 1, count: 2, userTimeoutMilliseconds: 5000)
     }
 
-    package func holdSource(_ source: String, wait: Bool, onWait: (SourceHolder) -> Void) throws -> any SourceHold {
+    /// Takes the hold on `source`. With `wait`, blocks until it is free (calling `onWait`
+    /// with the holder first); without, throws `SourceHeldError` naming the holder.
+    public func holdSource(_ source: String, wait: Bool, onWait: (SourceHolder) -> Void) throws -> PostgresSourceHold {
         let connection: PostgresConnection
         do {
             connection = try PostgresConnection(conninfo(adding: Self.holdParameters(source: source)))
@@ -105,7 +139,8 @@ extension PostgresStore: SourceHolding {
         return SourceHolder(host: host, pid: pid, since: since)
     }
 
-    package func holders(of sources: [String]) throws -> [(source: String, holder: SourceHolder)] {
+    /// The sources held now, by whom (for `swell status`), among `sources`.
+    public func holders(of sources: [String]) throws -> [(source: String, holder: SourceHolder)] {
         if holdsInTable {
             var result: [(source: String, holder: SourceHolder)] = []
             for source in sources {
@@ -154,8 +189,8 @@ extension PostgresStore: SourceHolding {
     }
 }
 
-/// A held source: its session, closed to let go.
-final class PostgresSourceHold: SourceHold, @unchecked Sendable {
+/// A held source: its session, closed by `release()` (or when the hold goes) to let go.
+public final class PostgresSourceHold: @unchecked Sendable {
     /// `@unchecked Sendable`: `connection` is only closed, under `lock`.
     private let lock = NSLock()
     private var connection: PostgresConnection?
@@ -164,7 +199,7 @@ final class PostgresSourceHold: SourceHold, @unchecked Sendable {
         self.connection = connection
     }
 
-    func release() {
+    public func release() {
         lock.withLock {
             connection?.close()
             connection = nil

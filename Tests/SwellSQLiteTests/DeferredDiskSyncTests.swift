@@ -7,7 +7,7 @@ import Testing
 import SwellStore
 import SwellStoreTestSupport
 
-/// A store whose commits do not wait for the disk until it closes (`DeferredDiskSync`:
+/// A store whose commits do not wait for the disk until it closes (SQLiteStore's deferred disk sync:
 /// what a pipeline run asks for) syncs them when it closes; by default every commit waits.
 @Suite(.onEveryStore) struct DeferredDiskSyncTests {
     let directory = TemporaryDirectory()
@@ -40,7 +40,7 @@ import SwellStoreTestSupport
     @Test(.sqliteStoreOnly) func deferredCommitsAreSyncedWhenTheStoreCloses() throws {
         let container = try makeContainer(directory)
         let store = try #require(container.persistentStoreCoordinator.sqliteStore)
-        try #require(container.persistentStoreCoordinator.deferredDiskSync).deferDiskSyncUntilClose()
+        try store.deferDiskSyncUntilClose()
         #expect(store.writerSynchronous == 1)
         try commit(container, ids: 0..<100)
         try commit(container, ids: 100..<150)
@@ -59,7 +59,7 @@ import SwellStoreTestSupport
     @Test(.sqliteStoreOnly) func anExplicitSyncSyncsDeferredCommitsAndNothingOtherwise() throws {
         let container = try makeContainer(directory)
         let store = try #require(container.persistentStoreCoordinator.sqliteStore)
-        let deferred = try #require(container.persistentStoreCoordinator.deferredDiskSync)
+        let deferred = store
         try deferred.syncDeferredCommits()
         #expect(store.deferredSyncs.load(ordering: .relaxed) == 0, "commits wait for the disk: nothing to sync")
         try deferred.deferDiskSyncUntilClose()
@@ -72,7 +72,7 @@ import SwellStoreTestSupport
 
     @Test(.sqliteStoreOnly) func deferringAClosedStoreThrows() throws {
         let container = try makeContainer(directory)
-        let deferred = try #require(container.persistentStoreCoordinator.deferredDiskSync)
+        let deferred = try #require(container.persistentStoreCoordinator.sqliteStore)
         try container.persistentStoreCoordinator.close()
         #expect(throws: StoreError.self) { try deferred.deferDiskSyncUntilClose() }
     }

@@ -60,7 +60,7 @@ public final class BatchInsertRequest: BatchRequest, @unchecked Sendable {
     /// The rows were checked against the attribute rules before the request was made (the
     /// pipeline checks every record as it maps it): the writer does not check them again.
     /// Package use only.
-    package var rulesChecked = false
+    public var rulesChecked = false
     /// Store metadata (what `ManagedObjectContext.setStoreMetadata(_:forKey:)` sets; a nil
     /// value removes its key) written in the same transaction as the request's rows: both are
     /// on disk, or neither is. It is written also when no row changes (every row arrived equal

@@ -109,6 +109,11 @@ public final class PersistentStoreCoordinator: Sendable {
     /// The URL of the store, once added.
     public var storeURL: URL? { state.withLock { $0.store?.url } }
 
+    /// The store added (Core Data's `persistentStores`, of which a coordinator here has one),
+    /// as an object of its store type's class — `PostgresStore`, for example — for what only
+    /// that type offers; nil before ``addPersistentStore(at:options:)`` and after ``close()``.
+    public var persistentStore: (any AnyObject & Sendable)? { state.withLock { $0.store } }
+
     var storeIdentifier: String { state.withLock { $0.store?.identifier ?? "unloaded" } }
 
     /// Root saves committed to the store so far (by any root context of this coordinator).

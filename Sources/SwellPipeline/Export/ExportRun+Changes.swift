@@ -73,7 +73,7 @@ extension ExportRun {
             let purged = try context.historyPurgedBefore().map { $0.value - 1 } ?? 0
             let position = try context.lastHistoryToken().map { HistoryToken(value: max($0.value, purged)) } ?? HistoryToken(value: purged)
             var rows = 0
-            try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
+            try BulkSession(context).enumerateRowCursors(request, keyPaths: keyPaths) { row in
                 try checkCancelled(&rows)
                 try writer.writeValueField("insert")
                 for column in columns { try Self.write(row, column, dates: dates, to: writer) }
@@ -90,7 +90,7 @@ extension ExportRun {
                                 + "export a new name to start again from every row as insert")
         }
         let changes = NetChanges(transactions, entity: entity.name)
-        let stored = try context.entityDescription(named: entity.name)
+        let stored = try BulkSession(context).entity(named: entity.name)
         let width = stored.attributes.count + keyPaths.count
 
         func writeDelete(primaryKey: Int64, key: [String: StoreValue]) throws {
@@ -115,12 +115,12 @@ extension ExportRun {
         // A `where` that reads through a relationship (`maker.name == 'Acme'`) moves rows in and
         // out when the objects it reads change: then every matching row is listed and every
         // other row deleted (which rows moved is not followed).
-        let whereMoves = try !context.predicatePathEntities(request).isDisjoint(with: changes.related.keys)
+        let whereMoves = try !BulkSession(context).predicatePathEntities(request).isDisjoint(with: changes.related.keys)
         let related = whereMoves ? .all : try relatedRows(changes, stored: stored, keyPaths: keyPaths, in: context)
         guard !changes.byKey.isEmpty || related != .none else { return transactions.last?.token ?? previous }
         var listed: Set<Int64> = []
         var rows = 0
-        try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
+        try BulkSession(context).enumerateRowCursors(request, keyPaths: keyPaths) { row in
             try checkCancelled(&rows)
             let change: String
             switch changes.byKey[row.primaryKey] {
@@ -142,7 +142,7 @@ extension ExportRun {
             var all = FetchRequest(entityName: entity.name)
             all.sortDescriptors = request.sortDescriptors
             let keyIndices = stored.keyIndices
-            try context.enumerateRowCursors(all) { row in
+            try BulkSession(context).enumerateRowCursors(all) { row in
                 guard whereMoves ? !listed.contains(row.primaryKey) && changes.byKey[row.primaryKey] != .insert
                                  : unlisted[row.primaryKey] != nil else { return }
                 var key: [String: StoreValue] = [:]
@@ -202,7 +202,7 @@ extension ExportRun {
             var passed: [String] = []
             for name in keyPath.path.dropLast() {
                 guard let relationship = entity.relationship(named: name) else { break }
-                entity = try context.entityDescription(named: relationship.destination)
+                entity = try BulkSession(context).entity(named: relationship.destination)
                 passed.append(entity.name)
             }
             guard passed.contains(where: { changes.related[$0] != nil }) else { continue }

@@ -55,7 +55,7 @@ struct ExportRun {
                 if export.header { try writer.writeHeader(export.columns.map(\.name)) }
                 let dates = DateWriter(formats: export.columns.map(\.format))
                 var rows = 0
-                try context.enumerateRowCursors(request, keyPaths: keyPaths) { row in
+                try BulkSession(context).enumerateRowCursors(request, keyPaths: keyPaths) { row in
                     try checkCancelled(&rows)
                     for column in columns { try Self.write(row, column, dates: dates, to: writer) }
                     try writer.endRow()
@@ -80,7 +80,7 @@ struct ExportRun {
     /// The exported columns (attributes by index; key paths read after the store's
     /// attributes, version 2) and the key paths to read.
     func columns(in context: ManagedObjectContext) throws -> ([Column], [KeyPathColumn]) {
-        let stored = try context.entityDescription(named: entity.name)
+        let stored = try BulkSession(context).entity(named: entity.name)
         var columns: [Column] = []
         var keyPaths: [KeyPathColumn] = []
         for (position, column) in export.columns.enumerated() {
@@ -102,7 +102,7 @@ struct ExportRun {
         var current = entity
         for name in path.dropLast() {
             guard let relationship = current.relationship(named: name) else { return .string }
-            current = try context.entityDescription(named: relationship.destination)
+            current = try BulkSession(context).entity(named: relationship.destination)
         }
         return current.attribute(named: path.last ?? "")?.type ?? .string
     }

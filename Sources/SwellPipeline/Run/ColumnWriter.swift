@@ -35,7 +35,7 @@ struct ColumnWriter: Sendable {
             while let columns = queue.take() {
                 guard columns.batch.rowCount > 0 else { continue }
                 let request = request(columns.batch)
-                context.performAndWait { context.compareAhead(request) }
+                context.performAndWait { BulkSession(context).compareAhead(request) }
                 compared.put(PositionedBatch(batch: request, wholePages: columns.wholePages))
             }
         }

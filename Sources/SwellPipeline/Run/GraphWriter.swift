@@ -124,7 +124,7 @@ struct GraphWriter: Sendable {
         let kept = (0..<records).filter { !dropped.contains($0) }
         let found: [String: LinkedInsertCounts]
         do {
-            found = try context.executeLinkedInserts(requests) { primaryKeys in
+            found = try BulkSession(context).executeLinkedInserts(requests) { primaryKeys in
                 var ids = batch.objects.map { [Int64](repeating: -1, count: $0.values.count) }
                 for (source, keys) in zip(sources, primaryKeys) {
                     for (n, row) in source.rows.enumerated() { ids[source.entity][row] = keys[n] }
@@ -144,7 +144,7 @@ struct GraphWriter: Sendable {
                !source.attributes.contains(where: { entity.attributes[$0].name == attribute }) {
                 // A new object needs an attribute its mapping does not give (a stored one keeps its value).
                 let values = batch.objects[source.entity].values[source.rows[n]]
-                let key = zip(entity.uniquenessConstraint, entity.keyIndices.map { values[$0] }).map { "\($0)=\(describe($1))" }
+                let key = zip(entity.uniquenessConstraint, entity.keyIndices.map { values[$0] }).map { "\($0)=\($1.messageText)" }
                     .joined(separator: ", ")
                 throw RefusedObject(object: ObjectPosition(entity: source.entity, position: source.rows[n]),
                                     error: PipelineError(.data, "a new \(entity.name) (\(key)) needs \(attribute), which its nested mapping does not map"))

@@ -43,7 +43,7 @@ struct KeyLookup: Sendable {
         let wanted = Set(keys)
         let keyIndices = entity.keyIndices
         var found = Set<[StoreValue]>()
-        try context.enumerateRows(request(for: keys)) { _, values in
+        try BulkSession(context).enumerateRows(request(for: keys)) { _, values in
             let key = keyIndices.map { values[$0] }
             if wanted.contains(key) { found.insert(key) }
         }

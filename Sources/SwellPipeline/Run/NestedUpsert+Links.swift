@@ -9,7 +9,7 @@ extension NestedUpsert {
     mutating func release(_ members: [Int64], from plan: NestedPlan, of parent: EntityDescription, in context: ManagedObjectContext) {
         guard plan.relationship.deleteRule == .cascade else { return }
         for member in members {
-            let values = context.currentValues(entity: plan.entity, primaryKey: member)
+            let values = BulkSession(context).currentValues(entity: plan.entity, primaryKey: member)
             let key = plan.entity.keyIndices.map { values[$0] }
             guard !key.contains(where: \.isNull) else { continue }
             released.insert(Released(parent: parent.name, relationship: plan.relationship.name, key: key))
@@ -25,7 +25,7 @@ extension NestedUpsert {
         var request = FetchRequest(entityName: plan.entity.name)
         request.predicate = FetchPredicate(format: "%K == %@", plan.entity.attributes[column].name, parent)
         var gone: [(Int64, [StoreValue])] = []
-        try context.enumerateRows(request) { primaryKey, values in
+        try BulkSession(context).enumerateRows(request) { primaryKey, values in
             if !listed.contains(primaryKey) { gone.append((primaryKey, values)) }
         }
         for (member, values) in gone {
@@ -40,7 +40,7 @@ extension NestedUpsert {
                 cleared[order] = .null
                 indices.append(order)
             }
-            context.updateRow(entity: plan.entity, primaryKey: member, values: cleared, indices: indices)
+            BulkSession(context).updateRow(entity: plan.entity, primaryKey: member, values: cleared, indices: indices)
             note(member, values: cleared, entity: plan.entity)
         }
         return !gone.isEmpty
@@ -61,14 +61,14 @@ extension NestedUpsert {
             members.removeAll { $0 == parent }
         }
         values[column] = JoinTable.encode(members, ordered: join.isOrdered)
-        context.updateRow(entity: plan.entity, primaryKey: child, values: values, indices: [column])
+        BulkSession(context).updateRow(entity: plan.entity, primaryKey: child, values: values, indices: [column])
         note(child, values: values, entity: plan.entity)
         return true
     }
 
     /// A row's values as this batch has them.
     private func current(_ id: Int64, entity: EntityDescription, in context: ManagedObjectContext) -> [StoreValue] {
-        context.currentValues(entity: entity, primaryKey: id)
+        BulkSession(context).currentValues(entity: entity, primaryKey: id)
     }
 
     /// At the end of the run: deletes the objects records took out of a `cascade`
@@ -83,9 +83,9 @@ extension NestedUpsert {
         for candidate in candidates {
             guard let (plan, parent) = plan(named: candidate.relationship, of: candidate.parent) else { continue }
             var id = existing(candidate.key, entity: plan.entity)?.id
-            if id == nil { id = try context.storedRows(forKeys: [candidate.key], entity: plan.entity)[candidate.key]?.primaryKey }
+            if id == nil { id = try BulkSession(context).storedRows(forKeys: [candidate.key], entity: plan.entity)[candidate.key]?.primaryKey }
             guard let id, try !isHeld(id, through: plan, of: parent, in: context) else { continue }
-            context.deleteRows(entity: plan.entity.name, primaryKeys: [id])
+            BulkSession(context).deleteRows(entity: plan.entity.name, primaryKeys: [id])
             batchRows[plan.entity.name]?[candidate.key] = nil
             deleted += 1
         }
@@ -99,11 +99,11 @@ extension NestedUpsert {
             var request = FetchRequest(entityName: parent.name)
             request.predicate = FetchPredicate(format: "%K == %@", parent.attributes[column].name, member)
             var held = false
-            try context.enumerateRows(request) { _, _ in held = true }
+            try BulkSession(context).enumerateRows(request) { _, _ in held = true }
             return held
         case .joinOwner(let column, _):
             guard let join = parent.attributes[column].join else { return false }
-            return !context.owners(in: join, column: column, listing: member).isEmpty
+            return !BulkSession(context).owners(in: join, column: column, listing: member).isEmpty
         case .inverseToOne:
             // Its to-one still names the parent that let go of it: no record listed it since.
             return false

@@ -100,7 +100,7 @@ struct NestedUpsert {
             for (index, plan) in checked {
                 guard let child = record.links[index]?.first, existing(child.key, entity: plan.entity) == nil else { continue }
                 let path = plan.mapping.path.joined(separator: ".")
-                let value = child.key.first.map(describe) ?? "null"
+                let value = child.key.first.map(\.messageText) ?? "null"
                 bad[position] = (path, "\(path): \(value) is the key of no stored \(plan.entity.name) (nor of one earlier in the run); give \(plan.relationship.name) create: true to insert it")
                 break
             }
@@ -121,7 +121,7 @@ struct NestedUpsert {
         for record in records { collect(record, entity: root, plans: plans) }
         for (name, wanted) in keys {
             guard let entity = entities[name] else { continue }
-            stored[name] = try context.storedRows(forKeys: Array(wanted), entity: entity)
+            stored[name] = try BulkSession(context).storedRows(forKeys: Array(wanted), entity: entity)
         }
     }
 
@@ -159,7 +159,7 @@ struct NestedUpsert {
                 var now: Int64?
                 if let child = nodes?.first, let reference = plan.mapping.byKey, !reference.create,
                    existing(child.key, entity: plan.entity) == nil {
-                    let value = child.key.first.map(describe) ?? "null"
+                    let value = child.key.first.map(\.messageText) ?? "null"
                     throw PipelineError(.data, "a \(entity.name) record's \(plan.mapping.path.joined(separator: ".")) is \(value), which no stored \(plan.entity.name) has (nor one earlier in the run); give \(plan.relationship.name) create: true to insert it")
                 }
                 if let child = nodes?.first {
@@ -212,7 +212,7 @@ struct NestedUpsert {
                     if setLink(id, in: childID, plan: plan, column: column, linked: true, in: context) { linksChanged = true }
                 }
                 if before != nil, let join = plan.entity.attributes[column].join {
-                    for member in context.owners(in: join, column: column, listing: id) where !listed.contains(member) {
+                    for member in BulkSession(context).owners(in: join, column: column, listing: id) where !listed.contains(member) {
                         if setLink(id, in: member, plan: plan, column: column, linked: false, in: context) {
                             linksChanged = true
                             release([member], from: plan, of: entity, in: context)
@@ -244,7 +244,7 @@ struct NestedUpsert {
             for index in entity.attributes.indices where !kept.contains(index) { values[index] = before.values[index] }
             let changed = columns.filter { values[$0] != before.values[$0] }
             if !changed.isEmpty {
-                context.updateRow(entity: entity, primaryKey: before.id, values: values, indices: changed)
+                BulkSession(context).updateRow(entity: entity, primaryKey: before.id, values: values, indices: changed)
             }
             note(before.id, values: values, entity: entity)
             return (before.id, !changed.isEmpty)
@@ -254,10 +254,10 @@ struct NestedUpsert {
             let attribute = entity.attributes[index]
             return !mappedSet.contains(index) && !attribute.isOptional && attribute.destination == nil && attribute.join == nil && attribute.orderOf == nil
         }) {
-            let key = zip(entity.uniquenessConstraint, node.key).map { "\($0)=\(describe($1))" }.joined(separator: ", ")
+            let key = zip(entity.uniquenessConstraint, node.key).map { "\($0)=\($1.messageText)" }.joined(separator: ", ")
             throw PipelineError(.data, "a new \(entity.name) (\(key)) needs \(entity.attributes[missing].name), which its nested mapping does not map")
         }
-        let id = context.insertRow(entity: entity, values: values)
+        let id = BulkSession(context).insertRow(entity: entity, values: values)
         note(id, values: values, entity: entity)
         return (id, true)
     }

@@ -266,7 +266,7 @@ public struct PipelineRunner: Sendable {
     /// store closes: a failure here fails the run, as its commits may not be on disk.
     private func syncDeferredCommits(_ container: PersistentContainer) -> PipelineError? {
         do {
-            try container.persistentStoreCoordinator.deferredDiskSync?.syncDeferredCommits()
+            try (container.persistentStoreCoordinator.persistentStore as? SQLiteStore)?.syncDeferredCommits()
             return nil
         } catch {
             return PipelineError(.io, redactor("the run's commits to the store \(store) could not be synced to disk: \(error)"),
@@ -279,7 +279,8 @@ public struct PipelineRunner: Sendable {
     /// killed, the README's "Durability").
     private func deferDiskSync(_ container: PersistentContainer) throws(PipelineError) {
         do {
-            try container.persistentStoreCoordinator.deferredDiskSync?.deferDiskSyncUntilClose()
+            // A server store's commits are the server's to sync; an in-memory store has no disk.
+            try (container.persistentStoreCoordinator.persistentStore as? SQLiteStore)?.deferDiskSyncUntilClose()
         } catch {
             throw PipelineError(.io, redactor("cannot open the store \(store): \(error)"), underlying: error)
         }
@@ -287,8 +288,8 @@ public struct PipelineRunner: Sendable {
 
     /// On a store many runners share (PostgreSQL): holds the source for this run, or
     /// throws `.locked` naming the runner that holds it (with `wait`, queues behind it).
-    private func holdSource(_ source: String, in container: PersistentContainer) throws(PipelineError) -> (any SourceHold)? {
-        guard let holding = container.persistentStoreCoordinator.sourceHolding else { return nil }
+    private func holdSource(_ source: String, in container: PersistentContainer) throws(PipelineError) -> PostgresSourceHold? {
+        guard let holding = container.persistentStoreCoordinator.persistentStore as? PostgresStore else { return nil }
         do {
             return try holding.holdSource(source, wait: wait) { holder in
                 logger.notice("waiting for the runner that holds the source",

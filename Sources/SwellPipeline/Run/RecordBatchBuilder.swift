@@ -136,7 +136,7 @@ struct RecordBatchBuilder: Sendable {
                 continue
             }
             if existing.contains(key) || !seen.insert(key).inserted {
-                let shown = zip(entity.key, key).map { "\($0)=\(describe($1))" }.joined(separator: ", ")
+                let shown = zip(entity.key, key).map { "\($0)=\($1.messageText)" }.joined(separator: ", ")
                 try reject(item, message: "\(entity.key.first ?? "key"): \(shown) exists already (mode: append)", attribute: entity.key.first,
                            firstBad: &firstBad, rejected: &rejected)
             } else {

@@ -103,7 +103,7 @@ final class ReplaceSweeper: Sendable {
         context.name = "\(entity.name).replace"
         return try context.performAndWait { () throws -> Int in
             var doomed: [Int64] = []
-            try context.enumerateRows(FetchRequest(entityName: entity.name)) { primaryKey, values in
+            try BulkSession(context).enumerateRows(FetchRequest(entityName: entity.name)) { primaryKey, values in
                 if let integerKey, case .integer(let key) = values[integerKey] {
                     if !Self.contains(integers, key) && (seen.isEmpty || !seen.contains([.integer(key)])) { doomed.append(primaryKey) }
                     return
@@ -114,7 +114,7 @@ final class ReplaceSweeper: Sendable {
                 }
                 if !seen.contains(keyIndices.map { values[$0] }) { doomed.append(primaryKey) }
             }
-            context.deleteRows(entity: entity.name, primaryKeys: doomed)
+            BulkSession(context).deleteRows(entity: entity.name, primaryKeys: doomed)
             try context.save()
             return doomed.count
         }

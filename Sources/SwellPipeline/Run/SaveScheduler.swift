@@ -94,7 +94,7 @@ final class SaveScheduler: Sendable {
     /// workers' changes are there, else (something edited its objects) on it.
     private func moveViewChangesToWriter() throws {
         let view = container.viewContext
-        if try view.saveIntoParentOffQueue() == nil {
+        if try BulkSession(view).saveIntoParentOffQueue() == nil {
             try view.performAndWait { try view.save() }
         }
     }

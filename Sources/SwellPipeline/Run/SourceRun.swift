@@ -187,10 +187,10 @@ struct SourceRun {
         return context.performAndWait { () -> GraphShape? in
             // An entity or relationship the store's model lacks is not lost: the upsert worker
             // builds the same plans and fails the run with that error.
-            guard let root = try? context.entityDescription(named: entity.name),
+            guard let root = try? BulkSession(context).entity(named: entity.name),
                   let plans = try? source.nested.map({
                       try NestedPlan(mapping: $0, parent: root, pipelineEntities: pipelineEntities,
-                                     storage: { try context.entityDescription(named: $0) }, dates: source.dates)
+                                     storage: { try BulkSession(context).entity(named: $0) }, dates: source.dates)
                   }) else { return nil }
             return GraphShape(root: root, plans: plans)
         }

@@ -3,6 +3,7 @@ import Logging
 import SwellContexts
 import SwellHTTP
 import SwellLocks
+import SwellPostgres
 
 /// The run's token buckets kept in its store, when the store is shared by many runners
 /// (a PostgreSQL store: Pipeline file reference, "One budget for many runners"): what the
@@ -29,7 +30,7 @@ final class StoreTokenBuckets: SharedTokenBuckets {
         var deniedUntil: [Set<String>: Double] = [:]
     }
 
-    private let session: any RateBudgetSession
+    private let session: PostgresRateBudgetSession
     private let logger: Logger
     private let redactor: Redactor
     private let state = LockedValue(State())
@@ -37,10 +38,12 @@ final class StoreTokenBuckets: SharedTokenBuckets {
     /// The store's buckets, when `coordinator`'s store shares them; nil for a store of one run
     /// at a time (SQLite, in memory): its runs keep their own.
     static func shared(by coordinator: PersistentStoreCoordinator, logger: Logger, redactor: Redactor) -> StoreTokenBuckets? {
-        coordinator.rateBudgetSharing.map { StoreTokenBuckets(session: $0.openRateBudget(), logger: logger, redactor: redactor) }
+        (coordinator.persistentStore as? PostgresStore).map {
+            StoreTokenBuckets(session: $0.openRateBudget(), logger: logger, redactor: redactor)
+        }
     }
 
-    init(session: any RateBudgetSession, logger: Logger, redactor: Redactor) {
+    init(session: PostgresRateBudgetSession, logger: Logger, redactor: Redactor) {
         self.session = session
         self.logger = logger
         self.redactor = redactor

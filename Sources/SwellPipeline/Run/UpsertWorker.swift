@@ -65,16 +65,16 @@ struct UpsertWorker: Sendable {
             return
         }
         var unsaved = 0
-        context.performAndWait { context.reserveRows(batchSize, entity: mapper.entity) }
+        context.performAndWait { BulkSession(context).reserveRows(batchSize, entity: mapper.entity) }
         // Version 2: records with nested objects go through the graph writer.
         var graph: NestedUpsert?
         if !source.nested.isEmpty {
             do {
                 graph = try context.performAndWait { () throws -> NestedUpsert in
-                    let root = try context.entityDescription(named: entity.name)
+                    let root = try BulkSession(context).entity(named: entity.name)
                     let plans = try source.nested.map {
                         try NestedPlan(mapping: $0, parent: root, pipelineEntities: pipelineEntities,
-                                       storage: { try context.entityDescription(named: $0) }, dates: source.dates)
+                                       storage: { try BulkSession(context).entity(named: $0) }, dates: source.dates)
                     }
                     return NestedUpsert(root: root, plans: plans)
                 }
@@ -234,13 +234,13 @@ struct UpsertWorker: Sendable {
         do {
             changes = try positions.committing(lane: lane, wholePages: wholePages) { metadata in
                 for (key, value) in metadata { context.setStoreMetadata(value, forKey: key) }
-                return try context.saveReturningChanges()
+                return try BulkSession(context).save()
             }
         } catch let error as StoreError {
             throw savingFailed(error)
         }
         context.reset()
-        context.reserveRows(batchSize, entity: mapper.entity)
+        BulkSession(context).reserveRows(batchSize, entity: mapper.entity)
         defer { unchanged = 0 }
         guard var writer = graph else {
             return SaveScheduler.BatchCounts(inserted: changes.inserted.count, updated: changes.updated.count,

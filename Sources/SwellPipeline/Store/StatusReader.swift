@@ -1,5 +1,6 @@
 import Foundation
 import SwellContexts
+import SwellPostgres
 
 /// What `swell status` prints: entities with row counts, incremental state, stopped sources'
 /// positions, the history and each delta export's position, and the last runs, read from the
@@ -41,7 +42,7 @@ public struct StatusReader {
                     let position = try context.storeMetadata(forKey: ExportRun.positionKey(export.name))
                     lines.append("export \(export.name): changes since history transaction \(position ?? "(none yet: the next run exports every row)")")
                 }
-                if let holding = container.persistentStoreCoordinator.sourceHolding {
+                if let holding = container.persistentStoreCoordinator.persistentStore as? PostgresStore {
                     for (source, holder) in try holding.holders(of: pipeline.sources.map(\.name)) {
                         lines.append("running \(source): \(holder)")
                     }

@@ -4,7 +4,8 @@ import SwellStoreCore
 import Synchronization
 
 /// The SQLite persistent store: one ordinary SQLite file in WAL mode, one
-/// table per entity.
+/// table per entity. A coordinator's `persistentStore` is one when its URL is a file; what
+/// it offers beyond the coordinator is the deferred disk sync (group commit for a batch run).
 ///
 /// One writer connection commits root saves; reads use their own connections
 /// (a small pool), each in a read transaction, so they see a consistent
@@ -17,7 +18,7 @@ import Synchronization
 /// published to readers by `isLoaded` (release/acquire) before any read or commit uses
 /// them; `_commitObserver`, `_commitObserverInterval` and `_readObserver` are touched only
 /// under `observerLock`; `url` and `path` are constants.
-package final class SQLiteStore: PersistentStore, @unchecked Sendable {
+public final class SQLiteStore: PersistentStore, @unchecked Sendable {
     package let url: URL
     package private(set) var identifier: String = ""
     private(set) var model = ManagedObjectModel(entities: [])
@@ -59,7 +60,7 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
     /// Checkpoints the WAL off the writer's queue (`SQLiteCheckpointer`).
     package let checkpointer: SQLiteCheckpointer
 
-    /// Commits do not wait for the disk until `close` (`DeferredDiskSync`); under `writerLock`.
+    /// Commits do not wait for the disk until `close` (the deferred disk sync, below); under `writerLock`.
     private var defersDiskSync = false
     /// How many times deferred commits were synced (by `close` or `syncDeferredCommits`), for tests.
     package let deferredSyncs = Atomic<Int>(0)
@@ -293,7 +294,16 @@ package final class SQLiteStore: PersistentStore, @unchecked Sendable {
     }
 }
 
-extension SQLiteStore: DeferredDiskSync {
+/// Deferred disk sync: commits that return before the disk has them, all made durable
+/// together when the store closes — group commit for a batch run, whose unit of work is the
+/// run rather than one commit (the pipeline asks for it).
+///
+/// Deferred or not, a commit is atomic and survives its process being killed (Store
+/// guarantees 6: the bytes are the operating system's once written). What a deferred commit
+/// gives up until the close is surviving a power cut or a crash of the operating system:
+/// such a cut can take back the commits since the store last synced (SQLite syncs at every
+/// checkpoint), never part of one.
+extension SQLiteStore {
     /// The writer's `PRAGMA synchronous` (2: FULL, 1: NORMAL), for tests.
     package var writerSynchronous: Int64? {
         writerLock.withLock {
@@ -304,7 +314,7 @@ extension SQLiteStore: DeferredDiskSync {
     }
 
     /// `PRAGMA synchronous=NORMAL` on the writer until `close`, which syncs the WAL.
-    package func deferDiskSyncUntilClose() throws(StoreError) {
+    public func deferDiskSyncUntilClose() throws(StoreError) {
         writerLock.lock()
         defer { writerLock.unlock() }
         guard let writer else { throw .noPersistentStore }
@@ -317,7 +327,7 @@ extension SQLiteStore: DeferredDiskSync {
     }
 
     /// Syncs the WAL when commits were deferred (nothing to do otherwise).
-    package func syncDeferredCommits() throws(StoreError) {
+    public func syncDeferredCommits() throws(StoreError) {
         writerLock.lock()
         defer { writerLock.unlock() }
         guard writer != nil else { throw .noPersistentStore }

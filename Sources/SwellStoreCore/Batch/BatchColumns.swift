@@ -145,18 +145,19 @@ public struct BatchColumns: Sendable {
     }
 
     /// Adds a column of the IDs (primary keys) a to-one relationship points at, by the
-    /// relationship's name: a batch of the pipeline's nested records writes its links with
-    /// its rows (not Core Data's public form: package use only).
-    package mutating func references(_ relationship: String) -> IntegerColumn {
+    /// relationship's name: a batch of records with nested objects writes its links with its
+    /// rows. Not Core Data's form: a request with such columns is for
+    /// `BulkSession.executeLinkedInserts(_:records:children:)`, which knows the IDs.
+    public mutating func references(_ relationship: String) -> IntegerColumn {
         let index = add(relationship, .integers)
         columns[index].isRelationship = true
         return IntegerColumn(index: index)
     }
 
     /// Adds a column of each row's position in the ordered to-many that its to-one
-    /// `relationship` is the inverse of (nil: no position, the row points at nothing):
-    /// package use only, as `references`.
-    package mutating func positions(inverseOf relationship: String) -> IntegerColumn {
+    /// `relationship` is the inverse of (nil: no position, the row points at nothing): for
+    /// linked inserts, as `references`.
+    public mutating func positions(inverseOf relationship: String) -> IntegerColumn {
         let index = add(ManagedObjectModel.orderColumn(of: relationship), .integers)
         columns[index].isRelationship = true
         return IntegerColumn(index: index)
@@ -164,8 +165,8 @@ public struct BatchColumns: Sendable {
 
     /// Adds a column of the member lists of an unordered to-many kept in a join table, by the
     /// relationship's name: each row's value is its members' IDs (`append(members:to:)`),
-    /// and the stored set becomes exactly that list. Package use only, as `references`.
-    package mutating func memberLists(_ relationship: String) -> TextColumn {
+    /// and the stored set becomes exactly that list. For linked inserts, as `references`.
+    public mutating func memberLists(_ relationship: String) -> TextColumn {
         let index = add(relationship, .text)
         columns[index].isRelationship = true
         return TextColumn(index: index)
@@ -173,7 +174,7 @@ public struct BatchColumns: Sendable {
 
     /// Appends a member list (IDs in any order, repeats allowed) as the join column's value:
     /// the IDs ascending, once each, joined by commas (`JoinTable.encode`); empty is null.
-    package mutating func append(members: inout [Int64], to column: TextColumn) {
+    public mutating func append(members: inout [Int64], to column: TextColumn) {
         guard !members.isEmpty else {
             append(utf8: nil, to: column)
             return
@@ -300,14 +301,14 @@ public struct BatchColumns: Sendable {
     }
 
     /// Drops every column's values after its first `rows` (a row begun and given up).
-    package mutating func truncate(toRows rows: Int) {
+    public mutating func truncate(toRows rows: Int) {
         for index in columns.indices where columns[index].count > rows {
             columns[index].truncate(toRows: rows)
         }
     }
 
     /// The rows `rows` (in that order) of every column, copied.
-    package func selecting(rows: [Int]) -> BatchColumns {
+    public func selecting(rows: [Int]) -> BatchColumns {
         var result = BatchColumns()
         for column in columns {
             var selected = Column(name: column.name, kind: column.kind)
@@ -334,7 +335,7 @@ public struct BatchColumns: Sendable {
     }
 
     /// Value `row` of column `column`, as the store keeps it.
-    package func value(row: Int, column: Int) -> StoreValue {
+    public func value(row: Int, column: Int) -> StoreValue {
         let column = columns[column]
         if column.isNull(row) { return .null }
         switch column.kind {

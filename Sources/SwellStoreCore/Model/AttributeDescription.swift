@@ -12,14 +12,14 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     /// Set on the store's column of a to-one relationship (the coordinator's copy of an
     /// entity lists them after its attributes): the destination entity's name. Its
     /// values are the destination's primary keys.
-    package var destination: String?
+    public var destination: String?
     /// Set on the in-memory column of a to-many kept in a join table (the owning side): its
     /// value is the members' primary keys as text (`JoinTable.encode`); the store has no
     /// such column, it reads and writes the join table instead.
-    package var join: JoinTable?
+    public var join: JoinTable?
     /// Set on the hidden column (`_<to-one>_order`) that keeps an object's position in the
     /// ordered to-many whose inverse is the to-one named here.
-    package var orderOf: String?
+    public var orderOf: String?
     /// The rules (nil when there are none, so a description without rules is kept
     /// in the store's model as it always was).
     private var rules: [AttributeRule]?
@@ -42,27 +42,27 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
 /// A to-many relationship kept in a join table `<Entity>_<relationship>` (Store guarantees 35):
 /// one row per member, a column for each side (named after the owning entity and after
 /// the relationship), plus `_order` when the relationship is ordered.
-package struct JoinTable: Sendable, Hashable, Codable {
+public struct JoinTable: Sendable, Hashable, Codable {
     /// The table's name, `<Entity>_<relationship>`.
-    package var table: String
+    public var table: String
     /// The owning entity (its column holds the owner's `_pk`).
-    package var owner: String
+    public var owner: String
     /// The relationship's name (its column holds the member's `_pk`).
-    package var relationship: String
+    public var relationship: String
     /// The members' entity.
-    package var destination: String
-    package var isOrdered: Bool
+    public var destination: String
+    public var isOrdered: Bool
 
     /// A list of members as the column's value: `.null` when empty, otherwise their primary
     /// keys joined by commas (unordered: ascending, so equal sets have equal values).
-    package static func encode(_ members: [Int64], ordered: Bool) -> StoreValue {
+    public static func encode(_ members: [Int64], ordered: Bool) -> StoreValue {
         guard !members.isEmpty else { return .null }
         let list = ordered ? members : members.sorted()
         return .text(list.map(String.init).joined(separator: ","))
     }
 
     /// The members a column value lists.
-    package static func decode(_ value: StoreValue) -> [Int64] {
+    public static func decode(_ value: StoreValue) -> [Int64] {
         guard case .text(let text) = value else { return [] }
         return text.split(separator: ",").compactMap { Int64($0) }
     }

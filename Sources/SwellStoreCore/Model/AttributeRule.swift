@@ -37,7 +37,7 @@ public enum AttributeRule: Sendable, Hashable, Codable {
         public init(floatLiteral value: Double) { self = .number(value) }
 
         /// The bound as the store keeps it (a date as Unix seconds).
-        package var storeValue: StoreValue {
+        public var storeValue: StoreValue {
             switch self {
             case .integer(let int): .integer(int)
             case .number(let double): .real(double)
@@ -89,15 +89,15 @@ public enum AttributeRule: Sendable, Hashable, Codable {
 
 /// An attribute's rules ready to check values: a pattern compiled once. Immutable,
 /// so one checker serves every thread.
-package struct AttributeRuleChecker: Sendable {
+public struct AttributeRuleChecker: Sendable {
     /// The rules, in the order they were given.
-    package let rules: [AttributeRule]
+    public let rules: [AttributeRule]
     /// Per rule, its compiled pattern (nil for other rules).
     private let expressions: [NSRegularExpression?]
 
     /// Compiles `rules`. A pattern that is not a regular expression (see
     /// `patternProblem`) is broken by every text.
-    package init(_ rules: [AttributeRule]) {
+    public init(_ rules: [AttributeRule]) {
         self.rules = rules
         expressions = rules.map { rule in
             guard case .pattern(let pattern) = rule else { return nil }
@@ -106,7 +106,7 @@ package struct AttributeRuleChecker: Sendable {
     }
 
     /// Why a `.pattern` rule cannot use `pattern`, or nil when it can.
-    package enum PatternProblem: Sendable {
+    public enum PatternProblem: Sendable {
         /// It does not compile.
         case notAnExpression
         /// It compiles alone but not anchored: it ends inside a `(?x)` comment or a `\Q` quote.
@@ -114,7 +114,7 @@ package struct AttributeRuleChecker: Sendable {
     }
 
     /// Why a `.pattern` rule cannot use `pattern`, or nil when it can.
-    package static func patternProblem(_ pattern: String) -> PatternProblem? {
+    public static func patternProblem(_ pattern: String) -> PatternProblem? {
         guard (try? NSRegularExpression(pattern: pattern)) != nil else { return .notAnExpression }  // its error says no more
         return wholeMatch(pattern) == nil ? .cannotBeAnchored : nil
     }
@@ -128,7 +128,7 @@ package struct AttributeRuleChecker: Sendable {
     }
 
     /// The first rule `value` breaks, or nil. Nil values break no rule.
-    package func brokenRule(by value: StoreValue) -> AttributeRule? {
+    public func brokenRule(by value: StoreValue) -> AttributeRule? {
         if value.isNull { return nil }
         for (index, rule) in rules.enumerated() where !Self.keeps(value, rule, expressions[index]) {
             return rule
@@ -159,7 +159,7 @@ package struct AttributeRuleChecker: Sendable {
 
     /// -1, 0 or 1 for two numbers (an integer and a double compare by value, exactly
     /// for integers); nil when either is not a number.
-    package static func compare(_ left: StoreValue, _ right: StoreValue) -> Int? {
+    public static func compare(_ left: StoreValue, _ right: StoreValue) -> Int? {
         switch (left, right) {
         case (.integer(let a), .integer(let b)): return a < b ? -1 : (a == b ? 0 : 1)
         case (.integer(let a), .real(let b)): return compare(a, b)

@@ -24,7 +24,7 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     package var validators = EntityValidators()
 
     /// How many attributes are columns of the entity's table (those before the join-table ones).
-    package var columnCount: Int { attributes.count - joinColumnCount }
+    public var columnCount: Int { attributes.count - joinColumnCount }
 
     /// The indices of the entity's own attributes: not the columns the coordinator's copy
     /// adds for relationships (to-one IDs, join-table to-manys).

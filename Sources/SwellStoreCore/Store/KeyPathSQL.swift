@@ -2,13 +2,13 @@
 /// key-path columns, Store guarantees 35's tables): `author.login` through to-ones, or
 /// `labels.name` through one to-many, its values joined by `separator` (in the
 /// relationship's order when ordered, otherwise sorted by value).
-package struct KeyPathColumn: Sendable, Hashable {
+public struct KeyPathColumn: Sendable, Hashable {
     /// The relationship names, then an attribute of the last destination.
-    package var path: [String]
+    public var path: [String]
     /// For a path through a to-many: what its values are joined with.
-    package var separator: String?
+    public var separator: String?
 
-    package init(path: [String], separator: String?) {
+    public init(path: [String], separator: String?) {
         self.path = path
         self.separator = separator
     }

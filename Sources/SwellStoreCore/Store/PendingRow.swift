@@ -1,20 +1,20 @@
 import Foundation
 
 /// Which attributes (by index) a change sets. Up to 256 attributes an entity.
-package struct AttributeMask: Hashable, Sendable {
-    package static let capacity = 256
+public struct AttributeMask: Hashable, Sendable {
+    public static let capacity = 256
     private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
-    package static let empty = AttributeMask()
+    public static let empty = AttributeMask()
 
     /// Every attribute of an entity with `count` attributes.
-    package static func all(_ count: Int) -> AttributeMask {
+    public static func all(_ count: Int) -> AttributeMask {
         var mask = AttributeMask()
         for index in 0..<count { mask.insert(index) }
         return mask
     }
 
-    package func contains(_ index: Int) -> Bool {
+    public func contains(_ index: Int) -> Bool {
         let bit = UInt64(1) << UInt64(index & 63)
         switch index >> 6 {
         case 0: return words.0 & bit != 0
@@ -24,7 +24,7 @@ package struct AttributeMask: Hashable, Sendable {
         }
     }
 
-    package mutating func insert(_ index: Int) {
+    public mutating func insert(_ index: Int) {
         let bit = UInt64(1) << UInt64(index & 63)
         switch index >> 6 {
         case 0: words.0 |= bit
@@ -34,7 +34,7 @@ package struct AttributeMask: Hashable, Sendable {
         }
     }
 
-    package mutating func remove(_ index: Int) {
+    public mutating func remove(_ index: Int) {
         let bit = ~(UInt64(1) << UInt64(index & 63))
         switch index >> 6 {
         case 0: words.0 &= bit
@@ -44,35 +44,35 @@ package struct AttributeMask: Hashable, Sendable {
         }
     }
 
-    package mutating func formUnion(_ other: AttributeMask) {
+    public mutating func formUnion(_ other: AttributeMask) {
         words.0 |= other.words.0
         words.1 |= other.words.1
         words.2 |= other.words.2
         words.3 |= other.words.3
     }
 
-    package var isEmpty: Bool { words.0 | words.1 | words.2 | words.3 == 0 }
+    public var isEmpty: Bool { words.0 | words.1 | words.2 | words.3 == 0 }
 
-    package func intersects(_ other: AttributeMask) -> Bool {
+    public func intersects(_ other: AttributeMask) -> Bool {
         (words.0 & other.words.0) | (words.1 & other.words.1) | (words.2 & other.words.2) | (words.3 & other.words.3) != 0
     }
 
     /// The indices set, ascending, below `count`.
-    package func indices(below count: Int) -> [Int] {
+    public func indices(below count: Int) -> [Int] {
         (0..<count).filter { contains($0) }
     }
 
     /// Copies `source`'s values at the masked positions onto `target` (a change over the
     /// values beneath it): the one overlay every level, the store prefetch and the objects use.
-    package func overlay(_ source: [StoreValue], onto target: inout [StoreValue]) {
+    public func overlay(_ source: [StoreValue], onto target: inout [StoreValue]) {
         for index in 0..<min(target.count, source.count) where contains(index) { target[index] = source[index] }
     }
 
-    package static func == (lhs: AttributeMask, rhs: AttributeMask) -> Bool {
+    public static func == (lhs: AttributeMask, rhs: AttributeMask) -> Bool {
         lhs.words == rhs.words
     }
 
-    package func hash(into hasher: inout Hasher) {
+    public func hash(into hasher: inout Hasher) {
         hasher.combine(words.0)
         hasher.combine(words.1)
         hasher.combine(words.2)

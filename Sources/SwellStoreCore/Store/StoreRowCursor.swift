@@ -3,9 +3,9 @@
 ///
 /// Values are addressed by attribute index, as in `StoreValue` rows. For the
 /// exports, which format millions of rows straight from SQLite's column bytes.
-package struct StoreRowCursor {
+public struct StoreRowCursor {
     /// A value read in place from a buffer another store owns (valid only inside the callback).
-    package enum Field {
+    public enum Field {
         case null
         case integer(Int64)
         case real(Double)
@@ -27,30 +27,30 @@ package struct StoreRowCursor {
 
     /// The row's primary key (its object ID's), read from the store's row only when asked
     /// (an export of the store's rows never asks).
-    package var primaryKey: Int64 {
+    public var primaryKey: Int64 {
         if case .store(let row) = source { return row.primaryKey }
         return givenPrimaryKey
     }
 
     /// The row `row` reads in place, valid while it is.
-    package init(_ row: some StoreRowSource) {
+    public init(_ row: some StoreRowSource) {
         self.source = .store(row)
         self.givenPrimaryKey = 0
     }
 
-    package init(primaryKey: Int64, values: [StoreValue]) {
+    public init(primaryKey: Int64, values: [StoreValue]) {
         self.source = .values(values)
         self.givenPrimaryKey = primaryKey
     }
 
     /// A row whose attribute `i` is `fields[i]`, valid while `fields` is.
-    package init(primaryKey: Int64, fields: UnsafeBufferPointer<Field>) {
+    public init(primaryKey: Int64, fields: UnsafeBufferPointer<Field>) {
         self.source = .fields(fields)
         self.givenPrimaryKey = primaryKey
     }
 
     /// Calls `body` with the attribute's value read in place (text valid only during the call).
-    package func withField<R>(_ attribute: Int, _ body: (Field) throws -> R) rethrows -> R {
+    public func withField<R>(_ attribute: Int, _ body: (Field) throws -> R) rethrows -> R {
         switch source {
         case .store(let row):
             return try body(row.field(attribute))
@@ -67,7 +67,7 @@ package struct StoreRowCursor {
     }
 
     /// The attribute's value (allocates for text: for rare paths).
-    package func value(_ attribute: Int) -> StoreValue {
+    public func value(_ attribute: Int) -> StoreValue {
         if case .values(let values) = source { return values[attribute] }
         return withField(attribute) { field in
             switch field {
@@ -82,7 +82,7 @@ package struct StoreRowCursor {
 
 /// A row a store reads in place for a `StoreRowCursor`: the store's own cursor on the row
 /// (a SQLite statement), valid only inside the callback that gets the cursor.
-package protocol StoreRowSource {
+public protocol StoreRowSource {
     /// The row's primary key (its object ID's).
     var primaryKey: Int64 { get }
     /// Attribute `attribute`'s value read in place (text valid until the row moves on); one

@@ -20,3 +20,9 @@ extension EntityDescription {
         return text
     }
 }
+
+extension StoreValue {
+    /// A short text for the value in a message, as the stores' errors show values: `nil`, a
+    /// number, or a quoted string.
+    public var messageText: String { describe(self) }
+}

@@ -2,12 +2,12 @@ import Foundation
 import SwellStoreCore
 
 /// How many rows of one entity a linked batch insert inserted, updated and left unchanged.
-package struct LinkedInsertCounts: Sendable, Equatable {
-    package var inserted = 0
-    package var updated = 0
-    package var unchanged = 0
+public struct LinkedInsertCounts: Sendable, Equatable {
+    public var inserted = 0
+    public var updated = 0
+    public var unchanged = 0
 
-    package init() {}
+    public init() {}
 }
 
 /// Rows of one entity that point at a linked insert's records by a to-one (the inverse of
@@ -15,14 +15,14 @@ package struct LinkedInsertCounts: Sendable, Equatable {
 /// carries a reference column named `relationship` (`BatchColumns.references`). Stored rows
 /// whose `relationship` names one of `owners` and that no request carries are unlinked (their
 /// to-one set to nil): each owner's set becomes exactly the rows that point at it.
-package struct LinkedChildren: Sendable {
-    package var entity: String
-    package var requests: [BatchInsertRequest]
-    package var relationship: String
-    package var inverse: String
-    package var owners: [Int64]
+public struct LinkedChildren: Sendable {
+    public var entity: String
+    public var requests: [BatchInsertRequest]
+    public var relationship: String
+    public var inverse: String
+    public var owners: [Int64]
 
-    package init(entity: String, requests: [BatchInsertRequest], relationship: String, inverse: String, owners: [Int64]) {
+    public init(entity: String, requests: [BatchInsertRequest], relationship: String, inverse: String, owners: [Int64]) {
         self.entity = entity
         self.requests = requests
         self.relationship = relationship
@@ -32,9 +32,9 @@ package struct LinkedChildren: Sendable {
 }
 
 /// A linked batch insert's nested request `request` (by position) could not be planned.
-package struct LinkedInsertFailure: Error {
-    package let request: Int
-    package let error: any Error
+public struct LinkedInsertFailure: Error {
+    public let request: Int
+    public let error: any Error
 }
 
 extension ManagedObjectContext {
