@@ -18,7 +18,7 @@ includes=()
 for library in Sources/C*/; do includes+=(-I "$library"); done
 for flag in $(pkg-config --cflags-only-I libpq libcurl sqlite3 zlib libdeflate libcrypto); do includes+=(-Xcc "$flag"); done
 swift-symbolgraph-extract -module-name SwellStore -target "$(uname -m)-unknown-linux-gnu" -I "$modules" "${includes[@]}" \
-    -minimum-access-level public -experimental-allowed-reexported-modules=SwellContexts,SwellStoreCore \
+    -minimum-access-level public -experimental-allowed-reexported-modules=SwellContexts,SwellStoreCore,SwellSQLite,SwellInMemoryStore,SwellPostgres \
     -output-dir "$graphs"
 convert() {   # catalog, name, symbol graphs
     local log
