@@ -61,7 +61,7 @@ struct RunFlags: ParsableArguments {
     @Option(help: "Upsert workers for flat sources with mode: append (default: the number of cores). Other flat sources are read into columns on their fetch thread and written by one writer; a source with nested mappings is written by one worker, in the order its records came.")
     var workers: Int = ProcessInfo.processInfo.activeProcessorCount
 
-    @Option(name: .customLong("batch-size"), help: "Records written at once: one batch insert (one transaction) of a flat source, one context save of a source with nested mappings. Default: 10000 for flat sources, 5000 with nested mappings, chosen for speed and memory (BENCHMARKS.md); at most about four batches are in flight.")
+    @Option(name: .customLong("batch-size"), help: "Records of one commit, each a resume point: one batch insert of a flat source, one transaction of objects and links (or one worker save) with nested mappings. Default: 10000 for flat sources, 5000 with nested mappings, chosen for speed and memory (BENCHMARKS.md); at most about four batches are in flight.")
     var batchSize: Int?
 
     @Option(help: "(run, import) Requests in flight at once across the run, 1 to 256, over the file's top-level concurrency (default 4 in a version-4 file, 1 in older ones).")

@@ -2,9 +2,7 @@ import SwellJSON
 import SwellContexts
 
 /// What `PageFetcher` feeds a page's bytes to: a reader for the page and where its
-/// records go. `TreePages` reads records as `JSONValue` trees for the record router
-/// (nested mappings of other shapes, append mode); `ProjectionPages` reads records
-/// straight into batches.
+/// records go (`ProjectionPages`, over the sink of the source's `WriteStage`).
 protocol PageParser {
     /// Starts (again: a retried attempt starts over) on the page at `url`.
     mutating func begin(url: String)
@@ -27,65 +25,6 @@ protocol PageParser {
     func close()
 }
 
-/// Pages read into `JSONValue` records, handed to the `RecordRouter` as they complete.
-struct TreePages: PageParser {
-    private var router: RecordRouter
-    private let format: JSONPageReader.Format
-    private let recordsPath: [String]?
-    private let capturePaths: [[String]]
-    private let objectPageIsRecord: Bool
-    private let recordsMayBeMissing: Bool
-    private var reader: JSONPageReader
-    private var url = ""
-    private var parsed: [(index: Int, record: JSONValue)] = []
-
-    init(router: RecordRouter, source: SourceSpec, capturePaths: [[String]]) {
-        self.router = router
-        format = source.isNDJSON ? .ndjson : .json
-        recordsPath = source.records
-        self.capturePaths = capturePaths
-        objectPageIsRecord = source.objectPageIsRecord
-        recordsMayBeMissing = source.isGraphQL
-        reader = JSONPageReader(format: format, recordsPath: recordsPath, capturePaths: capturePaths, objectPageIsRecord: objectPageIsRecord, recordsMayBeMissing: recordsMayBeMissing)
-    }
-
-    var recordCount: Int { reader.recordCount }
-    var sawRecords: Bool { reader.sawRecords }
-
-    mutating func begin(url: String) {
-        self.url = url
-        reader = JSONPageReader(format: format, recordsPath: recordsPath, capturePaths: capturePaths, objectPageIsRecord: objectPageIsRecord, recordsMayBeMissing: recordsMayBeMissing)
-        parsed.removeAll()
-    }
-
-    mutating func parse(_ bytes: UnsafeRawBufferPointer) throws {
-        var records: [(index: Int, record: JSONValue)] = []
-        swap(&records, &parsed)
-        defer { swap(&records, &parsed) }
-        try reader.feed(bytes) { records.append(($0, $1)) }
-        send(&records)
-    }
-
-    mutating func finish() throws -> [[String]: JSONValue] {
-        var records: [(index: Int, record: JSONValue)] = []
-        swap(&records, &parsed)
-        defer { swap(&records, &parsed) }
-        let captured = try reader.finish { records.append(($0, $1)) }
-        send(&records)
-        return captured
-    }
-
-    private mutating func send(_ records: inout [(index: Int, record: JSONValue)]) {
-        for item in records { router.add(page: url, index: item.index, record: item.record) }
-        records.removeAll(keepingCapacity: true)
-    }
-
-    mutating func endPage() { router.flush() }
-    mutating func pageCompleted(_ number: Int) { router.pageCompleted(number) }
-    mutating func flush() { router.flush() }
-    func close() { router.close() }
-}
-
 /// A sink a `ProjectionPages` reads records into, which sends its batches on by itself.
 protocol ProjectingSink: JSONProjectionSink {
     /// The projection the reader follows.
@@ -100,14 +39,21 @@ protocol ProjectingSink: JSONProjectionSink {
     mutating func handOff()
     /// Page `number` is complete (`PageParser.pageCompleted`).
     mutating func pageCompleted(_ number: Int)
+    /// The page ended (its records all delivered).
+    mutating func pageEnded()
+}
+
+extension ProjectingSink {
+    /// Batches span pages: by default a page's end sends nothing on.
+    mutating func pageEnded() {}
 }
 
 extension ColumnRecordSink: ProjectingSink {}
 extension GraphRecordSink: ProjectingSink {}
 
-/// Pages read by a `JSONProjectionReader` into a sink that reads records straight into
-/// batches: a flat source's (`ColumnRecordSink`, to the `ColumnWriter`), or nested
-/// records' (`GraphRecordSink`, to the `GraphWriter`).
+/// Pages read by a `JSONProjectionReader` into the sink of the source's write stage
+/// (`WriteStage`): columns (`ColumnRecordSink`, to the `ColumnWriter`), graph batches
+/// (`GraphRecordSink`, to the `GraphWriter`) or trees (`TreeRecordSink`, to the workers).
 struct ProjectionPages<Sink: ProjectingSink>: PageParser {
     private var sink: Sink
     /// Closes the queue the sink's batches go to.
@@ -150,8 +96,7 @@ struct ProjectionPages<Sink: ProjectingSink>: PageParser {
         try reader.finish(into: &sink)
     }
 
-    /// Batches span pages: a page's end sends nothing on.
-    mutating func endPage() {}
+    mutating func endPage() { sink.pageEnded() }
     /// A full batch that waited for its page's end goes on now (`BatchPages`).
     mutating func pageCompleted(_ number: Int) { sink.pageCompleted(number) }
     mutating func flush() { sink.handOff() }

@@ -31,6 +31,9 @@ enum WorkerInput: Sendable {
 /// worker is told when a page is complete (`WorkerInput.pageComplete`). Used on the fetch
 /// thread only (it owns that thread's date formatters).
 struct RecordRouter {
+    /// The most records a chunk holds (fewer when a batch is smaller).
+    static let largestChunk = 500
+
     private let queues: [BatchQueue<WorkerInput>]
     private var pending: [[IncomingRecord]]
     private let chunk: Int

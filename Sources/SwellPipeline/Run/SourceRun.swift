@@ -5,11 +5,12 @@ import SwellHTTP
 
 /// How a run's upsert stage is sized.
 public struct RunOptions: Sendable {
-    /// Upsert workers, each on its own private child context of the view context.
+    /// Upsert workers of a flat appended source, each on its own private child context of
+    /// the view context (the one stage with workers side by side: `WriteStage.objects`).
     public var workers: Int
-    /// Records written at once (one batch insert of a flat source, one context save of a
-    /// source with nested mappings); nil: swell's default for the source
-    /// (`flatBatchSize`, `nestedBatchSize`).
+    /// Records of one commit, whatever the write stage (one batch insert of flat records,
+    /// one transaction of objects and links, one worker save): also a resume point. nil:
+    /// swell's default for the source (`flatBatchSize`, `nestedBatchSize`).
     public var batchSize: Int?
     /// `--concurrency`: requests in flight at once across the run, over the file's top-level
     /// `concurrency` (`concurrency(for:)`); nil: the file's.
@@ -21,7 +22,7 @@ public struct RunOptions: Sendable {
     /// transaction) of this many rows (BENCHMARKS.md: fewer, larger batches write faster, and
     /// the four batches in flight stay within the memory bar).
     public static let flatBatchSize = 10_000
-    /// A source with nested mappings: records a worker context holds as objects before it saves.
+    /// A source with nested mappings: records of one graph transaction, or of one worker save.
     public static let nestedBatchSize = 5_000
 
     /// `workers` (default: the number of cores), `batchSize` (default: chosen per source) and
@@ -41,14 +42,13 @@ public struct RunOptions: Sendable {
 }
 
 /// Runs one source through the three-level stack, wiring its stages: this
-/// thread fetches pages (`PageLoop`) and parses them. A flat source's records are read straight into columns
-/// (`ColumnRecordSink`) that the `ColumnWriter` writes as batch inserts; nested
-/// records of the shapes `GraphShape` admits straight into graph batches
-/// (`GraphRecordSink`) that the `GraphWriter` writes, a transaction each. Other
-/// records (other nested shapes, append mode) go as trees through the
-/// `RecordRouter` to `UpsertWorker`s on private child contexts of the view
-/// context; the `SaveScheduler` moves their saves to the writer and to disk on
-/// their own queues. The main queue never waits for disk. Replace deletions
+/// thread fetches pages (`PageLoop`) and reads them with the projection
+/// (`ProjectionPages`) into the sink of the source's `WriteStage`, chosen once from the
+/// shape of its records: columns (`ColumnRecordSink` → `ColumnWriter`, batch inserts),
+/// graph batches (`GraphRecordSink` → `GraphWriter`, a transaction each) or trees
+/// (`TreeRecordSink` → `RecordRouter` → `UpsertWorker`s on private child contexts of the
+/// view context, whose saves the `SaveScheduler` moves to the writer and to disk on
+/// their own queues). The main queue never waits for disk. Replace deletions
 /// (`ReplaceSweeper`), the incremental cursor and HTTP validators go in the last
 /// writer save, only when every page arrived. Each saved batch keeps where the source
 /// stands (`PositionBook`); a source that stopped starts there next time.
@@ -126,8 +126,8 @@ struct SourceRun {
                                 cursor: cursor, counts: counts, pages: sourcePages)
         let group = DispatchGroup()
         let validators: [String: String]?
-        if source.nested.isEmpty && source.mode != .append {
-            // A flat source: this thread reads records straight into columns; one writer commits the batches.
+        switch WriteStage.choose(for: source, workers: options.workers, graphShape: { graphShape(state: state) }) {
+        case .columns:
             let batches = BatchQueue<PositionedBatch<BatchColumns>>(capacity: 0)
             ColumnWriter(source: source, entity: entity, container: container, state: state, redactor: redactor, logger: logger,
                          positions: positions)
@@ -137,10 +137,7 @@ struct SourceRun {
                                         progress: counts, sweeper: sweeper, cursor: cursor, positions: positions)
             var pages = ProjectionPages(sink: sink, source: source, capturePaths: capturePaths, closeOutput: batches.close)
             validators = pageLoop.run(into: &pages)
-        } else if source.mode != .append, let shape = graphShape(state: state) {
-            // Nested records of the common shapes: this thread reads them straight into graph
-            // batches, in the order they came (the later record wins, for links as for values);
-            // one writer writes each as batch inserts.
+        case .graph(let shape):
             let batches = BatchQueue<PositionedBatch<GraphBatch>>(capacity: 0)
             GraphWriter(source: source, entity: entity, shape: shape, container: container, state: state, redactor: redactor, logger: logger,
                         positions: positions)
@@ -150,17 +147,17 @@ struct SourceRun {
                                        progress: counts, sweeper: sweeper, cursor: cursor, positions: positions)
             var pages = ProjectionPages(sink: sink, source: source, capturePaths: capturePaths, closeOutput: batches.close)
             validators = pageLoop.run(into: &pages)
-        } else {
-            // Nested records link objects that records of other keys share: one worker writes them
-            // in the order they came, so the later record wins for links as for values.
-            let workers = source.nested.isEmpty ? options.workers : 1
+        case .objects(let workers):
             let queues = (0..<workers).map { _ in BatchQueue<WorkerInput>(capacity: 4) }
             positions.split(into: workers)
             for (number, queue) in queues.enumerated() {
                 worker.start(number: number, queue: queue, group: group)
             }
-            let router = RecordRouter(queues: queues, chunk: min(batchSize, 500), mapper: mapper, sendsPageMarks: positions.keepsPositions)
-            var pages = TreePages(router: router, source: source, capturePaths: capturePaths)
+            // Chunks of at most a batch, so a worker's batch never holds more than `batchSize` records.
+            let router = RecordRouter(queues: queues, chunk: min(batchSize, RecordRouter.largestChunk), mapper: mapper,
+                                      sendsPageMarks: positions.keepsPositions)
+            var pages = ProjectionPages(sink: TreeRecordSink(router: router, source: source), source: source,
+                                        capturePaths: capturePaths, closeOutput: { queues.forEach { $0.close() } })
             validators = pageLoop.run(into: &pages)
         }
         group.wait()
