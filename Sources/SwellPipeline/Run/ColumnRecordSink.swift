@@ -10,13 +10,13 @@ import SwellContexts
 /// goes to the `ColumnWriter` as one batch insert. No `JSONValue`, no `StoreValue`, no
 /// staging copy per record.
 ///
-/// A record the projection does not take as it is (see `ProjectedMapping`) is read
+/// A record the projection does not take as it is (see `RecordMapper.Projected`) is read
 /// again from its own text (`RecordWindow`) and mapped by `RecordMapper`, so it
 /// converts, or is rejected, exactly as the contract's Values table says.
 ///
 /// Used on the fetch thread only (it owns that thread's date formatters).
 struct ColumnRecordSink: JSONProjectionSink {
-    private let mapping: ProjectedMapping
+    private let mapping: RecordMapper.Projected
     private let mapper: RecordMapper
     private let rejecter: RecordRejecter
     private let batchSize: Int
@@ -37,7 +37,7 @@ struct ColumnRecordSink: JSONProjectionSink {
 
     init(mapper: RecordMapper, rejecter: RecordRejecter, batchSize: Int, output: BatchQueue<PositionedBatch<BatchColumns>>,
          state: SourceRunState, progress: SourceProgress, sweeper: ReplaceSweeper?, cursor: IncrementalCursor?, positions: PositionBook) {
-        self.mapping = ProjectedMapping(mapper: mapper)
+        self.mapping = mapper.projected
         self.mapper = mapper
         self.rejecter = rejecter
         self.batchSize = batchSize

@@ -26,7 +26,7 @@ struct GraphRecordSink: JSONProjectionSink {
         let firstAttribute: Int
         /// To-many: the projection of an element's attributes (one field per attribute).
         let elements: JSONProjection?
-        let conversions: [ProjectedMapping.Conversion]
+        let conversions: [RecordMapper.Projected.Conversion]
         /// Per attribute: `fields` names it (absent is null), else it is mapped only when present.
         let named: [Bool]
         /// Per attribute: nil is not taken as it is (a key or required attribute).
@@ -38,7 +38,7 @@ struct GraphRecordSink: JSONProjectionSink {
         /// An element with no attribute set yet.
         let empty: MappedNode
 
-        init(toMany: Bool, field: Int, firstAttribute: Int, elements: JSONProjection?, conversions: [ProjectedMapping.Conversion],
+        init(toMany: Bool, field: Int, firstAttribute: Int, elements: JSONProjection?, conversions: [RecordMapper.Projected.Conversion],
              named: [Bool], needsValue: [Bool], entity: EntityDescription, keyIndices: [Int]) {
             self.toMany = toMany
             self.field = field
@@ -55,7 +55,7 @@ struct GraphRecordSink: JSONProjectionSink {
     }
 
     private let shape: GraphShape
-    private let recordMapping: ProjectedMapping
+    private let recordMapping: RecordMapper.Projected
     private let plans: [PlanFields]
     private let mapper: RecordMapper
     private let rejecter: RecordRejecter
@@ -82,15 +82,15 @@ struct GraphRecordSink: JSONProjectionSink {
     init(shape: GraphShape, mapper: RecordMapper, rejecter: RecordRejecter, batchSize: Int, output: BatchQueue<PositionedBatch<GraphBatch>>,
          state: SourceRunState, progress: SourceProgress, sweeper: ReplaceSweeper?, cursor: IncrementalCursor?, positions: PositionBook) {
         self.shape = shape
-        recordMapping = ProjectedMapping(mapper: mapper)
+        recordMapping = mapper.projected
         var fields = recordMapping.projection.fields
         var plans: [PlanFields] = []
         for plan in shape.plans {
             let element = plan.mapper
-            var conversions: [ProjectedMapping.Conversion] = []
+            var conversions: [RecordMapper.Projected.Conversion] = []
             var kinds: [JSONProjection.Kind] = []
             for index in 0..<element.attributeCount {
-                let (conversion, kind) = ProjectedMapping.conversion(of: element.entity.attributes[index].type, dates: element.dates[index])
+                let (conversion, kind) = RecordMapper.Projected.conversion(of: element.entity.attributes[index].type, dates: element.dates[index])
                 conversions.append(conversion)
                 kinds.append(kind)
             }

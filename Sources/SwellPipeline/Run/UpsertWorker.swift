@@ -9,14 +9,14 @@ import SwellContexts
 /// came mapped from the router), rejects the bad ones and de-duplicates, and the worker
 /// writes and saves what it built.
 ///
-/// Workers take the records of sources that the fetch thread cannot read straight
-/// into batches (`ColumnRecordSink`, `GraphRecordSink`): records with nested objects of
-/// the shapes `GraphShape` leaves out, and append mode's.
-/// An append-mode record goes into columns, and every `batchSize` records become one
-/// batch insert executed from the worker's context (`runFlat`).
+/// Workers are the objects write stage (`WriteStage.objects`): records with nested objects
+/// of the shapes `GraphShape` leaves out, and append mode's, read whole as trees
+/// (`TreeRecordSink`) and routed by key. An append-mode record goes into columns, and
+/// every `batchSize` records become one batch insert executed from the worker's context
+/// (`runFlat`).
 ///
-/// Records with nested objects go through the graph writer into the worker's context,
-/// which every `batchSize` records saves into the view context and lets the rows go;
+/// Records with nested objects are upserted object by object (`NestedUpsert`) into the
+/// worker's context, which every `batchSize` records saves into the view context and lets the rows go;
 /// after each save the worker waits until the batches are on disk (its look-ups read the
 /// store), and the `SaveScheduler` moves them up.
 ///
@@ -66,7 +66,7 @@ struct UpsertWorker: Sendable {
         }
         var unsaved = 0
         context.performAndWait { BulkSession(context).reserveRows(batchSize, entity: mapper.entity) }
-        // Version 2: records with nested objects go through the graph writer.
+        // Version 2: records with nested objects are upserted object by object (`NestedUpsert`).
         var graph: NestedUpsert?
         if !source.nested.isEmpty {
             do {
@@ -214,7 +214,7 @@ struct UpsertWorker: Sendable {
     }
 
     /// Maps a chunk of records with nested objects (`RecordBatchBuilder`) and writes them into
-    /// the worker's context through the graph writer (not saved yet); returns how many arrived unchanged.
+    /// the worker's context through `NestedUpsert` (not saved yet); returns how many arrived unchanged.
     private func insert(_ chunk: [IncomingRecord], in context: ManagedObjectContext, patterns: DatePatterns,
                         graph: inout NestedUpsert?) throws -> Int {
         let built = try builder.nodes(for: chunk, graph: &graph!, in: context, patterns: patterns)
