@@ -148,6 +148,7 @@ let package = Package(
                 "SwellPipeline",
                 "SwellContexts",
                 "SwellHTTP",
+                "SwellJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -193,19 +194,19 @@ let package = Package(
         // object IDs, the commit procedure, the reader pool — each run on every store.
         .testTarget(
             name: "SwellStoreCoreTests",
-            dependencies: ["SwellStoreTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellLocks", "SwellTestSupport"]
+            dependencies: ["SwellStoreTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "CSQLite", "SwellLocks", "SwellTestSupport"]
         ),
         // What only the SQLite store does: its file, WAL checkpoints, format migration, rowid keys,
         // two writers of one file, deferred disk syncs.
         .testTarget(
             name: "SwellSQLiteTests",
-            dependencies: ["SwellStoreTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellTestSupport"]
+            dependencies: ["SwellStoreTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "CSQLite", "SwellTestSupport"]
         ),
         // The contexts: levels, saving, merging, relationships, batch requests, history, undo,
         // validation, pinned reads, the fetched results controller — on every store.
         .testTarget(
             name: "SwellContextsTests",
-            dependencies: ["SwellStoreTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellLocks", "SwellPostgres", "SwellTestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SwellStoreTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "CSQLite", "SwellLocks", "SwellPostgres", "SwellTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         // What `import SwellStore` adds: typed entities and predicates, the store types it links,
         // the porting article's examples.
@@ -226,7 +227,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellPostgresTests",
-            dependencies: ["SwellPostgres", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellTestSupport"]
+            dependencies: ["SwellPostgres", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellLocks", "SwellTestSupport"]
         ),
         .testTarget(
             name: "SwellLocksTests",
@@ -250,7 +251,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwellCSVTests",
-            dependencies: ["SwellCSV", "SwellCalendar", "SwellTestSupport"]
+            dependencies: ["SwellCSV", "SwellCalendar", "CZlib", "SwellTestSupport"]
         ),
         // What the pipeline's two test targets share: workspaces and the built binary's runner,
         // in-process pipelines on every store, paged APIs, the many-hosts catalogue.
@@ -265,12 +266,14 @@ let package = Package(
         // The pipeline's parts in this process: files, stages, mapping, paging, exports' writers.
         .testTarget(
             name: "SwellPipelineTests",
-            dependencies: ["SwellPipeline", "SwellPipelineTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellCSV", "SwellHTTP", "SwellJSON", "SwellTestSupport", "SwellLocks"]
+            dependencies: ["SwellPipeline", "SwellPipelineTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellCSV", "SwellHTTP", "SwellJSON", "SwellCalendar", "SwellTestSupport", "SwellLocks",
+                           .product(name: "Logging", package: "swift-log")]
         ),
         // The built `swell` binary run as users and CI run it (argument-parser's EndToEndTests).
         .testTarget(
             name: "SwellEndToEndTests",
-            dependencies: ["SwellPipeline", "SwellPipelineTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellCSV", "SwellPostgres", "SwellHTTP", "SwellJSON", "SwellTestSupport", "SwellLocks", "swell"]
+            dependencies: ["SwellPipeline", "SwellPipelineTestSupport", "SwellStore", "SwellContexts", "SwellStoreCore", "SwellSQLite", "SwellCSV", "SwellPostgres", "SwellHTTP", "SwellJSON", "SwellCalendar", "SwellTestSupport", "SwellLocks", "swell",
+                           .product(name: "Logging", package: "swift-log")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,7 +2,9 @@
 # Checks rules of the code's layout that the compiler does not (README, "Layout"):
 #   1. every dependency a target lists in Package.swift is imported by one of its files
 #      (macro and executable dependencies excepted: a macro is used through
-#      #externalMacro, an executable is run by the tests);
+#      #externalMacro, an executable is run by the tests), and every module of this package
+#      or of a listed package product that one of its files imports is listed (SwiftPM lets a
+#      target import what it reaches only through another: the manifest would then hide it);
 #   2. SwellContexts imports no store module (README "Store types": a coordinator is given
 #      its store types, so an app links the stores it names);
 #   3. no source file uses Synchronization.Mutex: on Linux ThreadSanitizer cannot see its
@@ -15,6 +17,8 @@ import glob, re, sys
 
 manifest = open("Package.swift").read()
 problems = []
+modules = set(re.findall(r'\.(?:target|executableTarget|testTarget|macro|systemLibrary)\(\s*name:\s*"([^"]+)"', manifest))
+modules |= set(re.findall(r'\.product\(name:\s*"([^"]+)"', manifest))
 kinds = {name: kind for kind, name in re.findall(r'\.(macro|executableTarget)\(\s*name:\s*"([^"]+)"', manifest)}
 for kind, name, body in re.findall(r'\.(target|executableTarget|testTarget)\(\s*name:\s*"([^"]+)"(.*?)\n        \)', manifest, re.S):
     listed = re.search(r'dependencies:\s*\[', body)
@@ -41,6 +45,8 @@ for kind, name, body in re.findall(r'\.(target|executableTarget|testTarget)\(\s*
         if dependency in kinds or dependency in imports:
             continue
         problems.append(f"Package.swift: {name} lists {dependency}, which none of its files under {folder} imports")
+    for module in sorted(imports & modules - set(plain + products) - {name}):
+        problems.append(f"Package.swift: {name} imports {module} (under {folder}) without listing it")
 
 stores = {"SwellSQLite", "SwellInMemoryStore", "SwellPostgres", "CSQLite", "CLibPQ"}
 for file in glob.glob("Sources/SwellContexts/**/*.swift", recursive=True):
