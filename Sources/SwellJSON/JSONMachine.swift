@@ -95,6 +95,24 @@ struct JSONMachine: Sendable {
         }
     }
 
+    /// Back to the start of a document (document mode), keeping the stacks' capacity: a
+    /// parser of many small documents allocates its stacks once (`JSONValue.Parser`).
+    mutating func restartDocument() {
+        state = .value
+        slot = .emit
+        frames.removeAll(keepingCapacity: true)
+        elements.removeAll(keepingCapacity: true)
+        members.removeAll(keepingCapacity: true)
+        pendingKeys.removeAll(keepingCapacity: true)
+        navPath.removeAll(keepingCapacity: true)
+        pendingNavKey = ""
+        scratch.removeAll(keepingCapacity: true)
+        captures = [:]
+        sawRecords = false
+        line = 1
+        lineStart = 0
+    }
+
     /// How many arrays and objects are open: the depth of a record that starts now.
     var depth: Int { frames.count }
 

@@ -34,6 +34,11 @@ public enum JSONValue: Sendable, Equatable {
 
     private static func parseContiguous(_ buffer: UnsafeRawBufferPointer, maxDepth: Int) -> Result<JSONValue, JSONError> {
         var machine = JSONMachine(mode: .document, recordsPath: nil, capturePaths: [], maxDepth: maxDepth)
+        return parseContiguous(buffer, with: &machine)
+    }
+
+    /// Parses `buffer` as one document with `machine` (in document mode, at its start).
+    fileprivate static func parseContiguous(_ buffer: UnsafeRawBufferPointer, with machine: inout JSONMachine) -> Result<JSONValue, JSONError> {
         var position = 0
         var result: JSONValue?
         do {
@@ -73,5 +78,27 @@ public enum JSONValue: Sendable, Equatable {
             current = next
         }
         return current
+    }
+}
+
+extension JSONValue {
+    /// Parses one document after another with the same stacks, as `JSONValue.parse` does
+    /// each: for many small documents — records read again from their bytes — where a
+    /// parser made per document would allocate its stacks each time.
+    public struct Parser: Sendable {
+        private var machine: JSONMachine
+
+        /// A parser refusing nesting deeper than `maxDepth` (as `JSONValue.parse`).
+        public init(maxDepth: Int = 512) {
+            machine = JSONMachine(mode: .document, recordsPath: nil, capturePaths: [], maxDepth: maxDepth)
+        }
+
+        /// The one value `bytes` hold (see `JSONValue.parse`).
+        ///
+        /// - Throws: `JSONError` naming the first invalid byte.
+        public mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONError) -> JSONValue {
+            machine.restartDocument()
+            return try JSONValue.parseContiguous(bytes, with: &machine).get()
+        }
     }
 }

@@ -31,6 +31,8 @@ struct ColumnRecordSink: JSONProjectionSink {
 
     private var page = ""
     private var window = RecordWindow()
+    /// Reads records again from their bytes, its stacks kept from one record to the next.
+    private var parser = JSONValue.Parser()
 
     /// Since the last hand-off: records read, rejected, the largest cursor value, keys seen (replace).
     private var tally: SinkTally
@@ -113,7 +115,7 @@ struct ColumnRecordSink: JSONProjectionSink {
     /// Reads record `index` (the page's bytes `start..<end`) again from its text and maps it
     /// as `RecordMapper` does.
     private mutating func mapRecord(index: Int, start: Int, end: Int) throws {
-        let record = try window.record(index: index, start: start, end: end, page: page, source: rejecter.source.name)
+        let record = try window.record(index: index, start: start, end: end, page: page, source: rejecter.source.name, parser: &parser)
         let key = mapper.mapKey(record, using: patterns)
         switch mapper.map(record, key: key, using: patterns) {
         case .success(let values):

@@ -75,6 +75,8 @@ struct GraphRecordSink: JSONProjectionSink {
     private let planOfField: [Int]
     private var page = ""
     private var window = RecordWindow()
+    /// Reads records again from their bytes, its stacks kept from one record to the next.
+    private var parser = JSONValue.Parser()
 
     /// Since the last hand-off: records read, rejected, the largest cursor value, keys seen (replace).
     private var tally: SinkTally
@@ -300,7 +302,7 @@ struct GraphRecordSink: JSONProjectionSink {
     /// Reads record `index` (the page's bytes `start..<end`) again from its text and maps it
     /// as `RecordMapper` and the nested plans do.
     private mutating func mapRecord(index: Int, start: Int, end: Int) throws {
-        let record = try window.record(index: index, start: start, end: end, page: page, source: rejecter.source.name)
+        let record = try window.record(index: index, start: start, end: end, page: page, source: rejecter.source.name, parser: &parser)
         let key = mapper.mapKey(record, using: patterns)
         let bad: BadRecord
         switch mapper.map(record, key: key, using: patterns) {

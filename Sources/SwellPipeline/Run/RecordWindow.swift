@@ -53,6 +53,21 @@ struct RecordWindow {
         return Array(window[(start - windowBase)...]) + chunk[..<(end - chunkBase)]
     }
 
+    /// Calls `body` with the page's bytes `start..<end` in place when they lie in the chunk
+    /// being read or in the window (most records: no copy), else with a copy of them joined
+    /// from both; nil when they are not kept.
+    func withBytes<R>(_ start: Int, _ end: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
+        if let chunk, start >= chunkBase {
+            guard end - chunkBase <= chunk.count else { return nil }
+            return try body(UnsafeRawBufferPointer(rebasing: chunk[(start - chunkBase)..<(end - chunkBase)]))
+        }
+        if start >= windowBase, end <= windowBase + window.count {
+            return try window.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[(start - windowBase)..<(end - windowBase)])) }
+        }
+        guard let joined = bytes(start, end) else { return nil }
+        return try joined.withUnsafeBytes(body)
+    }
+
     /// What the window keeps, for an error that says a record's bytes were not kept.
     var description: String { "\(window.count) bytes from offset \(windowBase)" }
 }

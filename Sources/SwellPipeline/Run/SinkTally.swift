@@ -62,12 +62,13 @@ struct SinkTally {
 extension RecordWindow {
     /// Record `index` of `page` (the page's bytes `start..<end`) read again from its text, for
     /// a mapper; an error names the source, the page and the record.
-    func record(index: Int, start: Int, end: Int, page: String, source: String) throws -> JSONValue {
+    /// `parser`: the sink's own, whose stacks every record reuses.
+    func record(index: Int, start: Int, end: Int, page: String, source: String, parser: inout JSONValue.Parser) throws -> JSONValue {
         do {
-            guard let text = bytes(start, end) else {
+            guard let parsed = try withBytes(start, end, { bytes throws(JSONError) in try parser.parse(bytes) }) else {
                 throw PipelineError(.other, "the record's bytes \(start)..<\(end) are not kept (\(description))")
             }
-            return try JSONValue.parse(text)
+            return parsed
         } catch {
             throw PipelineError(.other, "source \(source): record \(index) of page \(page) could not be read again: \(error)",
                                 underlying: error)

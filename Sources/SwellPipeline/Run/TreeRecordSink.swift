@@ -13,6 +13,8 @@ struct TreeRecordSink: ProjectingSink {
     private let sourceName: String
     private var page = ""
     private var window = RecordWindow()
+    /// Reads records again from their bytes, its stacks kept from one record to the next.
+    private var parser = JSONValue.Parser()
 
     /// No field: the reader only finds where each record starts and ends.
     let projection = JSONProjection(fields: [])
@@ -34,7 +36,7 @@ struct TreeRecordSink: ProjectingSink {
     mutating func notAnObject(_ found: JSONFieldMismatch) throws {}
 
     mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws {
-        let record = try window.record(index: index, start: start.byteOffset, end: end, page: page, source: sourceName)
+        let record = try window.record(index: index, start: start.byteOffset, end: end, page: page, source: sourceName, parser: &parser)
         router.add(page: page, index: index, record: record)
     }
 
