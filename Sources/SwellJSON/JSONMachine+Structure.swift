@@ -50,7 +50,7 @@ extension JSONMachine {
     }
 
     mutating func open(object: Bool, at offset: Int) throws(JSONError) {
-        guard frames.count < maxDepth else {
+        guard frames.count + baseDepth < maxDepth else {
             throw error("nesting deeper than \(maxDepth)", at: offset)
         }
         switch slot {

@@ -56,6 +56,9 @@ struct JSONMachine: Sendable {
     let yieldsRecordStarts: Bool
 
     var state: State = .value
+    /// Containers open around the document (a record inside a page: `restartDocument(depth:)`),
+    /// counted against `maxDepth` as the page's are.
+    var baseDepth = 0
     var slot: Slot
     var frames: [Frame] = []
     var elements: [JSONValue] = []
@@ -95,9 +98,11 @@ struct JSONMachine: Sendable {
         }
     }
 
-    /// Back to the start of a document (document mode), keeping the stacks' capacity: a
-    /// parser of many small documents allocates its stacks once (`JSONValue.Parser`).
-    mutating func restartDocument() {
+    /// Back to the start of a document (document or NDJSON mode), keeping the stacks' capacity: a
+    /// parser of many small documents allocates its stacks once (`JSONValue.Parser`). `depth`:
+    /// the containers open around it (a record of a page), counted against `maxDepth`.
+    mutating func restartDocument(depth: Int = 0) {
+        baseDepth = depth
         state = .value
         slot = .emit
         frames.removeAll(keepingCapacity: true)

@@ -52,9 +52,25 @@ public struct JSONProjection: Sendable {
     /// The fields as a trie of keys, walked while the record is read.
     let plan: ProjectionPlan
 
+    /// Whether each record is built whole, as a `JSONValue`, instead of read into fields
+    /// (``wholeRecords``).
+    public let buildsRecords: Bool
+
     /// Compiles `fields` into a plan (once per mapping, not per page).
     public init(fields: [Field]) {
         self.fields = fields
         self.plan = ProjectionPlan(fields: fields)
+        self.buildsRecords = false
+    }
+
+    /// Every record whole, as a `JSONValue` (`JSONProjectionSink.record(_:index:start:end:)`),
+    /// in the same one pass over the page, for a reader whose product is a tree: the page
+    /// is read exactly as with fields, and each record is built as `JSONPageReader` builds it.
+    public static let wholeRecords = JSONProjection(buildingRecords: ())
+
+    private init(buildingRecords: ()) {
+        self.fields = []
+        self.plan = ProjectionPlan(fields: [])
+        self.buildsRecords = true
     }
 }

@@ -99,6 +99,11 @@ public struct JSONProjectionReader: Sendable {
 
     @inlinable
     mutating func deliver<Sink: JSONProjectionSink>(into sink: inout Sink) throws {
+        if let built = parser.builtRecord {
+            try sink.record(built)
+            try sink.recordEnd(index: parser.recordCount - 1, start: parser.recordStart, end: parser.recordEnd)
+            return
+        }
         try parser.withRecord { record in
             if let found = record.notAnObject {
                 try sink.notAnObject(found)

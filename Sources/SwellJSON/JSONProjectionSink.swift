@@ -17,4 +17,13 @@ public protocol JSONProjectionSink {
     /// is, and `end`, the page offset one past its last byte (its text is the page's
     /// bytes `start.byteOffset..<end`).
     mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws
+
+    /// With `JSONProjection.wholeRecords`: the current record, built whole (given before its
+    /// `recordEnd`, in place of its fields).
+    mutating func record(_ value: JSONValue) throws
+}
+
+extension JSONProjectionSink {
+    /// A sink of fields takes no whole records.
+    public mutating func record(_ value: JSONValue) throws {}
 }

@@ -20,6 +20,11 @@ struct ProjectingParser: Sendable {
 
     private var machine: JSONMachine
     private var projector: RecordProjector
+    /// `JSONProjection.wholeRecords`: the machine that builds each record (document mode, or
+    /// NDJSON's for a line; restarted at each record, its stacks kept), in place of the projector.
+    private var builder: JSONMachine?
+    /// The record `builder` built, until the next record starts.
+    @usableFromInline private(set) var builtRecord: JSONValue?
     /// Whether the projector is inside a record.
     private var inRecord = false
     private var carry = CarriedToken()
@@ -60,6 +65,10 @@ struct ProjectingParser: Sendable {
             recordsMayBeMissing: recordsMayBeMissing
         )
         projector = RecordProjector(plan: projection.plan, ndjson: format == .ndjson, maxDepth: maxDepth)
+        if projection.buildsRecords {
+            // An NDJSON record is one line: its builder says so where a newline meets it.
+            builder = JSONMachine(mode: format == .ndjson ? .ndjson : .document, recordsPath: nil, capturePaths: [], maxDepth: maxDepth)
+        }
     }
 
     var bufferedByteCount: Int { carry.bytes.count }
@@ -159,7 +168,7 @@ struct ProjectingParser: Sendable {
     @usableFromInline
     mutating func endFinish() throws(JSONError) -> [[String]: JSONValue] {
         if inRecord {
-            throw projector.error("unexpected end of the page", at: fedCount)
+            throw builder?.error("unexpected end of the page", at: fedCount) ?? projector.error("unexpected end of the page", at: fedCount)
         }
         try machine.checkComplete(at: fedCount)
         finished = true
@@ -194,6 +203,16 @@ struct ProjectingParser: Sendable {
     /// Parses until a record ends (true) or the buffer does (false).
     private mutating func drive(_ buffer: UnsafeRawBufferPointer, _ position: inout Int, base: Int) throws(JSONError) -> Bool {
         while true {
+            if inRecord, builder != nil {
+                guard case .record(let value) = try builder!.step(buffer, &position, base: base, isFinal: isFinal) else { return false }
+                builtRecord = value
+                inRecord = false
+                recordEnd = base + position
+                machine.setLine(builder!.line, lineStart: builder!.lineStart)
+                machine.recordEnded()
+                recordCount += 1
+                return true
+            }
             if inRecord {
                 guard try projector.step(buffer, &position, base: base, isFinal: isFinal) else { return false }
                 inRecord = false
@@ -215,7 +234,14 @@ struct ProjectingParser: Sendable {
             }
             let offset = base + position
             recordStart = JSONPosition(byteOffset: offset, line: machine.line, column: max(1, offset - machine.lineStart + 1))
-            projector.begin(line: machine.line, lineStart: machine.lineStart, depth: machine.depth)
+            if builder != nil {
+                // Depth counts from the top of the page, as the projector's does.
+                builder!.restartDocument(depth: machine.depth)
+                builder!.setLine(machine.line, lineStart: machine.lineStart)
+                builtRecord = nil
+            } else {
+                projector.begin(line: machine.line, lineStart: machine.lineStart, depth: machine.depth)
+            }
             inRecord = true
         }
     }

@@ -235,3 +235,104 @@ private func checkSeed(_ seed: UInt64) throws {
         try checkSeed(seed)
     }
 }
+
+// `JSONProjection.wholeRecords`: the projection reader builds each record whole, and must
+// give exactly `JSONPageReader`'s trees — and its errors — on the same random pages, cut
+// into chunks anywhere (a record cut in two, a token carried).
+
+/// Collects whole records with their places.
+private struct TreeSink: JSONProjectionSink {
+    var trees: [JSONValue] = []
+    var places: [(index: Int, start: Int, end: Int)] = []
+    private var pending: JSONValue?
+
+    mutating func field(_ field: Int, value: JSONFieldValue) throws { Issue.record("a field with wholeRecords") }
+    mutating func notAnObject(_ found: JSONFieldMismatch) throws { Issue.record("notAnObject with wholeRecords") }
+    mutating func record(_ value: JSONValue) throws { pending = value }
+    mutating func recordEnd(index: Int, start: JSONPosition, end: Int) throws {
+        guard let tree = pending else {
+            Issue.record("record \(index) ended without its tree")
+            return
+        }
+        trees.append(tree)
+        places.append((index, start.byteOffset, end))
+        pending = nil
+    }
+}
+
+/// The page's records built whole through the projection reader, cut at `cuts`.
+private func buildWhole(_ testCase: RandomCase, maxDepth: Int = 512) throws -> TreeSink {
+    var reader = JSONProjectionReader(projection: .wholeRecords, format: testCase.format, recordsPath: testCase.recordsPath,
+                                      maxDepth: maxDepth)
+    var sink = TreeSink()
+    try testCase.page.withUnsafeBytes { buffer in
+        var start = 0
+        for end in testCase.cuts + [buffer.count] where end >= start {
+            let chunk = Array(buffer[start..<end])
+            try chunk.withUnsafeBytes { try reader.feed($0, into: &sink) }
+            start = end
+        }
+    }
+    _ = try reader.finish(into: &sink)
+    return sink
+}
+
+private func checkWholeRecordsSeed(_ seed: UInt64) throws {
+    var random = SeededGenerator(state: seed ^ 0x7EE5)
+    let original = RandomCase(seed: seed)
+    for round in 0..<4 {
+        var testCase = original
+        if round > 0 {
+            guard !testCase.page.isEmpty else { return }
+            let bytes: [UInt8] = Array("{}[],:\"\\ 0-1e.tfnu\n".utf8) + [0xC3, 0x80, 0x01, 0xED]
+            let at = Int.random(in: 0..<testCase.page.count, using: &random)
+            let byte = bytes[Int.random(in: 0..<bytes.count, using: &random)]
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0: testCase.page[at] = byte
+            case 1: testCase.page.insert(byte, at: at)
+            default: testCase.page.remove(at: at)
+            }
+            testCase.cuts = testCase.cuts.filter { $0 < testCase.page.count }
+        }
+        let label = "seed \(seed)\(round > 0 ? " (one byte changed)" : ""): \(String(decoding: testCase.page, as: UTF8.self).debugDescription) cuts \(testCase.cuts.prefix(3))…"
+        let expected: FedPage
+        do {
+            expected = try feed(testCase.page, chunkSize: 1 << 20, format: testCase.format, recordsPath: testCase.recordsPath)
+        } catch {
+            let pageError = try #require(error as? JSONError, "\(label)")
+            #expect(throws: pageError, "\(label)") { _ = try buildWhole(testCase) }
+            continue
+        }
+        let built = try buildWhole(testCase)
+        #expect(built.trees == expected.records, "\(label)")
+        for (n, place) in built.places.enumerated() {
+            #expect(place.index == n, "\(label)")
+            let text = testCase.page[max(0, place.start)..<max(0, min(place.end, testCase.page.count))]
+            #expect((try? JSONValue.parse(text)) == built.trees[n], "\(label): record \(n)'s text")
+        }
+    }
+}
+
+@Test func wholeRecordsAreTheTreesThePageReaderBuildsWithEverySeed() throws {
+    if let replay = ProcessInfo.processInfo.environment["SWELL_PROJECTION_SEED"], let seed = UInt64(replay) {
+        try checkWholeRecordsSeed(seed)
+        return
+    }
+    for seed in UInt64(1)...1000 {
+        try checkWholeRecordsSeed(seed)
+    }
+}
+
+@Test func wholeRecordsCountDepthFromTheTopOfThePage() throws {
+    // Records two levels down a page ({"data": [ … ]}): a record of depth 3 is 5 deep.
+    let page = Array(#"{"data":[{"a":{"b":[1]}}]}"#.utf8)
+    var testCase = RandomCase(seed: 1)
+    testCase.page = page
+    testCase.format = .json
+    testCase.recordsPath = ["data"]
+    testCase.cuts = []
+    let fine = try buildWhole(testCase, maxDepth: 5)
+    #expect(fine.trees.count == 1)
+    let pageError = try #require(pageReaderError(page, recordsPath: ["data"], maxDepth: 4))
+    #expect(throws: pageError) { _ = try buildWhole(testCase, maxDepth: 4) }
+}

@@ -156,7 +156,7 @@ struct SourceRun {
             // Chunks of at most a batch, so a worker's batch never holds more than `batchSize` records.
             let router = RecordRouter(queues: queues, chunk: min(batchSize, RecordRouter.largestChunk), mapper: mapper,
                                       sendsPageMarks: positions.keepsPositions)
-            var pages = ProjectionPages(sink: TreeRecordSink(router: router, source: source), source: source,
+            var pages = ProjectionPages(sink: TreeRecordSink(router: router), source: source,
                                         capturePaths: capturePaths, closeOutput: { queues.forEach { $0.close() } })
             validators = pageLoop.run(into: &pages)
         }
