@@ -16,12 +16,15 @@ import SwellStoreCore
 /// Not supported: export key-path columns (SQL expressions in `StoreQuery`),
 /// which throw `StoreError.unsupported`.
 ///
-/// `@unchecked Sendable`: `state` and `model` are only touched under `lock`.
+/// `@unchecked Sendable`: `state`, `model` and `recorded` are only touched under `lock`.
 package final class InMemoryStore: PersistentStore, @unchecked Sendable {
     package let url: URL
     package let identifier = UUID().uuidString
     private let lock = NSLock()
     private var model = ManagedObjectModel(entities: [])
+    /// The model the store was last loaded with, with the entities later models removed (whose
+    /// rows stay): what the next load migrates from.
+    private var recorded = ManagedObjectModel(entities: [])
     private var state = InMemoryState()
 
     package init(url: URL) {
@@ -62,36 +65,71 @@ package final class InMemoryStore: PersistentStore, @unchecked Sendable {
         ObjectIDSpace.mayUseKeyAsID(key, rowidKeyed: rowidKeyed.withLock { $0.contains(entity) })
     }
 
+    /// Loads `model`: a store a coordinator with another model added first migrates its rows
+    /// (`ModelMigration`, Store guarantees 57), all or nothing.
     package func load(model: ManagedObjectModel) throws(StoreError) {
-        lock.withLock {
-            let previous = self.model.entitiesByName
-            self.model = model
-            var firstFree: [String: Int64] = [:]
-            for entity in model.entities {
-                var table = state.tables[entity.name] ?? InMemoryTable()
-                if let old = previous[entity.name], old.attributes.map(\.name) != entity.attributes.map(\.name) {
-                    table = Self.migrate(table, from: old, to: entity)
-                }
-                state.tables[entity.name] = table
-                // For an entity whose key is the rowid, IDs below the base are keys, not allocated ones.
-                let rowidKeyed = entity.rowidKeyIndex != nil
-                let allocated = table.rows.keys.filter { !rowidKeyed || $0 >= ObjectIDSpace.rowidKeyedBase }
-                firstFree[entity.name] = ObjectIDSpace.firstFree(largestAllocated: allocated.max(), rowidKeyed: rowidKeyed)
+        lock.lock()
+        defer { lock.unlock() }
+        var tables = state.tables
+        if !recorded.entities.isEmpty {
+            let plan = try ModelMigration(from: recorded, to: model)
+            var moved: [String: InMemoryTable] = [:]
+            for step in plan.entities {
+                guard let previous = step.previous else { continue }
+                moved[step.entity.name] = try Self.migrate(tables.removeValue(forKey: previous.name) ?? InMemoryTable(), step)
             }
-            ids.start(firstFree: firstFree)
-            rowidKeyed.withLock { $0 = Set(model.entities.filter { $0.rowidKeyIndex != nil }.map(\.name)) }
+            tables.merge(moved) { _, new in new }
+            recorded = ManagedObjectModel(entities: model.entities + plan.removedEntities, versionIdentifier: model.versionIdentifier)
+        } else {
+            recorded = model
         }
+        self.model = model
+        var firstFree: [String: Int64] = [:]
+        for entity in model.entities {
+            let table = tables[entity.name] ?? InMemoryTable()
+            tables[entity.name] = table
+            // For an entity whose key is the rowid, IDs below the base are keys, not allocated ones.
+            let rowidKeyed = entity.rowidKeyIndex != nil
+            let allocated = table.rows.keys.filter { !rowidKeyed || $0 >= ObjectIDSpace.rowidKeyedBase }
+            firstFree[entity.name] = ObjectIDSpace.firstFree(largestAllocated: allocated.max(), rowidKeyed: rowidKeyed)
+        }
+        state.tables = tables
+        ids.start(firstFree: firstFree)
+        rowidKeyed.withLock { $0 = Set(model.entities.filter { $0.rowidKeyIndex != nil }.map(\.name)) }
     }
 
-    /// A table's rows for a changed entity (a coordinator with a newer model added the
-    /// same store): values move by attribute name; new attributes start nil.
-    private static func migrate(_ table: InMemoryTable, from old: EntityDescription, to new: EntityDescription) -> InMemoryTable {
-        let sources = new.attributes.map { attribute in old.attributes.firstIndex { $0.name == attribute.name } }
+    /// A table's rows moved to a changed entity by its migration step: values by the columns
+    /// they continue (widened, nils filled), join-table members by the join table they continue;
+    /// new columns start nil (or their default). The checks are the SQL stores'.
+    private static func migrate(_ table: InMemoryTable, _ step: ModelMigration.EntityStep) throws(StoreError) -> InMemoryTable {
+        guard let previous = step.previous else { return table }
+        let entity = step.entity
+        let oldIndex = Dictionary(previous.attributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let joinIndex = Dictionary(previous.attributes.enumerated().compactMap { index, attribute in
+            attribute.join.map { ($0.table, index) }
+        }, uniquingKeysWith: { first, _ in first })
+        for column in step.columns where column.mustHaveValues {
+            guard let name = column.previousName, let index = oldIndex[name] else {
+                if !table.rows.isEmpty { throw ModelMigration.requiredOnRows(entity: entity.name, attribute: column.attribute.name) }
+                continue
+            }
+            let nils = table.rows.values.filter { $0[index].isNull }.count
+            if nils > 0 { throw ModelMigration.nilsRemain(entity: entity.name, attribute: column.attribute.name, count: nils) }
+        }
+        if step.keyChanged, !table.rows.isEmpty { throw ModelMigration.keyChangedOnRows(step) }
+        let columns = step.columns.map { column in (column, column.previousName.flatMap { oldIndex[$0] }) }
+        let joins = step.joinTables.map { join in join.previous.flatMap { joinIndex[$0.table] } }
         var migrated = InMemoryTable()
         for (primaryKey, values) in table.rows {
-            let row = sources.map { $0.map { values[$0] } ?? .null }
+            var row: [StoreValue] = columns.map { column, index in
+                var value = index.map { values[$0] } ?? .null
+                if let widening = column.widening { value = widening.apply(value) }
+                if value.isNull, let fill = column.fill { value = fill }
+                return value
+            }
+            row += joins.map { index in index.map { values[$0] } ?? .null }
             migrated.rows[primaryKey] = row
-            if let key = new.key(of: row) { migrated.keys[key] = primaryKey }
+            if let key = entity.key(of: row) { migrated.keys[key] = primaryKey }
         }
         return migrated
     }

@@ -9,13 +9,17 @@ import SwellStoreCore
 ///
 /// A migration runs in one transaction under a transaction-level advisory
 /// lock, so two runners opening the store at once neither corrupt nor
-/// double-apply it: the second waits, then finds the tables there.
+/// double-apply it: the second waits, then finds the tables there. The model the
+/// store was last opened with is kept in `swell_metadata` (`model`); the way from it
+/// to the model opened with is `ModelMigration`'s plan (Store guarantees 57), carried
+/// out in `PostgresSchema+Migration.swift`. A store that recorded no model (made
+/// before models were recorded) only gains tables and columns, as before.
 struct PostgresSchema {
     let connection: PostgresConnection
     let schema: String
 
     /// Migrates to `model`; returns the store's identifier (kept in `swell_metadata`).
-    func migrate(to model: ManagedObjectModel) throws(PostgresError) -> String {
+    func migrate(to model: ManagedObjectModel) throws -> String {
         try connection.query("BEGIN")
         do {
             try connection.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [.text("swell.migrate.\(schema)")])
@@ -30,9 +34,22 @@ struct PostgresSchema {
             try connection.query("INSERT INTO swell_metadata (key, value) VALUES ('store_identifier', $1::text) ON CONFLICT (key) DO NOTHING",
                                  [.text(UUID().uuidString)])
             let identifier = try connection.query("SELECT value FROM swell_metadata WHERE key = 'store_identifier'")
+            var kept = model
+            if let stored = try storedModel() {
+                let plan = try ModelMigration(from: stored, to: model)
+                // Renamed tables first: a new entity may take a name another one gave up.
+                for step in plan.entities where step.isRenamed {
+                    try connection.query("ALTER TABLE \(PostgresSQL.quote(step.previous!.name)) RENAME TO \(PostgresSQL.quote(step.entity.name))")
+                }
+                for step in plan.entities where step.previous != nil { try migrate(step) }
+                kept.entities += plan.removedEntities
+            }
             for entity in model.entities { try createOrExtend(entity) }
             for entity in model.entities { try addForeignKeys(entity) }
             for entity in model.entities { try createJoinTables(entity) }
+            let json = String(decoding: try JSONEncoder().encode(kept), as: UTF8.self)
+            try connection.query("INSERT INTO swell_metadata (key, value) VALUES ('model', $1::text) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                                 [.text(json)])
             try connection.query("COMMIT")
             guard case .text(let id)? = identifier.first?.first else { return "unknown" }
             return id
@@ -43,7 +60,15 @@ struct PostgresSchema {
         }
     }
 
-    private func existingColumns(_ table: String) throws(PostgresError) -> [String: String] {
+    /// The model the store recorded when it was last opened (nil: none recorded).
+    private func storedModel() throws -> ManagedObjectModel? {
+        guard case .text(let json)? = try connection.query("SELECT value FROM swell_metadata WHERE key = 'model'").first?.first else {
+            return nil
+        }
+        return try JSONDecoder().decode(ManagedObjectModel.self, from: Data(json.utf8))
+    }
+
+    func existingColumns(_ table: String) throws(PostgresError) -> [String: String] {
         let rows = try connection.query("""
             SELECT column_name::text, data_type::text FROM information_schema.columns
             WHERE table_schema = current_schema() AND table_name = $1::text

@@ -60,10 +60,11 @@ import SwellStoreTestSupport
 
     @Test func aTypeChangeFailsNamingTheEntityAndAttribute() async throws {
         let url = try await store(with: journalModel, rows: 1)
-        let changed = model { $0.attributes[6] = AttributeDescription(name: "rating", type: .string, isOptional: true) }
+        // integer → string is a widening now (statement 57); string → integer is not.
+        let changed = model { $0.attributes[2] = AttributeDescription(name: "height", type: .integer, isOptional: true) }
         let error = migrationError(url, changed)
         #expect(error?.entity == "JournalEntry")
-        #expect(error?.attribute == "rating")
+        #expect(error?.attribute == "height")
     }
 
     @Test func aNewRequiredAttributeOnANonEmptyTableFails() async throws {

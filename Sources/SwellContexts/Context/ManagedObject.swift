@@ -51,7 +51,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         var failure: StoreError?
         let id = ObjectID(entityName: known.name, primaryKey: context.nextPrimaryKey(for: known.name, from: coordinator, failure: &failure),
                           storeIdentifier: context.storeIdentifier(of: coordinator))
-        self.init(id: id, entity: known, attributeIndex: indices, snapshot: Array(repeating: .null, count: known.attributes.count))
+        // A new object starts with its attributes' default values (Core Data's `defaultValue`).
+        self.init(id: id, entity: known, attributeIndex: indices, snapshot: known.attributes.map { $0.defaultValue ?? .null })
         context.insert(self)
         if let failure { context.recordInvalidValue(failure) }
     }

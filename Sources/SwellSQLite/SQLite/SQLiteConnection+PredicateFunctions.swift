@@ -9,11 +9,13 @@ extension SQLiteConnection {
     ///
     /// Each returns NULL when its value is not text (NULL included); flags are
     /// `PredicateStringOptions` raw values. They run `PredicateFunctions`, as
-    /// in-memory evaluation does.
+    /// in-memory evaluation does. And the one migrations use, `swell_widen(value, from, to)`
+    /// (type names): `Widening.apply`, so a widened column's values are those the other stores write.
     package func registerPredicateFunctions() throws(SQLiteError) {
         try createFunction("swell_fold", argumentCount: 2, swellFold)
         try createFunction("swell_like", argumentCount: 3, swellLike)
         try createFunction("swell_strop", argumentCount: 4, swellStringOperation)
+        try createFunction("swell_widen", argumentCount: 3, swellWiden)
     }
 
     private func createFunction(
@@ -53,6 +55,28 @@ private func swellStringOperation(
     else { return sqlite3_result_null(context) }
     let result = PredicateFunctions.stringOperation(operation, value, operand, options(arguments[3]))
     sqlite3_result_int(context, result ? 1 : 0)
+}
+
+/// `swell_widen(value, from, to)`: the value widened (`Widening.apply`); an unknown widening
+/// leaves it as it is.
+private func swellWiden(_ context: OpaquePointer?, _ count: Int32, _ arguments: UnsafeMutablePointer<OpaquePointer?>?) {
+    guard let arguments else { return sqlite3_result_null(context) }
+    let value = arguments[0]
+    let stored: StoreValue = switch sqlite3_value_type(value) {
+    case SQLITE_INTEGER: .integer(sqlite3_value_int64(value))
+    case SQLITE_FLOAT: .real(sqlite3_value_double(value))
+    case SQLITE_NULL: .null
+    default: .text(text(value) ?? "")
+    }
+    guard let from = text(arguments[1]).flatMap(AttributeType.init(rawValue:)),
+          let to = text(arguments[2]).flatMap(AttributeType.init(rawValue:)),
+          let widening = Widening(from: from, to: to) else { return sqlite3_result_value(context, value) }
+    switch widening.apply(stored) {
+    case .null: sqlite3_result_null(context)
+    case .integer(let integer): sqlite3_result_int64(context, integer)
+    case .real(let double): sqlite3_result_double(context, double)
+    case .text(let string): resultText(context, string)
+    }
 }
 
 /// The text of an SQL value, or nil when it is not text.

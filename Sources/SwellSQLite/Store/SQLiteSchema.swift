@@ -3,13 +3,10 @@ import SwellStoreCore
 
 /// Creates and migrates a store's tables to a model (lightweight migration).
 ///
-/// The model a store was last opened with is kept in `swell_metadata`. Added
-/// entities get tables; added optional attributes, and added required ones on
-/// empty tables, get columns. What cannot be inferred — a type change, a new
-/// required attribute on a non-empty table, an attribute made required while
-/// rows hold nil, a changed key on a non-empty table — fails with an error that
-/// names the entity and attribute. Removed attributes keep their columns (and
-/// data); removed entities keep their tables.
+/// The model a store was last opened with is kept in `swell_metadata`; the way from it
+/// to the model opened with is `ModelMigration`'s plan (Store guarantees 24 and 57),
+/// carried out here in SQL (`SQLiteSchema+Migration.swift`). Removed entities keep
+/// their tables.
 ///
 /// Store format 2 keeps the key of an entity keyed by one required integer
 /// attribute as its table's rowid (`TableLayout`). A table of another shape —
@@ -35,19 +32,20 @@ package struct SQLiteSchema {
                 identifier = UUID().uuidString
                 try connection.run("INSERT INTO swell_metadata (key, value) VALUES ('store_uuid', ?)", [.text(identifier)])
             }
-            let stored = try storedModel()
-            let storedEntities = stored?.entitiesByName ?? [:]
-            for entity in model.entities {
-                if let old = storedEntities[entity.name] {
-                    try migrate(entity: entity, from: old)
-                } else {
-                    try create(entity)
-                }
-            }
             var kept = model
-            if let stored {
+            if let stored = try storedModel() {
+                let plan = try ModelMigration(from: stored, to: model)
+                // Renamed tables first: a new entity may take a name another one gave up.
+                for step in plan.entities where step.isRenamed {
+                    try connection.execute("ALTER TABLE \(quoteIdentifier(step.previous!.name)) RENAME TO \(quoteIdentifier(step.entity.name))")
+                }
+                for step in plan.entities {
+                    if step.previous != nil { try migrate(step) } else { try create(step.entity) }
+                }
                 // Entities no longer in the model keep their tables and their description.
-                kept.entities += stored.entities.filter { model.entitiesByName[$0.name] == nil }
+                kept.entities += plan.removedEntities
+            } else {
+                for entity in model.entities { try create(entity) }
             }
             let json = String(decoding: try JSONEncoder().encode(kept), as: UTF8.self)
             try connection.run("INSERT OR REPLACE INTO swell_metadata (key, value) VALUES ('model', ?)", [.text(json)])
@@ -75,6 +73,7 @@ package struct SQLiteSchema {
                   try connection.query("SELECT value FROM swell_metadata WHERE key = 'format_version'").first?.first == .text(Self.formatVersion),
                   let stored = try storedModel() else { return nil }
             let storedEntities = stored.entitiesByName
+            guard stored.versionIdentifier == model.versionIdentifier else { return nil }
             return model.entities.allSatisfy({ storedEntities[$0.name] == $0 }) ? identifier : nil
         }
     }
@@ -86,7 +85,7 @@ package struct SQLiteSchema {
         return try JSONDecoder().decode(ManagedObjectModel.self, from: Data(json.utf8))
     }
 
-    private func create(_ entity: EntityDescription) throws {
+    func create(_ entity: EntityDescription) throws {
         let existing = try existingColumns(entity.name)
         if existing.isEmpty {
             try connection.execute("CREATE TABLE \(quoteIdentifier(entity.name)) (\(columnDefinitions(entity, extras: []).joined(separator: ", ")))")
@@ -109,7 +108,7 @@ package struct SQLiteSchema {
 
     /// The table's column definitions for `entity` (format 2), with `extras` (columns kept from
     /// removed attributes: name and declared type) after the attributes.
-    private func columnDefinitions(_ entity: EntityDescription, extras: [(name: String, type: String)]) -> [String] {
+    func columnDefinitions(_ entity: EntityDescription, extras: [(name: String, type: String)]) -> [String] {
         let rowidKey = entity.rowidKeyIndex
         var definitions = rowidKey == nil ? ["\"_pk\" INTEGER PRIMARY KEY"] : []
         for (index, attribute) in entity.attributes.prefix(entity.columnCount).enumerated() {
@@ -130,7 +129,7 @@ package struct SQLiteSchema {
 
     /// The unique index on the key, or for a table whose key is the rowid, the partial one on
     /// `_pk`; and an index on each to-one relationship's column.
-    private func createIndexes(_ entity: EntityDescription) throws {
+    func createIndexes(_ entity: EntityDescription) throws {
         let table = quoteIdentifier(entity.name)
         for attribute in entity.attributes where attribute.destination != nil {
             try connection.execute("CREATE INDEX IF NOT EXISTS \(quoteIdentifier("swell_\(entity.name)_\(attribute.name)")) ON \(table) (\(quoteIdentifier(attribute.name)))")
@@ -146,40 +145,49 @@ package struct SQLiteSchema {
 
     /// Gives the table the shape the entity needs now (`TableLayout`): its indexes, or
     /// when its rowid column is not the one wanted, a rebuild.
-    private func arrangeLayout(_ entity: EntityDescription) throws {
+    func arrangeLayout(_ entity: EntityDescription) throws {
         let wanted = entity.rowidKeyIndex.map { entity.attributes[$0].name } ?? "_pk"
         guard let current = try rowidColumn(entity.name) else {
             throw StoreError.migrationFailed(entity: entity.name, attribute: nil, reason: "its table has no INTEGER PRIMARY KEY column")
         }
-        if current != wanted { try rebuild(entity, rowid: current, into: wanted) }
+        if current != wanted { try rebuild(entity, rowid: current) }
         try createIndexes(entity)
     }
 
     /// Rebuilds an entity's table with `wanted` as its rowid column, keeping every row, every
-    /// column (those of removed attributes too) and every object ID: a row whose ID equals its
-    /// key keeps `_pk` NULL, any other keeps its ID in `_pk`. The old table and its indexes go.
-    private func rebuild(_ entity: EntityDescription, rowid current: String, into wanted: String) throws {
+    /// column (those of removed attributes too) and every object ID.
+    private func rebuild(_ entity: EntityDescription, rowid current: String) throws {
+        let columns = entity.attributes.prefix(entity.columnCount).map(\.name)
+        let attributeNames = Set(columns)
+        let extras = try tableColumns(entity.name).filter { !attributeNames.contains($0.name) && $0.name != "_pk" }
+        try rebuild(entity, sources: columns.map(quoteIdentifier), keeping: extras, rowid: current)
+    }
+
+    /// Rebuilds an entity's table (named `entity.name` now) into the shape `entity` needs, in one
+    /// pass of SQL: each of its columns is `sources`' expression over the old rows, `extras` are copied as they are, and every object ID is kept — a row
+    /// whose ID equals its rowid key keeps `_pk` NULL, any other keeps its ID in `_pk`. The old
+    /// table and its indexes go; `createIndexes` makes the new ones.
+    func rebuild(_ entity: EntityDescription, sources: [String], keeping extras: [(name: String, type: String)], rowid current: String) throws {
         let table = quoteIdentifier(entity.name)
-        if wanted != "_pk" {
-            let column = quoteIdentifier(wanted)
-            let rows = try connection.query("SELECT count(*) FROM \(table) WHERE typeof(\(column)) != 'integer'")
+        let wantedSource = entity.rowidKeyIndex.map { sources[$0] }
+        if let wantedSource, let index = entity.rowidKeyIndex {
+            let rows = try connection.query("SELECT count(*) FROM \(table) WHERE typeof(\(wantedSource)) != 'integer'")
             if case .integer(let count)? = rows.first?.first, count > 0 {
                 throw StoreError.migrationFailed(
-                    entity: entity.name, attribute: wanted,
+                    entity: entity.name, attribute: entity.attributes[index].name,
                     reason: "\(count) stored row(s) hold no integer in it, which the table's rowid needs")
             }
         }
         let columns = entity.attributes.prefix(entity.columnCount).map(\.name)
-        let attributeNames = Set(columns)
-        let extras = try tableColumns(entity.name).filter { !attributeNames.contains($0.name) && $0.name != "_pk" }
         let names = (columns + extras.map(\.name)).map(quoteIdentifier).joined(separator: ", ")
+        let values = (sources + extras.map { quoteIdentifier($0.name) }).joined(separator: ", ")
         let oldID = current == "_pk" ? "\"_pk\"" : "coalesce(\"_pk\", \(quoteIdentifier(current)))"
-        let newPK = wanted == "_pk" ? oldID : "nullif(\(oldID), \(quoteIdentifier(wanted)))"
+        let newPK = wantedSource.map { "nullif(\(oldID), \($0))" } ?? oldID
         let scratch = quoteIdentifier("swell_rebuild_\(entity.name)")
         try connection.execute("CREATE TABLE \(scratch) (\(columnDefinitions(entity, extras: extras).joined(separator: ", ")))")
         // In the new rowid's order: each row is appended to the new b-tree.
-        let order = wanted == "_pk" ? oldID : quoteIdentifier(wanted)
-        try connection.execute("INSERT INTO \(scratch) (\(names), \"_pk\") SELECT \(names), \(newPK) FROM \(table) ORDER BY \(order)")
+        let order = wantedSource ?? oldID
+        try connection.execute("INSERT INTO \(scratch) (\(names), \"_pk\") SELECT \(values), \(newPK) FROM \(table) ORDER BY \(order)")
         try connection.execute("DROP TABLE \(table)")
         try connection.execute("ALTER TABLE \(scratch) RENAME TO \(table)")
     }
@@ -193,7 +201,7 @@ package struct SQLiteSchema {
     }
 
     /// The table's columns in order: name and declared type.
-    private func tableColumns(_ table: String) throws -> [(name: String, type: String)] {
+    func tableColumns(_ table: String) throws -> [(name: String, type: String)] {
         try connection.query("SELECT name, type FROM pragma_table_info(?)", [.text(table)]).compactMap { row in
             guard case .text(let name) = row[0] else { return nil }
             if case .text(let type) = row[1] { return (name, type) }
@@ -201,74 +209,26 @@ package struct SQLiteSchema {
         }
     }
 
-    private func addColumn(_ attribute: AttributeDescription, to entity: EntityDescription) throws {
+    func addColumn(_ attribute: AttributeDescription, to entity: EntityDescription) throws {
         try connection.execute("ALTER TABLE \(quoteIdentifier(entity.name)) ADD COLUMN \(quoteIdentifier(attribute.name)) \(Self.columnType(attribute))")
     }
 
-    private func existingColumns(_ table: String) throws -> Set<String> {
+    func existingColumns(_ table: String) throws -> Set<String> {
         let rows = try connection.query("SELECT name FROM pragma_table_info(?)", [.text(table)])
         return Set(rows.compactMap { if case .text(let name)? = $0.first { return name } else { return nil } })
     }
 
-    private func rowCount(_ entity: String) throws -> Int {
+    func rowCount(_ entity: String) throws -> Int {
         if case .integer(let count)? = try connection.query("SELECT count(*) FROM \(quoteIdentifier(entity))").first?.first {
             return Int(count)
         }
         return 0
     }
 
-    private func migrate(entity: EntityDescription, from old: EntityDescription) throws {
-        let oldAttributes = old.attributesByName
-        let columns = try existingColumns(entity.name)
-        var isEmpty: Bool?
-        func tableIsEmpty() throws -> Bool {
-            if let isEmpty { return isEmpty }
-            let empty = try rowCount(entity.name) == 0
-            isEmpty = empty
-            return empty
-        }
-        for attribute in entity.attributes.prefix(entity.columnCount) {
-            if let previous = oldAttributes[attribute.name], previous.join == nil {
-                guard previous.type == attribute.type else {
-                    throw StoreError.migrationFailed(
-                        entity: entity.name, attribute: attribute.name,
-                        reason: "its type changed from \(previous.type.rawValue) to \(attribute.type.rawValue); a type change needs a new store or a manual migration")
-                }
-                if previous.isOptional && !attribute.isOptional {
-                    let nulls = try connection.query("SELECT count(*) FROM \(quoteIdentifier(entity.name)) WHERE \(quoteIdentifier(attribute.name)) IS NULL")
-                    if case .integer(let count)? = nulls.first?.first, count > 0 {
-                        throw StoreError.migrationFailed(
-                            entity: entity.name, attribute: attribute.name,
-                            reason: "it became required but \(count) stored row(s) have no value for it")
-                    }
-                }
-            } else if columns.contains(attribute.name) {
-                continue  // a column kept from an earlier model comes back
-            } else {
-                if !attribute.isOptional, try !tableIsEmpty() {
-                    throw StoreError.migrationFailed(
-                        entity: entity.name, attribute: attribute.name,
-                        reason: "a new required attribute cannot be added to a table that already has rows (make it optional)")
-                }
-                try addColumn(attribute, to: entity)
-            }
-        }
-        if old.uniquenessConstraint != entity.uniquenessConstraint {
-            guard try tableIsEmpty() else {
-                throw StoreError.migrationFailed(
-                    entity: entity.name, attribute: entity.uniquenessConstraint.first ?? old.uniquenessConstraint.first,
-                    reason: "its key changed from [\(old.uniquenessConstraint.joined(separator: ", "))] to [\(entity.uniquenessConstraint.joined(separator: ", "))] on a table that has rows")
-            }
-            try connection.execute("DROP INDEX IF EXISTS \(quoteIdentifier("swell_\(entity.name)_key"))")
-        }
-        try arrangeLayout(entity)
-        try createJoinTables(entity)
-    }
-
     /// The join tables of the entity's to-manys that it owns (Store guarantees 35): a column per
     /// side referencing its table's `_pk`, `_order` when ordered, one row per link, and an
     /// index on the members' side (the owner's side leads the primary key).
-    private func createJoinTables(_ entity: EntityDescription) throws {
+    func createJoinTables(_ entity: EntityDescription) throws {
         for attribute in entity.attributes {
             guard let join = attribute.join else { continue }
             let table = quoteIdentifier(join.table)

@@ -23,6 +23,15 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     /// The rules (nil when there are none, so a description without rules is kept
     /// in the store's model as it always was).
     private var rules: [AttributeRule]?
+    /// The name this attribute had in the model a store was last opened with (Core Data's
+    /// `renamingIdentifier`): a migration renames that column and keeps its values
+    /// (Store guarantees 57; DocC "Migrating a store").
+    public var renamingIdentifier: String?
+    /// The value a required attribute takes where a migration finds none: in the rows of a
+    /// table it is added to, and in rows that held nil when it becomes required. Also the
+    /// value a newly inserted object starts with (as in Core Data). Kept as the store keeps
+    /// it (`StoreValue`); `init` converts a Swift value for the attribute's type.
+    public var defaultValue: StoreValue?
 
     /// The rules the attribute's values must keep (`AttributeRule`); empty by default.
     public var validation: [AttributeRule] {
@@ -31,12 +40,28 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     }
 
     /// Creates an attribute description.
-    public init(name: String, type: AttributeType, isOptional: Bool = false, validation: [AttributeRule] = []) {
+    ///
+    /// `defaultValue` is a Swift value of the attribute's type (`String`, `Int`, `Double`,
+    /// `Bool`, `Date`); one that does not fit the type makes `ManagedObjectModel.validate()`
+    /// fail naming the attribute.
+    public init(name: String, type: AttributeType, isOptional: Bool = false, validation: [AttributeRule] = [],
+                renamingIdentifier: String? = nil, defaultValue: Any? = nil) {
         self.name = name
         self.type = type
         self.isOptional = isOptional
         self.validation = validation
+        self.renamingIdentifier = renamingIdentifier
+        if let defaultValue {
+            if let value = StoreValue(swiftValue: defaultValue, for: type), !value.isNull {
+                self.defaultValue = value
+            } else {
+                unfitDefault = String(describing: defaultValue)
+            }
+        }
     }
+
+    /// A default given to `init` that does not fit the type (what `validate()` reports).
+    package private(set) var unfitDefault: String?
 }
 
 /// A to-many relationship kept in a join table `<Entity>_<relationship>` (Store guarantees 35):

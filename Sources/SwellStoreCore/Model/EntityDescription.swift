@@ -13,6 +13,9 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     public var relationships: [RelationshipDescription]
     /// The attributes whose values together identify an object (may be empty).
     public var uniquenessConstraint: [String]
+    /// The name this entity had in the model a store was last opened with: a migration
+    /// renames its table (and its join tables and indexes) and keeps its rows (Store guarantees 57).
+    public var renamingIdentifier: String?
     /// Set on the coordinator's copy when a to-one relationship of the model points at
     /// this entity: its table then keeps its IDs in `_pk` (what `REFERENCES` names).
     package var isRelationshipDestination = false
@@ -34,7 +37,8 @@ public struct EntityDescription: Sendable, Hashable, Codable {
 
     /// Creates an entity description.
     public init(name: String, attributes: [AttributeDescription], relationships: [RelationshipDescription] = [],
-                uniquenessConstraint: [String] = []) {
+                uniquenessConstraint: [String] = [], renamingIdentifier: String? = nil) {
+        self.renamingIdentifier = renamingIdentifier
         self.name = name
         self.attributes = attributes
         self.relationships = relationships
@@ -62,7 +66,7 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, attributes, relationships, uniquenessConstraint, isRelationshipDestination, joinColumnCount
+        case name, attributes, relationships, uniquenessConstraint, isRelationshipDestination, joinColumnCount, renamingIdentifier
     }
 
     /// Reads a description; one a store kept before relationships existed has none.
@@ -74,5 +78,6 @@ public struct EntityDescription: Sendable, Hashable, Codable {
         uniquenessConstraint = try container.decode([String].self, forKey: .uniquenessConstraint)
         isRelationshipDestination = try container.decodeIfPresent(Bool.self, forKey: .isRelationshipDestination) ?? false
         joinColumnCount = try container.decodeIfPresent(Int.self, forKey: .joinColumnCount) ?? 0
+        renamingIdentifier = try container.decodeIfPresent(String.self, forKey: .renamingIdentifier)
     }
 }

@@ -6,10 +6,15 @@
 public struct ManagedObjectModel: Sendable, Hashable, Codable {
     /// The entities, in the order they were given.
     public var entities: [EntityDescription]
+    /// The model's version (Core Data's `versionIdentifiers`, SwiftData's `versionIdentifier`):
+    /// the store records the version it was last opened with, and a `MigrationPlan` finds a
+    /// store's place by it (Store guarantees 58). Nil: an unversioned model.
+    public var versionIdentifier: String?
 
     /// Creates a model from its entities.
-    public init(entities: [EntityDescription]) {
+    public init(entities: [EntityDescription], versionIdentifier: String? = nil) {
         self.entities = entities
+        self.versionIdentifier = versionIdentifier
     }
 
     /// Entities by name.
@@ -42,6 +47,7 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
             for relationship in entity.relationships where !relationship.isToMany {
                 var column = AttributeDescription(name: relationship.name, type: .integer, isOptional: relationship.isOptional)
                 column.destination = relationship.destination
+                column.renamingIdentifier = relationship.renamingIdentifier
                 stored.attributes.append(column)
             }
             // An ordered to-many whose inverse is one of these to-ones keeps each member's
@@ -51,18 +57,20 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
                       let owner = byName[relationship.destination]?.relationship(named: inverse), owner.isToMany, owner.isOrdered else { continue }
                 var column = AttributeDescription(name: Self.orderColumn(of: relationship.name), type: .integer, isOptional: true)
                 column.orderOf = relationship.name
+                column.renamingIdentifier = relationship.renamingIdentifier.map(Self.orderColumn(of:))
                 stored.attributes.append(column)
             }
             for relationship in entity.relationships where Self.ownsJoinTable(relationship, of: entity, entities: byName) {
                 var column = AttributeDescription(name: relationship.name, type: .string, isOptional: true)
                 column.join = JoinTable(table: "\(entity.name)_\(relationship.name)", owner: entity.name, relationship: relationship.name,
                                         destination: relationship.destination, isOrdered: relationship.isOrdered)
+                column.renamingIdentifier = relationship.renamingIdentifier
                 stored.attributes.append(column)
                 stored.joinColumnCount += 1
             }
             stored.isRelationshipDestination = destinations.contains(entity.name)
             return stored
-        })
+        }, versionIdentifier: versionIdentifier)
     }
 
     /// The hidden column that keeps a member's position in the ordered to-many whose inverse is `toOne`.
@@ -110,6 +118,9 @@ public struct ManagedObjectModel: Sendable, Hashable, Codable {
                     throw .duplicateAttribute(entity: entity.name, attribute: attribute.name)
                 }
                 try Self.validateRules(of: attribute, in: entity)
+                if let value = attribute.unfitDefault {
+                    throw .invalidDefault(entity: entity.name, attribute: attribute.name, value: value, type: attribute.type)
+                }
             }
             for relationship in entity.relationships {
                 try validate(relationship, of: entity, seen: &seenAttributes)
@@ -240,6 +251,8 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooManyAttributes(entity: String, count: Int, limit: Int)
     /// An attribute's rule (`AttributeDescription.validation`) cannot be used, and why.
     case invalidAttributeRule(entity: String, attribute: String, rule: String, reason: String)
+    /// An attribute's `defaultValue` is not a value of its type.
+    case invalidDefault(entity: String, attribute: String, value: String, type: AttributeType)
 
     public var description: String {
         switch self {
@@ -255,6 +268,8 @@ public enum ModelError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidRelationship(let relationship, let reason): "relationship '\(relationship)' is not usable: \(reason)"
         case .invalidAttributeRule(let entity, let attribute, let rule, let reason):
             "the rule '\(rule)' of '\(entity).\(attribute)' is not usable: \(reason)"
+        case .invalidDefault(let entity, let attribute, let value, let type):
+            "the default value \(value) of '\(entity).\(attribute)' is not a \(type.rawValue)"
         case .tooManyAttributes(let entity, let count, let limit):
             "entity '\(entity)' has \(count) attributes and relationships; a store row holds at most \(limit)"
         }

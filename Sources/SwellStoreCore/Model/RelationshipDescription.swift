@@ -39,10 +39,15 @@ public struct RelationshipDescription: Sendable, Hashable, Codable {
     public var minCount: Int?
     /// A to-many's most members (Core Data's `maxCount`): checked by every save.
     public var maxCount: Int?
+    /// The name this relationship had in the model a store was last opened with: a migration
+    /// renames its column or join table and keeps its links (Store guarantees 57).
+    public var renamingIdentifier: String?
 
     /// Creates a relationship description.
     public init(name: String, destination: String, toMany: Bool = false, isOrdered: Bool = false, isOptional: Bool = true,
-                inverse: String? = nil, deleteRule: DeleteRule = .nullify, minCount: Int? = nil, maxCount: Int? = nil) {
+                inverse: String? = nil, deleteRule: DeleteRule = .nullify, minCount: Int? = nil, maxCount: Int? = nil,
+                renamingIdentifier: String? = nil) {
+        self.renamingIdentifier = renamingIdentifier
         self.minCount = minCount
         self.maxCount = maxCount
         self.name = name

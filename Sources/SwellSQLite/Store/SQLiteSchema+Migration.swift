@@ -1,0 +1,157 @@
+import SwellStoreCore
+
+/// Carries out one entity's step of a lightweight migration (`ModelMigration`, Store
+/// guarantees 57) in SQL, inside the open's transaction, without reading rows into memory:
+/// renames are `ALTER TABLE … RENAME`, added columns `ADD COLUMN` (a default filled by one
+/// `UPDATE`), and a widened or dropped column rebuilds the table in one `INSERT … SELECT`
+/// (values widened by `swell_widen`, which is `Widening.apply`).
+extension SQLiteSchema {
+    /// Migrates the table of `step.entity` (already renamed, when its entity was) from `step.previous`.
+    func migrate(_ step: ModelMigration.EntityStep) throws {
+        let entity = step.entity
+        let table = quoteIdentifier(entity.name)
+        try check(step)
+        let rebuilds = !step.droppedColumns.isEmpty || step.columns.contains { $0.widening != nil }
+        if rebuilds {
+            guard let current = try rowidColumn(entity.name) else {
+                throw StoreError.migrationFailed(entity: entity.name, attribute: nil, reason: "its table has no INTEGER PRIMARY KEY column")
+            }
+            let used = Set(step.columns.compactMap(\.previousName) + step.columns.map(\.attribute.name) + step.droppedColumns + ["_pk"])
+            let extras = try tableColumns(entity.name).filter { !used.contains($0.name) }
+            try rebuild(entity, sources: step.columns.map(source(of:)), keeping: extras, rowid: current)
+        } else {
+            try renameColumns(step)
+            for column in step.columns where column.isAdded { try add(column, to: entity) }
+            for column in step.columns where !column.isAdded {
+                guard let fill = column.fill else { continue }
+                let name = quoteIdentifier(column.attribute.name)
+                try connection.run("UPDATE \(table) SET \(name) = ? WHERE \(name) IS NULL", [fill])
+            }
+        }
+        try dropStaleIndexes(of: entity)
+        try migrateJoinTables(step)
+        if step.keyChanged {
+            try connection.execute("DROP INDEX IF EXISTS \(quoteIdentifier("swell_\(entity.name)_key"))")
+        }
+        try arrangeLayout(entity)
+        try createJoinTables(entity)
+    }
+
+    /// What depends on the data: no nil left where a column must have values, no new required
+    /// column or changed key on a table with rows.
+    private func check(_ step: ModelMigration.EntityStep) throws {
+        let entity = step.entity
+        var isEmpty: Bool?
+        func tableIsEmpty() throws -> Bool {
+            if let isEmpty { return isEmpty }
+            let empty = try rowCount(entity.name) == 0
+            isEmpty = empty
+            return empty
+        }
+        for column in step.columns where column.mustHaveValues {
+            guard let previous = column.previousName else {
+                if try !tableIsEmpty() { throw ModelMigration.requiredOnRows(entity: entity.name, attribute: column.attribute.name) }
+                continue
+            }
+            let nils = try connection.query("SELECT count(*) FROM \(quoteIdentifier(entity.name)) WHERE \(quoteIdentifier(previous)) IS NULL")
+            if case .integer(let count)? = nils.first?.first, count > 0 {
+                throw ModelMigration.nilsRemain(entity: entity.name, attribute: column.attribute.name, count: Int(count))
+            }
+        }
+        if step.keyChanged, try !tableIsEmpty() { throw ModelMigration.keyChangedOnRows(step) }
+    }
+
+    /// A new column: `ADD COLUMN`, with its default (where it has one) as the column's `DEFAULT`,
+    /// which SQLite gives every existing row without rewriting them. A column of that name kept
+    /// from an earlier model (before removed attributes were dropped) is reused, nils filled.
+    private func add(_ column: ModelMigration.ColumnStep, to entity: EntityDescription) throws {
+        let table = quoteIdentifier(entity.name), name = quoteIdentifier(column.attribute.name)
+        if try existingColumns(entity.name).contains(column.attribute.name) {
+            if let fill = column.fill { try connection.run("UPDATE \(table) SET \(name) = ? WHERE \(name) IS NULL", [fill]) }
+            return
+        }
+        let defaultClause = column.fill.map { " DEFAULT \(Self.literal($0))" } ?? ""
+        try connection.execute("ALTER TABLE \(table) ADD COLUMN \(name) \(Self.columnType(column.attribute))\(defaultClause)")
+    }
+
+    /// Renames columns in place; when a new name is one another column still has (a swap),
+    /// every renamed column goes through a scratch name first.
+    private func renameColumns(_ step: ModelMigration.EntityStep) throws {
+        let table = quoteIdentifier(step.entity.name)
+        let renames = step.columns.compactMap { column in
+            column.isRenamed ? (from: column.previousName!, to: column.attribute.name) : nil
+        }
+        guard !renames.isEmpty else { return }
+        let sources = Set(renames.map(\.from))
+        var pending = renames
+        if renames.contains(where: { sources.contains($0.to) }) {
+            pending = []
+            for (index, rename) in renames.enumerated() {
+                let scratch = "swell_rename_\(index)"
+                try connection.execute("ALTER TABLE \(table) RENAME COLUMN \(quoteIdentifier(rename.from)) TO \(quoteIdentifier(scratch))")
+                pending.append((from: scratch, to: rename.to))
+            }
+        }
+        for rename in pending {
+            try connection.execute("ALTER TABLE \(table) RENAME COLUMN \(quoteIdentifier(rename.from)) TO \(quoteIdentifier(rename.to))")
+        }
+    }
+
+    /// A column's expression over the old rows in a rebuild.
+    private func source(of column: ModelMigration.ColumnStep) -> String {
+        var expression = column.previousName.map(quoteIdentifier) ?? "NULL"
+        if let widening = column.widening {
+            expression = "swell_widen(\(expression), '\(widening.from.rawValue)', '\(widening.to.rawValue)')"
+        }
+        if let fill = column.fill { expression = "coalesce(\(expression), \(Self.literal(fill)))" }
+        return expression
+    }
+
+    /// A value as an SQL literal (a double in Swift's round-trip text; SQLite reads it back exactly).
+    static func literal(_ value: StoreValue) -> String {
+        switch value {
+        case .null: "NULL"
+        case .integer(let integer): String(integer)
+        case .real(let double): double.isNaN ? "NULL" : double.isInfinite ? (double < 0 ? "-9e999" : "9e999") : "\(double)"
+        case .text(let text): sqlLiteral(text)
+        }
+    }
+
+    /// Drops the `swell_` indexes of the table whose names the entity no longer has (a renamed
+    /// table or to-one); `createIndexes` makes those it needs.
+    private func dropStaleIndexes(of entity: EntityDescription) throws {
+        var wanted = Set(entity.attributes.filter { $0.destination != nil }.map { "swell_\(entity.name)_\($0.name)" })
+        wanted.formUnion(["swell_\(entity.name)_pk", "swell_\(entity.name)_key"])
+        let rows = try connection.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name LIKE 'swell\\_%' ESCAPE '\\'",
+                                        [.text(entity.name)])
+        for row in rows {
+            guard case .text(let name)? = row.first, !wanted.contains(name) else { continue }
+            try connection.execute("DROP INDEX \(quoteIdentifier(name))")
+        }
+    }
+
+    /// Renames the join tables that continue recorded ones (table, owner and member columns,
+    /// the members' index) and drops those no relationship keeps.
+    private func migrateJoinTables(_ step: ModelMigration.EntityStep) throws {
+        for joinTable in step.joinTables {
+            guard let previous = joinTable.previous else { continue }
+            let join = joinTable.join
+            let table = quoteIdentifier(join.table)
+            if previous.table != join.table {
+                try connection.execute("ALTER TABLE \(quoteIdentifier(previous.table)) RENAME TO \(table)")
+            }
+            if previous.owner != join.owner {
+                try connection.execute("ALTER TABLE \(table) RENAME COLUMN \(quoteIdentifier(previous.owner)) TO \(quoteIdentifier(join.owner))")
+            }
+            if previous.relationship != join.relationship {
+                try connection.execute("ALTER TABLE \(table) RENAME COLUMN \(quoteIdentifier(previous.relationship)) TO \(quoteIdentifier(join.relationship))")
+            }
+            if previous.table != join.table || previous.relationship != join.relationship {
+                try connection.execute("DROP INDEX IF EXISTS \(quoteIdentifier("swell_\(previous.table)_\(previous.relationship)"))")
+            }
+        }
+        for table in step.droppedJoinTables {
+            try connection.execute("DROP TABLE IF EXISTS \(quoteIdentifier(table))")
+        }
+    }
+}

@@ -1,0 +1,184 @@
+/// A lightweight migration from the model a store recorded to the model it is opened with
+/// (Store guarantees 24 and 57; DocC "Migrating a store"): for each entity of the new model,
+/// the table it continues and where each of its columns comes from.
+///
+/// The plan is made once, here, from the two models alone; each store carries it out in its
+/// own SQL (or on its rows) inside the open's transaction, and checks only what depends on the
+/// data: a required attribute with no default over rows that hold nil, a new required attribute
+/// or a changed key on a table that has rows (the errors are made here too, so every store
+/// words them alike). What the plan cannot infer throws `.migrationFailed` before a store
+/// changes anything.
+///
+/// Both models are storage models (`ManagedObjectModel.storageModel`): a to-one is a column,
+/// a to-many kept in a join table a join attribute, and a relationship's `renamingIdentifier`
+/// is its column's.
+package struct ModelMigration: Sendable {
+    /// One step per entity of the new model, in its order.
+    package var entities: [EntityStep]
+    /// Recorded entities that no new entity continues: their tables (and descriptions) stay.
+    package var removedEntities: [EntityDescription]
+
+    /// What happens to one entity's table.
+    package struct EntityStep: Sendable {
+        /// The entity as the new model describes it.
+        package var entity: EntityDescription
+        /// The recorded entity its table continues (nil: a new table).
+        package var previous: EntityDescription?
+        /// One step per column of `entity` (its first `columnCount` attributes), in order.
+        package var columns: [ColumnStep] = []
+        /// Columns of `previous` that no column continues: dropped.
+        package var droppedColumns: [String] = []
+        /// One step per join table `entity` owns (its join attributes), in order.
+        package var joinTables: [JoinTableStep] = []
+        /// Join tables of `previous` that no join table continues: dropped.
+        package var droppedJoinTables: [String] = []
+        /// Whether the key (by the new names) differs from the recorded one.
+        package var keyChanged = false
+
+        /// Whether the table had another name.
+        package var isRenamed: Bool { previous.map { $0.name != entity.name } ?? false }
+    }
+
+    /// Where one column's values come from.
+    package struct ColumnStep: Sendable {
+        /// The column's attribute in the new model.
+        package var attribute: AttributeDescription
+        /// The recorded column it continues (nil: a new column).
+        package var previousName: String?
+        /// The widening its values go through (nil: same type).
+        package var widening: Widening?
+        /// The value rows get where they hold nil: every row of a new column with a default, the
+        /// rows of an attribute made required with a default.
+        package var fill: StoreValue?
+        /// No row may hold nil: an attribute made required with no default (the store counts the
+        /// rows that do), or a new required attribute with no default (the table must be empty).
+        package var mustHaveValues = false
+
+        /// Whether the column had another name.
+        package var isRenamed: Bool { previousName.map { $0 != attribute.name } ?? false }
+        /// Whether the column is new.
+        package var isAdded: Bool { previousName == nil }
+    }
+
+    /// A join table the entity owns, and the recorded one it continues.
+    package struct JoinTableStep: Sendable {
+        package var join: JoinTable
+        /// Nil: a new join table.
+        package var previous: JoinTable?
+    }
+
+    /// Plans the migration from `recorded` to `model` (both storage models).
+    package init(from recorded: ManagedObjectModel, to model: ManagedObjectModel) throws(StoreError) {
+        let recordedByName = recorded.entitiesByName
+        let newNames = Set(model.entities.map(\.name))
+        var claimed = Set<String>()
+        entities = []
+        for entity in model.entities {
+            var previous = recordedByName[entity.name]
+            if previous == nil, let old = entity.renamingIdentifier, !newNames.contains(old) {
+                previous = recordedByName[old]
+            }
+            if let previous {
+                guard claimed.insert(previous.name).inserted else {
+                    throw .migrationFailed(entity: entity.name, attribute: nil,
+                                           reason: "its renamingIdentifier '\(previous.name)' names an entity another entity already continues")
+                }
+                entities.append(try Self.step(entity, from: previous))
+            } else {
+                entities.append(EntityStep(entity: entity, previous: nil))
+            }
+        }
+        removedEntities = recorded.entities.filter { !claimed.contains($0.name) }
+    }
+
+    /// The step for an entity that continues `previous`.
+    private static func step(_ entity: EntityDescription, from previous: EntityDescription) throws(StoreError) -> EntityStep {
+        var step = EntityStep(entity: entity, previous: previous)
+        let oldColumns = Array(previous.attributes.prefix(previous.columnCount))
+        let newColumns = Array(entity.attributes.prefix(entity.columnCount))
+        let sources = try match(newColumns, in: oldColumns, entity: entity.name)
+        var renamed: [String: String] = [:]
+        for (attribute, source) in zip(newColumns, sources) {
+            guard let source else {
+                step.columns.append(ColumnStep(attribute: attribute, previousName: nil, fill: attribute.defaultValue,
+                                               mustHaveValues: !attribute.isOptional && attribute.defaultValue == nil))
+                continue
+            }
+            let old = oldColumns[source]
+            renamed[old.name] = attribute.name
+            if (old.destination == nil) != (attribute.destination == nil) {
+                throw .migrationFailed(entity: entity.name, attribute: attribute.name,
+                                       reason: "it was \(old.destination == nil ? "an attribute" : "a to-one relationship") and is now \(attribute.destination == nil ? "an attribute" : "a to-one relationship")")
+            }
+            var column = ColumnStep(attribute: attribute, previousName: old.name)
+            if old.type != attribute.type {
+                guard let widening = Widening(from: old.type, to: attribute.type) else {
+                    throw .migrationFailed(entity: entity.name, attribute: attribute.name,
+                                           reason: "its type changed from \(old.type.rawValue) to \(attribute.type.rawValue), which is not a widening (\(Widening.rule)); such a change needs a custom migration stage")
+                }
+                column.widening = widening
+            }
+            if old.isOptional && !attribute.isOptional {
+                if let value = attribute.defaultValue { column.fill = value } else { column.mustHaveValues = true }
+            }
+            step.columns.append(column)
+        }
+        let continued = Set(step.columns.compactMap(\.previousName))
+        step.droppedColumns = oldColumns.map(\.name).filter { !continued.contains($0) }
+
+        let oldJoins = previous.attributes.dropFirst(previous.columnCount).filter { $0.join != nil }
+        let newJoins = entity.attributes.dropFirst(entity.columnCount).filter { $0.join != nil }
+        let joinSources = try match(Array(newJoins), in: Array(oldJoins), entity: entity.name)
+        for (attribute, source) in zip(newJoins, joinSources) {
+            guard let join = attribute.join else { continue }
+            step.joinTables.append(JoinTableStep(join: join, previous: source.flatMap { oldJoins[oldJoins.startIndex + $0].join }))
+        }
+        let keptJoins = Set(step.joinTables.compactMap { $0.previous?.table })
+        step.droppedJoinTables = oldJoins.compactMap(\.join?.table).filter { !keptJoins.contains($0) }
+
+        step.keyChanged = previous.uniquenessConstraint.map { renamed[$0] ?? "\u{0}\($0)" } != entity.uniquenessConstraint
+        return step
+    }
+
+    /// For each of `attributes`, the index in `old` of the attribute it continues: the one of its
+    /// name, else the one its `renamingIdentifier` names (when no new attribute has that name).
+    private static func match(_ attributes: [AttributeDescription], in old: [AttributeDescription],
+                              entity: String) throws(StoreError) -> [Int?] {
+        let names = Set(attributes.map(\.name))
+        var claimed = Set<Int>()
+        var sources: [Int?] = []
+        for attribute in attributes {
+            var source = old.firstIndex { $0.name == attribute.name }
+            if source == nil, let identifier = attribute.renamingIdentifier, !names.contains(identifier) {
+                source = old.firstIndex { $0.name == identifier }
+            }
+            if let source, !claimed.insert(source).inserted {
+                throw .migrationFailed(entity: entity, attribute: attribute.name,
+                                       reason: "its renamingIdentifier '\(old[source].name)' names an attribute another attribute already continues")
+            }
+            sources.append(source)
+        }
+        return sources
+    }
+}
+
+extension ModelMigration {
+    /// An attribute made required with no default while `count` rows hold nil.
+    package static func nilsRemain(entity: String, attribute: String, count: Int) -> StoreError {
+        .migrationFailed(entity: entity, attribute: attribute,
+                         reason: "it became required but \(count) stored row(s) have no value for it (give it a defaultValue, or keep it optional)")
+    }
+
+    /// A new required attribute with no default on a table that has rows.
+    package static func requiredOnRows(entity: String, attribute: String) -> StoreError {
+        .migrationFailed(entity: entity, attribute: attribute,
+                         reason: "a new required attribute cannot be added to a table that already has rows (make it optional, or give it a defaultValue)")
+    }
+
+    /// A changed key on a table that has rows.
+    package static func keyChangedOnRows(_ step: EntityStep) -> StoreError {
+        let old = step.previous?.uniquenessConstraint ?? []
+        return .migrationFailed(entity: step.entity.name, attribute: step.entity.uniquenessConstraint.first ?? old.first,
+                                reason: "its key changed from [\(old.joined(separator: ", "))] to [\(step.entity.uniquenessConstraint.joined(separator: ", "))] on a table that has rows")
+    }
+}
