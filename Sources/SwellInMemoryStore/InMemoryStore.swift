@@ -66,8 +66,9 @@ package final class InMemoryStore: PersistentStore, @unchecked Sendable {
     }
 
     /// Loads `model`: a store a coordinator with another model added first migrates its rows
-    /// (`ModelMigration`, Store guarantees 57), all or nothing.
-    package func load(model: ManagedObjectModel) throws(StoreError) {
+    /// (`ModelMigration`, Store guarantees 57; a stage's transforms and metadata with them, 58),
+    /// all or nothing.
+    package func load(model: ManagedObjectModel, stage: MigrationStageWork) throws(StoreError) {
         lock.lock()
         defer { lock.unlock() }
         var tables = state.tables
@@ -76,7 +77,8 @@ package final class InMemoryStore: PersistentStore, @unchecked Sendable {
             var moved: [String: InMemoryTable] = [:]
             for step in plan.entities {
                 guard let previous = step.previous else { continue }
-                moved[step.entity.name] = try Self.migrate(tables.removeValue(forKey: previous.name) ?? InMemoryTable(), step)
+                moved[step.entity.name] = try Self.migrate(tables.removeValue(forKey: previous.name) ?? InMemoryTable(), step,
+                                                           transform: stage.transforms[step.entity.name])
             }
             tables.merge(moved) { _, new in new }
             recorded = ManagedObjectModel(entities: model.entities + plan.removedEntities, versionIdentifier: model.versionIdentifier)
@@ -94,6 +96,7 @@ package final class InMemoryStore: PersistentStore, @unchecked Sendable {
             firstFree[entity.name] = ObjectIDSpace.firstFree(largestAllocated: allocated.max(), rowidKeyed: rowidKeyed)
         }
         state.tables = tables
+        for (key, value) in stage.metadata { state.metadata[key] = value }
         ids.start(firstFree: firstFree)
         rowidKeyed.withLock { $0 = Set(model.entities.filter { $0.rowidKeyIndex != nil }.map(\.name)) }
     }
@@ -101,7 +104,8 @@ package final class InMemoryStore: PersistentStore, @unchecked Sendable {
     /// A table's rows moved to a changed entity by its migration step: values by the columns
     /// they continue (widened, nils filled), join-table members by the join table they continue;
     /// new columns start nil (or their default). The checks are the SQL stores'.
-    private static func migrate(_ table: InMemoryTable, _ step: ModelMigration.EntityStep) throws(StoreError) -> InMemoryTable {
+    private static func migrate(_ table: InMemoryTable, _ step: ModelMigration.EntityStep,
+                                transform: MigrationRowTransform?) throws(StoreError) -> InMemoryTable {
         guard let previous = step.previous else { return table }
         let entity = step.entity
         let oldIndex = Dictionary(previous.attributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -117,21 +121,22 @@ package final class InMemoryStore: PersistentStore, @unchecked Sendable {
             if nils > 0 { throw ModelMigration.nilsRemain(entity: entity.name, attribute: column.attribute.name, count: nils) }
         }
         if step.keyChanged, !table.rows.isEmpty { throw ModelMigration.keyChangedOnRows(step) }
-        let columns = step.columns.map { column in (column, column.previousName.flatMap { oldIndex[$0] }) }
         let joins = step.joinTables.map { join in join.previous.flatMap { joinIndex[$0.table] } }
         var migrated = InMemoryTable()
         for (primaryKey, values) in table.rows {
-            var row: [StoreValue] = columns.map { column, index in
-                var value = index.map { values[$0] } ?? .null
-                if let widening = column.widening { value = widening.apply(value) }
-                if value.isNull, let fill = column.fill { value = fill }
-                return value
-            }
+            let old = Array(values.prefix(previous.columnCount))
+            var row = step.migratedColumns(old)
+            if let transform { row = try step.transform(transform, old: old, new: row) }
             row += joins.map { index in index.map { values[$0] } ?? .null }
             migrated.rows[primaryKey] = row
             if let key = entity.key(of: row) { migrated.keys[key] = primaryKey }
         }
         return migrated
+    }
+
+    /// The model the store was last loaded with (nil: none yet).
+    package func recordedModel() throws(StoreError) -> ManagedObjectModel? {
+        lock.withLock { recorded.entities.isEmpty ? nil : recorded }
     }
 
     package func read<T>(_ body: (any StoreReader) throws -> T) throws -> T {

@@ -19,7 +19,7 @@ struct PostgresSchema {
     let schema: String
 
     /// Migrates to `model`; returns the store's identifier (kept in `swell_metadata`).
-    func migrate(to model: ManagedObjectModel) throws -> String {
+    func migrate(to model: ManagedObjectModel, stage: MigrationStageWork = MigrationStageWork()) throws -> String {
         try connection.query("BEGIN")
         do {
             try connection.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [.text("swell.migrate.\(schema)")])
@@ -35,8 +35,10 @@ struct PostgresSchema {
                                  [.text(UUID().uuidString)])
             let identifier = try connection.query("SELECT value FROM swell_metadata WHERE key = 'store_identifier'")
             var kept = model
+            var transformed: [ModelMigration.EntityStep] = []
             if let stored = try storedModel() {
                 let plan = try ModelMigration(from: stored, to: model)
+                transformed = try captureTransforms(plan, stage.transforms)
                 // Renamed tables first: a new entity may take a name another one gave up.
                 for step in plan.entities where step.isRenamed {
                     try connection.query("ALTER TABLE \(PostgresSQL.quote(step.previous!.name)) RENAME TO \(PostgresSQL.quote(step.entity.name))")
@@ -47,6 +49,15 @@ struct PostgresSchema {
             for entity in model.entities { try createOrExtend(entity) }
             for entity in model.entities { try addForeignKeys(entity) }
             for entity in model.entities { try createJoinTables(entity) }
+            try applyTransforms(transformed)
+            for (key, value) in stage.metadata.sorted(by: { $0.key < $1.key }) {
+                if let value {
+                    try connection.query("INSERT INTO swell_state (key, value) VALUES ($1::text, $2::text) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                                         [.text(key), .text(value)])
+                } else {
+                    try connection.query("DELETE FROM swell_state WHERE key = $1::text", [.text(key)])
+                }
+            }
             let json = String(decoding: try JSONEncoder().encode(kept), as: UTF8.self)
             try connection.query("INSERT INTO swell_metadata (key, value) VALUES ('model', $1::text) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                                  [.text(json)])

@@ -152,7 +152,7 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
 
     // MARK: Loading
 
-    package func load(model: ManagedObjectModel) throws(StoreError) {
+    package func load(model: ManagedObjectModel, stage: MigrationStageWork) throws(StoreError) {
         writerLock.lock()
         defer { writerLock.unlock() }
         let connection = try connect()
@@ -163,7 +163,7 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
                 resolvedSchema.withLock { $0 = schema }
                 try connection.query("SET search_path TO \(PostgresSQL.quote(schema))")
             }
-            let identifier = try PostgresSchema(connection: connection, schema: schemaName).migrate(to: model)
+            let identifier = try PostgresSchema(connection: connection, schema: schemaName).migrate(to: model, stage: stage)
             guard case .integer(let runner)? = try connection.query("SELECT nextval('swell_runner_ids')").first?.first else {
                 throw StoreError(.unexpectedAnswer, "PostgreSQL at \(connection.endpoint) gave no runner number (SELECT nextval('swell_runner_ids'))")
             }
@@ -176,6 +176,23 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
             idLimit = start + (1 << Self.idRangeBits)
         } catch {
             connection.close()
+            throw StoreError(converting: error)
+        }
+    }
+
+    /// The model the store recorded (nil: no Swell tables in its schema yet), read on a
+    /// connection of its own.
+    package func recordedModel() throws(StoreError) -> ManagedObjectModel? {
+        let connection = try connect()
+        defer { connection.close() }
+        do {
+            let schema = resolvedSchema.withLock { $0 } ?? explicitSchema
+            let table = schema.map { "\(PostgresSQL.quote($0)).swell_metadata" } ?? "swell_metadata"
+            let exists = try connection.query("SELECT count(*) FROM pg_class WHERE oid = to_regclass($1::text)", [.text(table)])
+            guard exists.first?.first == .integer(1),
+                  case .text(let json)? = try connection.query("SELECT value FROM \(table) WHERE key = 'model'").first?.first else { return nil }
+            return try JSONDecoder().decode(ManagedObjectModel.self, from: Data(json.utf8))
+        } catch {
             throw StoreError(converting: error)
         }
     }

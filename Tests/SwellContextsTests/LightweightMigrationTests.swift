@@ -231,6 +231,9 @@ final class StoreOpener: @unchecked Sendable {
 
     init(url: URL) { self.url = url }
 
+    /// Keeps `coordinator` (and so its store) alive while the opener lives.
+    func keep(_ coordinator: PersistentStoreCoordinator) { coordinators.append(coordinator) }
+
     /// A root context on a new coordinator that added the store with `model`.
     func open(_ model: ManagedObjectModel) throws -> ManagedObjectContext {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)

@@ -20,6 +20,8 @@ public final class PersistentContainer: Sendable {
     public let storeURL: URL
     /// The store's options (`PersistentStoreOptions`: persistent history).
     public let options: PersistentStoreOptions
+    /// The stages loading runs to bring an older store to the model (nil: lightweight migration only).
+    public let migrationPlan: MigrationPlan?
     /// The root context: private queue, owns the store, the only one that writes to disk.
     public let writerContext: ManagedObjectContext
     /// The main-queue context for the user interface or the main flow: child of
@@ -31,9 +33,11 @@ public final class PersistentContainer: Sendable {
     /// `<name>.sqlite` in `defaultDirectoryURL()`. `import SwellStore` adds the initialiser
     /// without `storeTypes`, with the store types its package traits link.
     public init(name: String, managedObjectModel: ManagedObjectModel, storeURL: URL? = nil,
-                options: PersistentStoreOptions = PersistentStoreOptions(), storeTypes: [StoreType]) {
+                options: PersistentStoreOptions = PersistentStoreOptions(), migrationPlan: MigrationPlan? = nil,
+                storeTypes: [StoreType]) {
         self.name = name
         self.options = options
+        self.migrationPlan = migrationPlan
         self.managedObjectModel = managedObjectModel
         self.storeURL = storeURL ?? Self.defaultDirectoryURL().appendingPathComponent("\(name).sqlite")
         let coordinator = PersistentStoreCoordinator(managedObjectModel: managedObjectModel, storeTypes: storeTypes)
@@ -57,9 +61,13 @@ public final class PersistentContainer: Sendable {
         return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share", isDirectory: true)
     }
 
-    /// Opens (creating or migrating) the store.
+    /// Opens (creating or migrating) the store: through ``migrationPlan`` when there is one.
     public func loadPersistentStores() throws {
-        try persistentStoreCoordinator.addPersistentStore(at: storeURL, options: options)
+        if let migrationPlan {
+            try persistentStoreCoordinator.addPersistentStore(at: storeURL, migrationPlan: migrationPlan, options: options)
+        } else {
+            try persistentStoreCoordinator.addPersistentStore(at: storeURL, options: options)
+        }
     }
 
     /// The container's store, as `loadPersistentStores(completionHandler:)` reports it.

@@ -78,9 +78,14 @@ public final class PersistentStoreCoordinator: Sendable {
     /// With `options.history`, persistent history tracking is turned on for the store
     /// (`PersistentStoreOptions`); it stays on for every later writer of the store.
     public func addPersistentStore(at url: URL, options: PersistentStoreOptions = PersistentStoreOptions()) throws {
+        try addPersistentStore(at: url, options: options, stage: MigrationStageWork())
+    }
+
+    /// Adds the store, doing in its load's transaction what a migration stage asks (`StagedMigration`).
+    func addPersistentStore(at url: URL, options: PersistentStoreOptions, stage: MigrationStageWork) throws {
         try managedObjectModel.validate()
         let store = try StoreType.store(for: url, among: storeTypes)
-        try store.load(model: storageModel)
+        try store.load(model: storageModel, stage: stage)
         if options.history { try store.startHistory() }
         state.withLock { $0.store = store }
     }

@@ -20,9 +20,9 @@ package struct SQLiteSchema {
     /// The store format this code writes.
     package static let formatVersion = "2"
 
-    /// Migrates inside one transaction; returns the store's UUID.
-    package func migrate(to model: ManagedObjectModel) throws -> String {
-        if let identifier = try unchangedStoreIdentifier(for: model) { return identifier }
+    /// Migrates inside one transaction, with what a migration stage asks (`stage`); returns the store's UUID.
+    package func migrate(to model: ManagedObjectModel, stage: MigrationStageWork = MigrationStageWork()) throws -> String {
+        if stage.metadata.isEmpty, stage.transforms.isEmpty, let identifier = try unchangedStoreIdentifier(for: model) { return identifier }
         return try connection.transaction {
             try connection.execute("CREATE TABLE IF NOT EXISTS swell_metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             let identifier: String
@@ -35,6 +35,7 @@ package struct SQLiteSchema {
             var kept = model
             if let stored = try storedModel() {
                 let plan = try ModelMigration(from: stored, to: model)
+                let transformed = try captureTransforms(plan, stage.transforms)
                 // Renamed tables first: a new entity may take a name another one gave up.
                 for step in plan.entities where step.isRenamed {
                     try connection.execute("ALTER TABLE \(quoteIdentifier(step.previous!.name)) RENAME TO \(quoteIdentifier(step.entity.name))")
@@ -42,6 +43,7 @@ package struct SQLiteSchema {
                 for step in plan.entities {
                     if step.previous != nil { try migrate(step) } else { try create(step.entity) }
                 }
+                try applyTransforms(transformed)
                 // Entities no longer in the model keep their tables and their description.
                 kept.entities += plan.removedEntities
             } else {
@@ -58,6 +60,16 @@ package struct SQLiteSchema {
             try connection.run("INSERT OR REPLACE INTO swell_metadata (key, value) VALUES ('rowid_columns', ?)",
                                [.text(String(decoding: try encoder.encode(rowids), as: UTF8.self))])
             try connection.run("INSERT OR REPLACE INTO swell_metadata (key, value) VALUES ('format_version', ?)", [.text(Self.formatVersion)])
+            if !stage.metadata.isEmpty {
+                try connection.execute("CREATE TABLE IF NOT EXISTS swell_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                for (key, value) in stage.metadata.sorted(by: { $0.key < $1.key }) {
+                    if let value {
+                        try connection.run("INSERT OR REPLACE INTO swell_state (key, value) VALUES (?, ?)", [.text(key), .text(value)])
+                    } else {
+                        try connection.run("DELETE FROM swell_state WHERE key = ?", [.text(key)])
+                    }
+                }
+            }
             connection.clearStatementCache()
             return identifier
         }
@@ -78,7 +90,10 @@ package struct SQLiteSchema {
         }
     }
 
-    private func storedModel() throws -> ManagedObjectModel? {
+    /// The model the store recorded (nil: none, or no Swell tables yet).
+    package func storedModel() throws -> ManagedObjectModel? {
+        let exists = try connection.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'swell_metadata'")
+        guard exists.first?.first == .integer(1) else { return nil }
         guard case .text(let json)? = try connection.query("SELECT value FROM swell_metadata WHERE key = 'model'").first?.first else {
             return nil
         }

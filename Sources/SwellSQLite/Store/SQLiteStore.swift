@@ -99,7 +99,7 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
         ObjectIDSpace.mayUseKeyAsID(key, rowidKeyed: rowidKeyed.contains(entity))
     }
 
-    package func load(model: ManagedObjectModel) throws(StoreError) {
+    package func load(model: ManagedObjectModel, stage: MigrationStageWork) throws(StoreError) {
         writerLock.lock()
         defer { writerLock.unlock() }
         do {
@@ -112,7 +112,7 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
             }
             do {
                 try configureWriter(connection)
-                let identifier = try SQLiteSchema(connection: connection).migrate(to: model)
+                let identifier = try SQLiteSchema(connection: connection).migrate(to: model, stage: stage)
                 self.identifier = identifier
                 self.model = model
                 self.rowidKeyed = Set(model.entities.filter { $0.rowidKeyIndex != nil }.map(\.name))
@@ -122,6 +122,18 @@ public final class SQLiteStore: PersistentStore, @unchecked Sendable {
             } catch {
                 throw StoreError(converting: error, path: path)
             }
+        }
+    }
+
+    /// The model the file recorded (nil: no file yet, or no Swell tables in it), read through a
+    /// connection of its own that writes nothing.
+    package func recordedModel() throws(StoreError) -> ManagedObjectModel? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        do {
+            let connection = try SQLiteConnection(path: path, mode: .readOnly)
+            return try SQLiteSchema(connection: connection).storedModel()
+        } catch {
+            throw StoreError(converting: error, path: path)
         }
     }
 

@@ -30,10 +30,11 @@ extension PersistentStoreCoordinator {
 extension PersistentContainer {
     /// Creates the stack over a store of one of the types SwellStore links
     /// (``StoreType/linked``); call `loadPersistentStores()` before using it. Without
-    /// `storeURL`, the store is `<name>.sqlite` in `defaultDirectoryURL()`.
+    /// `storeURL`, the store is `<name>.sqlite` in `defaultDirectoryURL()`. With a
+    /// `migrationPlan`, loading runs its stages (DocC "Migrating a store").
     public convenience init(name: String, managedObjectModel: ManagedObjectModel, storeURL: URL? = nil,
-                            options: PersistentStoreOptions = PersistentStoreOptions()) {
+                            options: PersistentStoreOptions = PersistentStoreOptions(), migrationPlan: MigrationPlan? = nil) {
         self.init(name: name, managedObjectModel: managedObjectModel, storeURL: storeURL, options: options,
-                  storeTypes: StoreType.linked)
+                  migrationPlan: migrationPlan, storeTypes: StoreType.linked)
     }
 }

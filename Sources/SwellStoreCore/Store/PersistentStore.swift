@@ -11,8 +11,12 @@ package protocol PersistentStore: AnyObject, Sendable {
     var identifier: String { get }
     /// Where the store lives.
     var url: URL { get }
-    /// Opens (creating if needed) and migrates the store to `model`.
-    func load(model: ManagedObjectModel) throws(StoreError)
+    /// Opens (creating if needed) and migrates the store to `model` (`ModelMigration`), doing in
+    /// the same transaction what a stage of a staged migration asks (`MigrationStageWork`).
+    func load(model: ManagedObjectModel, stage: MigrationStageWork) throws(StoreError)
+    /// The model the store recorded when it was last loaded, read without changing anything
+    /// (nil: a new store, or one that recorded none).
+    func recordedModel() throws(StoreError) -> ManagedObjectModel?
     /// `count` new object IDs for `entity`, never handed out before to anyone writing this
     /// store, in this process or another: IDs are permanent from insert (Store guarantees 17, 49;
     /// PostgreSQL store guarantees 4 across runners).
@@ -50,6 +54,11 @@ package protocol PersistentStore: AnyObject, Sendable {
 }
 
 extension PersistentStore {
+    /// Opens (creating if needed) and migrates the store to `model`.
+    package func load(model: ManagedObjectModel) throws(StoreError) {
+        try load(model: model, stage: MigrationStageWork())
+    }
+
     package func startHistory() throws(StoreError) {
         throw .unsupported(store: String(describing: type(of: self)), what: "persistent history")
     }

@@ -79,6 +79,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let invalidRelationshipValue = Kind("invalidRelationshipValue")
         /// No store type is registered for the URL's scheme (`scheme`).
         public static let unknownStoreType = Kind("unknownStoreType")
+        /// A `MigrationPlan` cannot be used (`reason`): no versions, a version without or with a
+        /// repeated identifier, a stage missing, a newest version that is not the coordinator's model.
+        public static let invalidMigrationPlan = Kind("invalidMigrationPlan")
         /// The store cannot do what was asked (the in-memory store runs no SQL expressions).
         public static let unsupported = Kind("unsupported")
         /// A query generation token cannot pin the context (`reason`): no context holds its
@@ -133,6 +136,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// message, a migration's, a seed's, a batch row's problem, an expression's or a fetch's
     /// reason, the value a type mismatch got.
     public var reason: String?
+    /// The model version a migration could not place (`.migrationFailed`).
+    public var modelVersion: String?
     /// Where an expression went wrong: its character offset (`.invalidExpression`).
     public var offset: Int?
     /// How many objects a `deny` relationship still had (`.deleteDenied`).
@@ -186,6 +191,20 @@ extension StoreError {
             $0.attribute = attribute
             $0.reason = reason
         }
+    }
+
+    /// `.migrationFailed` for the store as a whole: its recorded model `version` (nil: none) has
+    /// no place in the migration plan, for `reason`. The store is left untouched.
+    public static func migrationFailed(version: String?, reason: String) -> StoreError {
+        with(StoreError(.migrationFailed, "cannot migrate the store: \(reason)")) {
+            $0.reason = reason
+            $0.modelVersion = version
+        }
+    }
+
+    /// `.invalidMigrationPlan`, for `reason`.
+    public static func invalidMigrationPlan(_ reason: String) -> StoreError {
+        with(StoreError(.invalidMigrationPlan, "the migration plan cannot be used: \(reason)")) { $0.reason = reason }
     }
 
     /// `.noPersistentStore`.

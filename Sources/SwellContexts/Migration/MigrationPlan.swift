@@ -1,0 +1,86 @@
+import SwellStoreCore
+
+/// A custom stage's transform of one object (Store guarantees 58): the old object's attribute
+/// values by their old names (`String`, `Int`, `Double`, `Bool`, `Date`; nil ones absent), and
+/// the new object's by the new names, as the lightweight rules made them — set, change or remove
+/// (nil) what the new model needs. What it leaves alone is carried over.
+public typealias MigrationTransform = @Sendable (_ old: [String: Any], _ new: inout [String: Any]) throws -> Void
+
+/// One step between two model versions of a `MigrationPlan` (Core Data's `NSMigrationStage`,
+/// SwiftData's `MigrationStage`).
+public enum MigrationStage: Sendable {
+    /// The lightweight migration (Store guarantees 57): renames, removed attributes, defaults, widenings.
+    case lightweight
+    /// The lightweight migration with code around it: `willMigrate` gets a context on the old
+    /// model (read and change old data; its changes are saved before the schema changes),
+    /// `didMigrate` one on the new model (its changes are saved after), and `transform`, per
+    /// entity of the new model, sees each old object's values and writes the new object's, in
+    /// the same transaction as the schema change.
+    case custom(willMigrate: (@Sendable (ManagedObjectContext) throws -> Void)? = nil,
+                didMigrate: (@Sendable (ManagedObjectContext) throws -> Void)? = nil,
+                transform: [String: MigrationTransform] = [:])
+}
+
+/// The versions a store's model went through, oldest first, and a stage between each pair
+/// (Core Data's `NSStagedMigrationManager`, SwiftData's `SchemaMigrationPlan`; Store guarantees
+/// 58, DocC "Migrating a store").
+///
+/// `PersistentStoreCoordinator.addPersistentStore(at:migrationPlan:)` finds the store's recorded
+/// version among `versions` and runs every later stage in order; a new store is created at the
+/// newest version and runs none.
+public struct MigrationPlan: Sendable {
+    /// The model versions, oldest first; each has a distinct `versionIdentifier`, and the last is
+    /// the coordinator's model.
+    public let versions: [ManagedObjectModel]
+    /// The stage from `versions[i]` to `versions[i + 1]`, for each `i`.
+    public let stages: [MigrationStage]
+
+    /// Creates a plan; `stages.count` must be `versions.count - 1` (checked when the plan is used).
+    public init(versions: [ManagedObjectModel], stages: [MigrationStage]) {
+        self.versions = versions
+        self.stages = stages
+    }
+
+    /// A plan whose stages are all lightweight.
+    public static func lightweight(_ versions: [ManagedObjectModel]) -> MigrationPlan {
+        MigrationPlan(versions: versions, stages: Array(repeating: .lightweight, count: max(versions.count - 1, 0)))
+    }
+
+    /// Checks the plan's shape for a coordinator of `model`.
+    func check(for model: ManagedObjectModel) throws(StoreError) {
+        func refuse(_ reason: String) -> StoreError { .invalidMigrationPlan(reason) }
+        guard let newest = versions.last else { throw refuse("it lists no model version") }
+        guard stages.count == versions.count - 1 else {
+            throw refuse("it has \(stages.count) stage(s) for \(versions.count) version(s); it needs one between each pair (\(versions.count - 1))")
+        }
+        var seen = Set<String>()
+        for (position, version) in versions.enumerated() {
+            guard let identifier = version.versionIdentifier else { throw refuse("version \(position + 1) has no versionIdentifier") }
+            guard seen.insert(identifier).inserted else { throw refuse("the version '\(identifier)' is listed twice") }
+            do {
+                try version.validate()
+            } catch {
+                throw refuse("version '\(identifier)': \(error)")
+            }
+        }
+        guard newest.versionIdentifier == model.versionIdentifier, newest.entities == model.entities else {
+            throw refuse("its newest version ('\(newest.versionIdentifier ?? "")') is not the coordinator's model ('\(model.versionIdentifier ?? "unversioned")')")
+        }
+    }
+
+    /// The position in `versions` of the model a store recorded: by its version, or for a store
+    /// opened without versions, the version whose model it is.
+    func position(of recorded: ManagedObjectModel) throws(StoreError) -> Int {
+        if let identifier = recorded.versionIdentifier {
+            if let position = versions.firstIndex(where: { $0.versionIdentifier == identifier }) { return position }
+            throw .migrationFailed(version: identifier, reason: "the store's model version '\(identifier)' is not in the migration plan (\(listed)); a store newer than the app, or from another plan, is left untouched")
+        }
+        let entities = Dictionary(recorded.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        if let position = versions.lastIndex(where: { version in
+            version.storageModel.entities.allSatisfy { entities[$0.name] == $0 }
+        }) { return position }
+        throw .migrationFailed(version: nil, reason: "the store recorded no model version, and its model is none of the migration plan's (\(listed))")
+    }
+
+    private var listed: String { versions.compactMap(\.versionIdentifier).joined(separator: ", ") }
+}
