@@ -178,6 +178,13 @@ let package = Package(
             dependencies: ["SwellContexts", "SwellSQLite"],
             path: "bench/swell-object-bench"
         ),
+        // `swift build -c release --product swell-migration-bench`: a 1M-row lightweight migration
+        // (bench/migration.sh compares it with sqlite3 doing the same by hand); in no shipped product.
+        .executableTarget(
+            name: "swell-migration-bench",
+            dependencies: ["SwellContexts", "SwellSQLite"],
+            path: "bench/swell-migration-bench"
+        ),
         .executableTarget(
             name: "SurfJournalExample",
             dependencies: ["SwellStore"],
