@@ -62,24 +62,10 @@ extension PostgresSchema {
         if step.keyChanged, try !tableIsEmpty() { throw ModelMigration.keyChangedOnRows(step) }
     }
 
-    /// Renames columns in place, through scratch names when a new name is one another column still has.
+    /// Renames columns in place (`ModelMigration.EntityStep.columnRenames`).
     private func renameColumns(_ step: ModelMigration.EntityStep) throws {
         let table = PostgresSQL.quote(step.entity.name)
-        let renames = step.columns.compactMap { column in
-            column.isRenamed ? (from: column.previousName!, to: column.attribute.name) : nil
-        }
-        guard !renames.isEmpty else { return }
-        let sources = Set(renames.map(\.from))
-        var pending = renames
-        if renames.contains(where: { sources.contains($0.to) }) {
-            pending = []
-            for (index, rename) in renames.enumerated() {
-                let scratch = "swell_rename_\(index)"
-                try connection.query("ALTER TABLE \(table) RENAME COLUMN \(PostgresSQL.quote(rename.from)) TO \(PostgresSQL.quote(scratch))")
-                pending.append((from: scratch, to: rename.to))
-            }
-        }
-        for rename in pending {
+        for rename in step.columnRenames {
             try connection.query("ALTER TABLE \(table) RENAME COLUMN \(PostgresSQL.quote(rename.from)) TO \(PostgresSQL.quote(rename.to))")
         }
     }

@@ -23,18 +23,13 @@ extension PostgresSchema {
                 PostgresSQL.parameter(index + 2, type: attribute.isToOneColumn ? .integer : attribute.type)
             }
             let insert = "INSERT INTO \(scratch) VALUES ($1::bigint\(placeholders.map { ", \($0)" }.joined()))"
-            var last = Int64.min
-            while true {
-                let rows = try connection.query("SELECT \"_pk\"\(oldColumns.map { ", \($0)" }.joined()) FROM \(table) WHERE \"_pk\" > $1::bigint ORDER BY \"_pk\" LIMIT 1000",
-                                                [.integer(last)])
-                guard let final = rows.last, case .integer(let position) = final[0] else { break }
-                last = position
-                for row in rows {
-                    let old = Array(row[1...])
-                    let new = try step.transform(transform, old: old, new: step.migratedColumns(old))
-                    try connection.query(insert, [row[0]] + new)
+            let select = "SELECT \"_pk\"\(oldColumns.map { ", \($0)" }.joined()) FROM \(table) WHERE \"_pk\" > $1::bigint ORDER BY \"_pk\" LIMIT 1000"
+            try step.transformRows(transform, chunk: { after in
+                try connection.query(select, [.integer(after)]).map { row in
+                    guard case .integer(let position) = row[0] else { return (Int64.max, row[0], Array(row[1...])) }
+                    return (position, row[0], Array(row[1...]))
                 }
-            }
+            }, write: { id, new in try connection.query(insert, [id] + new) })
             captured.append(step)
         }
         return captured

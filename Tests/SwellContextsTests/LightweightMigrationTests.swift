@@ -246,8 +246,13 @@ final class StoreOpener: @unchecked Sendable {
 
     /// The `.migrationFailed` error opening with `model` throws (nil: it opened).
     func migrationError(_ model: ManagedObjectModel) -> StoreError? {
+        migrationError { _ = try open(model) }
+    }
+
+    /// The `.migrationFailed` error `opening` throws (nil: it opened; another error is an issue).
+    func migrationError(_ opening: () throws -> Void) -> StoreError? {
         do {
-            _ = try open(model)
+            try opening()
             return nil
         } catch let error as StoreError where error.kind == .migrationFailed {
             return error

@@ -219,14 +219,6 @@ extension StoreOpener {
 
     /// The `.migrationFailed` error opening through `plan` throws (nil: it opened).
     func migrationError(_ model: ManagedObjectModel, plan: MigrationPlan) -> StoreError? {
-        do {
-            _ = try open(model, plan: plan)
-            return nil
-        } catch let error as StoreError where error.kind == .migrationFailed {
-            return error
-        } catch {
-            Issue.record("unexpected \(error)")
-            return nil
-        }
+        migrationError { _ = try open(model, plan: plan) }
     }
 }

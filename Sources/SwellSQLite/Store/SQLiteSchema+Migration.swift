@@ -74,25 +74,10 @@ extension SQLiteSchema {
         try connection.execute("ALTER TABLE \(table) ADD COLUMN \(name) \(Self.columnType(column.attribute))\(defaultClause)")
     }
 
-    /// Renames columns in place; when a new name is one another column still has (a swap),
-    /// every renamed column goes through a scratch name first.
+    /// Renames columns in place (`ModelMigration.EntityStep.columnRenames`).
     private func renameColumns(_ step: ModelMigration.EntityStep) throws {
         let table = quoteIdentifier(step.entity.name)
-        let renames = step.columns.compactMap { column in
-            column.isRenamed ? (from: column.previousName!, to: column.attribute.name) : nil
-        }
-        guard !renames.isEmpty else { return }
-        let sources = Set(renames.map(\.from))
-        var pending = renames
-        if renames.contains(where: { sources.contains($0.to) }) {
-            pending = []
-            for (index, rename) in renames.enumerated() {
-                let scratch = "swell_rename_\(index)"
-                try connection.execute("ALTER TABLE \(table) RENAME COLUMN \(quoteIdentifier(rename.from)) TO \(quoteIdentifier(scratch))")
-                pending.append((from: scratch, to: rename.to))
-            }
-        }
-        for rename in pending {
+        for rename in step.columnRenames {
             try connection.execute("ALTER TABLE \(table) RENAME COLUMN \(quoteIdentifier(rename.from)) TO \(quoteIdentifier(rename.to))")
         }
     }

@@ -23,18 +23,13 @@ extension SQLiteSchema {
             try connection.execute("DROP TABLE IF EXISTS \(scratch)")
             try connection.execute("CREATE TABLE \(scratch) (swell_id INTEGER PRIMARY KEY\((0..<count).map { ", c\($0)" }.joined()))")
             let insert = "INSERT INTO \(scratch) VALUES (?\(String(repeating: ", ?", count: count)))"
-            var last = Int64.min
-            while true {
-                let rows = try connection.query("SELECT rowid, \(id)\(oldColumns.map { ", \($0)" }.joined()) FROM \(table) WHERE rowid > ? ORDER BY rowid LIMIT 1000",
-                                                [.integer(last)])
-                guard let final = rows.last, case .integer(let position) = final[0] else { break }
-                last = position
-                for row in rows {
-                    let old = Array(row[2...])
-                    let new = try step.transform(transform, old: old, new: step.migratedColumns(old))
-                    try connection.run(insert, [row[1]] + new)
+            let select = "SELECT rowid, \(id)\(oldColumns.map { ", \($0)" }.joined()) FROM \(table) WHERE rowid > ? ORDER BY rowid LIMIT 1000"
+            try step.transformRows(transform, chunk: { after in
+                try connection.query(select, [.integer(after)]).map { row in
+                    guard case .integer(let position) = row[0] else { return (Int64.max, row[1], Array(row[2...])) }
+                    return (position, row[1], Array(row[2...]))
                 }
-            }
+            }, write: { id, new in try connection.run(insert, [id] + new) })
             captured.append(step)
         }
         return captured

@@ -68,4 +68,21 @@ extension ModelMigration.EntityStep {
         }
         return result
     }
+
+    /// Runs `transform` over a table's recorded rows, a chunk at a time: `chunk(after:)` returns
+    /// the rows after a position, in order, each as (position, object ID, the values of
+    /// `previous`'s columns), and none at the end; `write` takes each row's ID and new column values.
+    package func transformRows(_ transform: MigrationRowTransform,
+                               chunk: (_ after: Int64) throws -> [(position: Int64, id: StoreValue, old: [StoreValue])],
+                               write: (_ id: StoreValue, _ new: [StoreValue]) throws -> Void) throws {
+        var last = Int64.min
+        while true {
+            let rows = try chunk(last)
+            guard let final = rows.last else { return }
+            last = final.position
+            for row in rows {
+                try write(row.id, try self.transform(transform, old: row.old, new: migratedColumns(row.old)))
+            }
+        }
+    }
 }

@@ -37,6 +37,17 @@ package struct ModelMigration: Sendable {
 
         /// Whether the table had another name.
         package var isRenamed: Bool { previous.map { $0.name != entity.name } ?? false }
+
+        /// The column renames to run in order: each renamed column once, or — when a new name
+        /// is one another column still has (a swap) — every renamed column through a scratch
+        /// name (`swell_rename_<n>`) first.
+        package var columnRenames: [(from: String, to: String)] {
+            let renames = columns.compactMap { column in column.isRenamed ? (from: column.previousName!, to: column.attribute.name) : nil }
+            let sources = Set(renames.map(\.from))
+            guard renames.contains(where: { sources.contains($0.to) }) else { return renames }
+            let scratch = renames.indices.map { "swell_rename_\($0)" }
+            return zip(renames, scratch).map { (from: $0.from, to: $1) } + zip(renames, scratch).map { (from: $1, to: $0.to) }
+        }
     }
 
     /// Where one column's values come from.
