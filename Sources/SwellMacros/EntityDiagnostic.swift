@@ -22,6 +22,7 @@ enum EntityDiagnostic: DiagnosticMessage {
     case nonOptionalToOne(String, type: String)
     case missingInverse(String, destination: String, reason: String)
     case inverseNotAName(String)
+    case renamedNotAName(String)
     case relationshipOnAttribute(String)
     case uniqueRelationship(String)
     case validatedRelationship(String)
@@ -32,6 +33,8 @@ enum EntityDiagnostic: DiagnosticMessage {
 
     var message: String {
         switch self {
+        case .renamedNotAName(let name):
+            "@Renamed on '\(name)' takes the property's earlier name as a string literal: @Renamed(from: \"oldName\")"
         case .notAClass:
             "@Entity applies to a final class"
         case .notFinal(let name):

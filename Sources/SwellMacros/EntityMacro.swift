@@ -46,6 +46,8 @@ struct EntityDeclaration {
     var declaresInitialiser: Bool
     /// The entity validation the class declares: `static func validateForInsert(_:)` and its siblings.
     var validators: [String] = []
+    /// `@Entity(renamedFrom:)`: the entity's name in the model before (its `renamingIdentifier`).
+    var renamedFrom: String?
 }
 
 enum EntityReader {
@@ -141,11 +143,21 @@ enum EntityReader {
             sink.report(.noAttributes(name), at: Syntax(classDecl.name))
             valid = false
         }
+        var renamedFrom: String?
+        for argument in attribute.arguments?.as(LabeledExprListSyntax.self) ?? [] where argument.label?.text == "renamedFrom" {
+            if argument.expression.is(NilLiteralExprSyntax.self) { continue }
+            guard let literal = argument.expression.as(StringLiteralExprSyntax.self),
+                  let text = literal.representedLiteralValue, !text.isEmpty else {
+                sink.report(.renamedNotAName(name), at: Syntax(argument.expression))
+                return nil
+            }
+            renamedFrom = text
+        }
         guard valid else { return nil }
         let access = modifiers.contains("public") || modifiers.contains("open") ? "public " : modifiers.contains("package") ? "package " : ""
         return EntityDeclaration(name: name, access: access, properties: properties,
                                  uniquenessConstraint: uniqueFromMacro ?? marked.map(\.name),
-                                 declaresInitialiser: declaresInitialiser, validators: validators)
+                                 declaresInitialiser: declaresInitialiser, validators: validators, renamedFrom: renamedFrom)
     }
 
     /// `#Unique<T>([\.a, \.b])`: the property names, or nil when the arguments are not that shape.
@@ -198,11 +210,18 @@ struct EntityMembers {
         return result
     }
 
+    /// `, renamingIdentifier: "old"` for a relationship marked `@Renamed(from: "old")`.
+    private func renamed(_ property: EntityProperty) -> String {
+        property.renamedFrom.map { ", renamingIdentifier: \"\($0)\"" } ?? ""
+    }
+
     var descriptionExpression: String {
         let attributes = entity.properties.compactMap { property -> String? in
             guard case .attribute(let type, let isOptional) = property.kind else { return nil }
             let rules = property.validation.map { ", validation: [\($0)]" } ?? ""
-            return "SwellStore.AttributeDescription(name: \"\(property.name)\", type: .\(type), isOptional: \(isOptional)\(rules))"
+            let renamed = property.renamedFrom.map { ", renamingIdentifier: \"\($0)\"" } ?? ""
+            let value = property.defaultLiteral.map { ", defaultValue: \($0)" } ?? ""
+            return "SwellStore.AttributeDescription(name: \"\(property.name)\", type: .\(type), isOptional: \(isOptional)\(rules)\(renamed)\(value))"
         }
         let relationships = entity.properties.compactMap { property -> String? in
             let rule = property.deleteRule ?? "nullify"
@@ -213,11 +232,11 @@ struct EntityMembers {
                 // Counts on a to-one are passed on for the model to refuse with its reason.
                 let counts = (property.minCount.map { ", minCount: \($0)" } ?? "") + (property.maxCount.map { ", maxCount: \($0)" } ?? "")
                 return "SwellStore.RelationshipDescription(name: \"\(property.name)\", destination: \"\(destination)\", "
-                    + "inverse: \(inverse), deleteRule: .\(rule)\(counts))"
+                    + "inverse: \(inverse), deleteRule: .\(rule)\(counts)\(renamed(property)))"
             case .toMany(let destination, let isOrdered):
                 let counts = (property.minCount.map { ", minCount: \($0)" } ?? "") + (property.maxCount.map { ", maxCount: \($0)" } ?? "")
                 return "SwellStore.RelationshipDescription(name: \"\(property.name)\", destination: \"\(destination)\", "
-                    + "toMany: true, isOrdered: \(isOrdered), inverse: \(inverse), deleteRule: .\(rule)\(counts))"
+                    + "toMany: true, isOrdered: \(isOrdered), inverse: \(inverse), deleteRule: .\(rule)\(counts)\(renamed(property)))"
             }
         }
         let unique = entity.uniquenessConstraint.map { "\"\($0)\"" }.joined(separator: ", ")
@@ -228,7 +247,7 @@ struct EntityMembers {
             ],
             relationships: [\(relationships.map { "\n\($0)," }.joined())
             ],
-            uniquenessConstraint: [\(unique)]
+            uniquenessConstraint: [\(unique)]\(entity.renamedFrom.map { ",\nrenamingIdentifier: \"\($0)\"" } ?? "")
             )
             """
         guard !entity.validators.isEmpty else { return description }

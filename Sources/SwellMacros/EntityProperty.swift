@@ -31,6 +31,11 @@ struct EntityProperty {
     var maxCount: String?
     /// `@Validated(…)`'s rules, as written (`.minValue(1), .maxValue(5)`).
     var validation: String?
+    /// `@Renamed(from:)`'s name: the property's name in the model before (its `renamingIdentifier`).
+    var renamedFrom: String?
+    /// An attribute's initial value when it is a literal (`= 3`, `= "x"`, `= true`, `= -1.5`):
+    /// its `defaultValue`, what a migration fills and a new object starts with.
+    var defaultLiteral: String?
     var node: VariableDeclSyntax
 
     /// Non-optional attributes without an initial value must be set by every initialiser:
@@ -68,7 +73,7 @@ extension VariableDeclSyntax {
 
     /// An attribute that is not one of the entity macros' own (a property wrapper, another macro).
     var foreignAttribute: String? {
-        let ours: Set<String> = ["Unique", "Relationship", "Transient", "Validated", "_EntityProperty"]
+        let ours: Set<String> = ["Unique", "Relationship", "Transient", "Validated", "Renamed", "_EntityProperty"]
         for element in attributes {
             guard case .attribute(let attribute) = element else { continue }
             let name = attribute.attributeName.trimmedDescription
@@ -165,11 +170,35 @@ enum PropertyReader {
             let rules = validated.arguments?.as(LabeledExprListSyntax.self)?.map(\.expression.trimmedDescription) ?? []
             property.validation = rules.joined(separator: ", ")
         }
+        if let renamed = variable.attribute(named: "Renamed") {
+            guard let argument = renamed.arguments?.as(LabeledExprListSyntax.self)?.first,
+                  let literal = argument.expression.as(StringLiteralExprSyntax.self),
+                  let text = literal.representedLiteralValue, !text.isEmpty else {
+                context.report(.renamedNotAName(name), at: Syntax(renamed))
+                return nil
+            }
+            property.renamedFrom = text
+        }
+        if kind.isAttribute, let initializer = binding.initializer?.value, isLiteral(initializer) {
+            property.defaultLiteral = initializer.trimmedDescription
+        }
         if property.isUnique, !kind.isAttribute {
             context.report(.uniqueRelationship(name), at: Syntax(variable))
             return nil
         }
         return property
+    }
+
+    /// Whether an initial value is a plain literal (a number, possibly negative, a string
+    /// without interpolation, a boolean): what can be an attribute's `defaultValue`.
+    static func isLiteral(_ expression: ExprSyntax) -> Bool {
+        if expression.is(IntegerLiteralExprSyntax.self) || expression.is(FloatLiteralExprSyntax.self)
+            || expression.is(BooleanLiteralExprSyntax.self) { return true }
+        if let string = expression.as(StringLiteralExprSyntax.self) { return string.representedLiteralValue != nil }
+        if let prefix = expression.as(PrefixOperatorExprSyntax.self), prefix.operator.text == "-" {
+            return prefix.expression.is(IntegerLiteralExprSyntax.self) || prefix.expression.is(FloatLiteralExprSyntax.self)
+        }
+        return false
     }
 
     /// The kind a declared type stands for, or nil after reporting why it cannot be stored.

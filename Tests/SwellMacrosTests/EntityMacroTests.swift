@@ -24,6 +24,7 @@ private enum UniqueMarker: PeerMacro, DeclarationMacro {
         "Relationship": MacroSpec(type: EntityMarkerMacro.self),
         "Transient": MacroSpec(type: EntityMarkerMacro.self),
         "Validated": MacroSpec(type: EntityMarkerMacro.self),
+        "Renamed": MacroSpec(type: EntityMarkerMacro.self),
     ]
 
     /// The expanded source, and the diagnostics as "line: message".
@@ -57,7 +58,7 @@ private enum UniqueMarker: PeerMacro, DeclarationMacro {
             #"SwellStore.AttributeDescription(name: "id", type: .integer, isOptional: false)"#,
             #"SwellStore.AttributeDescription(name: "date", type: .date, isOptional: false)"#,
             #"SwellStore.AttributeDescription(name: "rating", type: .integer, isOptional: true)"#,
-            #"SwellStore.AttributeDescription(name: "isFavourite", type: .boolean, isOptional: false)"#,
+            #"SwellStore.AttributeDescription(name: "isFavourite", type: .boolean, isOptional: false, defaultValue: false)"#,
             #"SwellStore.RelationshipDescription(name: "spot", destination: "Spot", inverse: "entries", deleteRule: .cascade)"#,
             #"SwellStore.RelationshipDescription(name: "tags", destination: "Tag", toMany: true, isOrdered: true, inverse: "entries", deleteRule: .nullify)"#,
             #"uniquenessConstraint: ["id"]"#,
@@ -116,10 +117,31 @@ private enum UniqueMarker: PeerMacro, DeclarationMacro {
         ("@Entity final class Spot<T> {\n    var name: String\n}", "1: @Entity class 'Spot' cannot be generic"),
         ("@Entity final class Spot {\n    var _name: String\n}", "2: '_name' cannot be stored under this name"),
         ("@Entity final class Spot {\n    var url: String\n    var URL: String\n}", "3: 'url' and 'URL' differ only in case"),
+        ("@Entity final class Spot {\n    @Renamed(from: oldName) var title: String\n}", "2: @Renamed on 'title' takes the property's earlier name"),
     ])
     func whatCannotBeStoredIsACompileError(source: String, expected: String) {
         let diagnostics = expand(source).diagnostics
         #expect(diagnostics.count == 1 && diagnostics.first?.hasPrefix(expected) == true, "\(diagnostics)")
+    }
+
+    /// Statement 57 in the typed layer: renaming identifiers and literal initial values as defaults.
+    @Test func renamesAndLiteralDefaultsReachTheDescription() {
+        let source = expand("""
+            @Entity(renamedFrom: "Place") final class Spot {
+                @Renamed(from: "title") var name: String
+                var rating: Int = -2
+                var note: String? = "none"
+                var seen: Date = Date()
+                @Renamed(from: "visits") @Relationship(inverse: "spot") var trips: Set<Visit> = []
+            }
+            """).source
+        #expect(source.contains(#"SwellStore.AttributeDescription(name: "name", type: .string, isOptional: false, renamingIdentifier: "title")"#), "\(source)")
+        #expect(source.contains(#"SwellStore.AttributeDescription(name: "rating", type: .integer, isOptional: false, defaultValue: -2)"#), "\(source)")
+        #expect(source.contains(#"SwellStore.AttributeDescription(name: "note", type: .string, isOptional: true, defaultValue: "none")"#), "\(source)")
+        // Not a literal: evaluated per object by the initial value, never a stored default.
+        #expect(source.contains(#"SwellStore.AttributeDescription(name: "seen", type: .date, isOptional: false)"#), "\(source)")
+        #expect(source.contains(#"deleteRule: .nullify, renamingIdentifier: "visits")"#), "\(source)")
+        #expect(source.contains(#"renamingIdentifier: "Place""#), "\(source)")
     }
 
     @Test func spelledOutStandardTypesAndNestedDestinationsAreRead() {

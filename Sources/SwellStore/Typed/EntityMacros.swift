@@ -6,7 +6,9 @@
 /// properties (attributes of the six attribute types and their optionals, relationships to
 /// other `@Entity` classes), typed accessors over the managed object behind it, the
 /// initialisers `init(backing:)` and `init(context:)`, and the conformance to
-/// ``PersistentModel``.
+/// ``PersistentModel``. A literal initial value (`var rating: Int = 3`) is the attribute's
+/// `defaultValue` (what a migration fills, what a new object starts with);
+/// `@Entity(renamedFrom: "Old")` and ``Renamed(from:)`` give renaming identifiers.
 ///
 /// ```swift
 /// @Entity final class JournalEntry {
@@ -20,7 +22,14 @@
 @attached(member, names: named(_$backing), named(entityDescription), named(init), named(_$storedName))
 @attached(memberAttribute)
 @attached(extension, conformances: PersistentModel)
-public macro Entity() = #externalMacro(module: "SwellMacros", type: "EntityMacro")
+public macro Entity(renamedFrom: String? = nil) = #externalMacro(module: "SwellMacros", type: "EntityMacro")
+
+/// The name a stored property had in the model before (SwiftData's `@Attribute(originalName:)`,
+/// Core Data's renaming identifier): a migration renames its column, or its relationship's
+/// column or join table, and keeps the values (DocC "Migrating a store"). For the class itself:
+/// `@Entity(renamedFrom: "OldName")`.
+@attached(peer)
+public macro Renamed(from name: String) = #externalMacro(module: "SwellMacros", type: "EntityMarkerMacro")
 
 /// Put on each stored property by `@Entity`: the accessors that read and write the managed
 /// object's value. Not written by hand.
