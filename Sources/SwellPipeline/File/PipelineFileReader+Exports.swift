@@ -18,10 +18,19 @@ extension PipelineFileReader {
         }
         let path = try string(keys["path"]!, "path of export \(name)")
         guard !path.isEmpty else { throw error(keys["path"], "path of export \(name) is empty") }
-        guard case .sequence(let columnNodes) = keys["columns"]!, !columnNodes.isEmpty else {
-            throw error(keys["columns"], "columns of export \(name) must be a list of attribute names or {name, value, format}, not \(written(keys["columns"]))")
-        }
         var columns: [ExportColumn] = []
+        var columnNodes: [Node] = []
+        if case .scalar(let scalar) = keys["columns"]!, scalar.string == "*" {
+            // Version 4: every attribute of the entity, the key first, then in model order.
+            try requireVersion4(keys["columns"]!, "columns: \"*\"")
+            let ordered = entity.key + entity.attributes.map(\.name).filter { !entity.key.contains($0) }
+            columns = ordered.map { ExportColumn(name: $0, attribute: $0, format: nil) }
+        } else {
+            guard case .sequence(let nodes) = keys["columns"]!, !nodes.isEmpty else {
+                throw error(keys["columns"], "columns of export \(name) must be a list of attribute names or {name, value, format}\(version >= 4 ? ", or \"*\"" : ""), not \(written(keys["columns"]))")
+            }
+            columnNodes = Array(nodes)
+        }
         for columnNode in columnNodes {
             let column: ExportColumn
             if case .mapping = columnNode {
