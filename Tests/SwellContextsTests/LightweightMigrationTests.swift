@@ -184,6 +184,33 @@ import SwellStoreTestSupport
         }
     }
 
+    /// IDs the file reserved for an entity stay reserved under its new name: an object inserted
+    /// after the rename never takes the ID of one deleted before it.
+    @Test(.sqliteStoreOnly) func aRenamedEntityKeepsItsReservedIDs() throws {
+        let note = EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)])
+        let opener = StoreOpener(url: directory.storeURL("notes"))
+        let context = try opener.open(ManagedObjectModel(entities: [note]))
+        let deleted: Int64 = try context.performAndWait {
+            let object = context.insertNewObject(forEntityName: "Note")
+            object["text"] = "gone"
+            try context.save()
+            context.delete(object)
+            try context.save()
+            return object.objectID.primaryKey
+        }
+        var memo = note
+        memo.name = "Memo"
+        memo.renamingIdentifier = "Note"
+        let renamed = try opener.open(ManagedObjectModel(entities: [memo]))
+        let fresh: Int64 = try renamed.performAndWait {
+            let object = renamed.insertNewObject(forEntityName: "Memo")
+            object["text"] = "new"
+            try renamed.save()
+            return object.objectID.primaryKey
+        }
+        #expect(fresh > deleted)
+    }
+
     // MARK: Helpers
 
     /// The values of `attributes` of each object, by `id`, typed: "i:1", "d:1.0", "s:one", "b:true", "nil".

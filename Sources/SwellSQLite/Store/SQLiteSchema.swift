@@ -37,8 +37,13 @@ package struct SQLiteSchema {
                 let plan = try ModelMigration(from: stored, to: model)
                 let transformed = try captureTransforms(plan, stage.transforms)
                 // Renamed tables first: a new entity may take a name another one gave up.
+                let reservations = try connection.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'swell_ids'")
                 for step in plan.entities where step.isRenamed {
                     try connection.execute("ALTER TABLE \(quoteIdentifier(step.previous!.name)) RENAME TO \(quoteIdentifier(step.entity.name))")
+                    // The IDs reserved for the entity stay reserved under its new name (never handed out twice).
+                    if reservations.first?.first == .integer(1) {
+                        try connection.run("UPDATE OR REPLACE swell_ids SET entity = ? WHERE entity = ?", [.text(step.entity.name), .text(step.previous!.name)])
+                    }
                 }
                 for step in plan.entities {
                     if step.previous != nil { try migrate(step) } else { try create(step.entity) }
