@@ -72,12 +72,15 @@ package final class InMemoryStore: PersistentStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         var tables = state.tables
+        guard try stage.isDue(recorded: recorded.entities.isEmpty ? nil : recorded) else { return }
         if !recorded.entities.isEmpty {
             let plan = try ModelMigration(from: recorded, to: model)
+            let flipped = Self.flippedLinks(plan, recorded: recorded, tables: tables)
             var moved: [String: InMemoryTable] = [:]
             for step in plan.entities {
                 guard let previous = step.previous else { continue }
                 moved[step.entity.name] = try Self.migrate(tables.removeValue(forKey: previous.name) ?? InMemoryTable(), step,
+                                                           flipped: flipped[step.entity.name] ?? [:],
                                                            transform: stage.transforms[step.entity.name])
             }
             tables.merge(moved) { _, new in new }
@@ -99,39 +102,6 @@ package final class InMemoryStore: PersistentStore, @unchecked Sendable {
         for (key, value) in stage.metadata { state.metadata[key] = value }
         ids.start(firstFree: firstFree)
         rowidKeyed.withLock { $0 = Set(model.entities.filter { $0.rowidKeyIndex != nil }.map(\.name)) }
-    }
-
-    /// A table's rows moved to a changed entity by its migration step: values by the columns
-    /// they continue (widened, nils filled), join-table members by the join table they continue;
-    /// new columns start nil (or their default). The checks are the SQL stores'.
-    private static func migrate(_ table: InMemoryTable, _ step: ModelMigration.EntityStep,
-                                transform: MigrationRowTransform?) throws(StoreError) -> InMemoryTable {
-        guard let previous = step.previous else { return table }
-        let entity = step.entity
-        let oldIndex = Dictionary(previous.attributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let joinIndex = Dictionary(previous.attributes.enumerated().compactMap { index, attribute in
-            attribute.join.map { ($0.table, index) }
-        }, uniquingKeysWith: { first, _ in first })
-        for column in step.columns where column.mustHaveValues {
-            guard let name = column.previousName, let index = oldIndex[name] else {
-                if !table.rows.isEmpty { throw ModelMigration.requiredOnRows(entity: entity.name, attribute: column.attribute.name) }
-                continue
-            }
-            let nils = table.rows.values.filter { $0[index].isNull }.count
-            if nils > 0 { throw ModelMigration.nilsRemain(entity: entity.name, attribute: column.attribute.name, count: nils) }
-        }
-        if step.keyChanged, !table.rows.isEmpty { throw ModelMigration.keyChangedOnRows(step) }
-        let joins = step.joinTables.map { join in join.previous.flatMap { joinIndex[$0.table] } }
-        var migrated = InMemoryTable()
-        for (primaryKey, values) in table.rows {
-            let old = Array(values.prefix(previous.columnCount))
-            var row = step.migratedColumns(old)
-            if let transform { row = try step.transform(transform, old: old, new: row) }
-            row += joins.map { index in index.map { values[$0] } ?? .null }
-            migrated.rows[primaryKey] = row
-            if let key = entity.key(of: row) { migrated.keys[key] = primaryKey }
-        }
-        return migrated
     }
 
     /// The model the store was last loaded with (nil: none yet).

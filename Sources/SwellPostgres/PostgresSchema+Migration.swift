@@ -93,6 +93,17 @@ extension PostgresSchema {
                 try connection.query("ALTER TABLE \(PostgresSQL.quote(previous.table)) RENAME TO \(table)")
                 try connection.query("ALTER INDEX IF EXISTS \(PostgresSQL.quote("swell_\(previous.table)_member")) RENAME TO \(PostgresSQL.quote("swell_\(join.table)_member"))")
             }
+            if joinTable.isFlipped {
+                // The other side owned it: its owner column holds the members now, its member column the owners.
+                let renames = [(previous.owner, "swell_flip_0"), (previous.relationship, "swell_flip_1"),
+                               ("swell_flip_0", join.relationship), ("swell_flip_1", join.owner)]
+                for (from, to) in renames {
+                    try connection.query("ALTER TABLE \(table) RENAME COLUMN \(PostgresSQL.quote(from)) TO \(PostgresSQL.quote(to))")
+                }
+                try connection.query("DROP INDEX IF EXISTS \(PostgresSQL.quote("swell_\(join.table)_member"))")
+                try connection.query("DROP INDEX IF EXISTS \(PostgresSQL.quote("swell_\(previous.table)_member"))")
+                continue
+            }
             if previous.owner != join.owner {
                 try connection.query("ALTER TABLE \(table) RENAME COLUMN \(PostgresSQL.quote(previous.owner)) TO \(PostgresSQL.quote(join.owner))")
             }

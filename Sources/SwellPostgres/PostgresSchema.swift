@@ -36,7 +36,13 @@ struct PostgresSchema {
             let identifier = try connection.query("SELECT value FROM swell_metadata WHERE key = 'store_identifier'")
             var kept = model
             var transformed: [ModelMigration.EntityStep] = []
-            if let stored = try storedModel() {
+            let recorded = try storedModel()
+            guard try stage.isDue(recorded: recorded) else {
+                try connection.query("COMMIT")
+                guard case .text(let id)? = identifier.first?.first else { return "unknown" }
+                return id
+            }
+            if let stored = recorded {
                 let plan = try ModelMigration(from: stored, to: model)
                 transformed = try captureTransforms(plan, stage.transforms)
                 // Renamed tables first: a new entity may take a name another one gave up.

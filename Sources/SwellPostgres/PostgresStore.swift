@@ -189,8 +189,11 @@ public final class PostgresStore: PersistentStore, @unchecked Sendable {
             let schema = resolvedSchema.withLock { $0 } ?? explicitSchema
             let table = schema.map { "\(PostgresSQL.quote($0)).swell_metadata" } ?? "swell_metadata"
             let exists = try connection.query("SELECT count(*) FROM pg_class WHERE oid = to_regclass($1::text)", [.text(table)])
-            guard exists.first?.first == .integer(1),
-                  case .text(let json)? = try connection.query("SELECT value FROM \(table) WHERE key = 'model'").first?.first else { return nil }
+            guard exists.first?.first == .integer(1) else { return nil }
+            guard case .text(let json)? = try connection.query("SELECT value FROM \(table) WHERE key = 'model'").first?.first else {
+                // Made before the store recorded its model: a plan could not place it.
+                throw StoreError.migrationFailed(version: nil, reason: "the store was made before Swell recorded its model; open it once without a migration plan (that records the model), then with the plan")
+            }
             return try JSONDecoder().decode(ManagedObjectModel.self, from: Data(json.utf8))
         } catch {
             throw StoreError(converting: error)

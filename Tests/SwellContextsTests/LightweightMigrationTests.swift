@@ -211,6 +211,87 @@ import SwellStoreTestSupport
         #expect(fresh > deleted)
     }
 
+    /// As in Core Data, a renaming identifier naming a recorded attribute wins over the same name.
+    @Test func aRenamingIdentifierWinsOverTheSameName() throws {
+        let person = EntityDescription(name: "Person", attributes: [
+            AttributeDescription(name: "id", type: .integer),
+            AttributeDescription(name: "name", type: .string, isOptional: true),
+            AttributeDescription(name: "displayName", type: .string, isOptional: true),
+        ], uniquenessConstraint: ["id"])
+        let opener = StoreOpener(url: directory.storeURL("people"))
+        let context = try opener.open(ManagedObjectModel(entities: [person]))
+        try context.performAndWait {
+            let object = context.insertNewObject(forEntityName: "Person")
+            object["id"] = 1
+            object["name"] = "ada"
+            object["displayName"] = "Ada Lovelace"
+            try context.save()
+        }
+        var merged = person
+        merged.attributes = [person.attributes[0], AttributeDescription(name: "name", type: .string, isOptional: true, renamingIdentifier: "displayName")]
+        #expect(try values(try opener.open(ManagedObjectModel(entities: [merged])), ["name"], entity: "Person")[1] == ["name": "s:Ada Lovelace"])
+    }
+
+    /// A to-one whose destination changed holds the old destination's IDs: refused, not carried.
+    @Test func aToOneWhoseDestinationChangedFails() throws {
+        func model(_ destination: String) -> ManagedObjectModel {
+            var item = Self.item
+            item.relationships = [RelationshipDescription(name: "owner", destination: destination, isOptional: true)]
+            return ManagedObjectModel(entities: [item, EntityDescription(name: "Person", attributes: [AttributeDescription(name: "name", type: .string)]),
+                                                 EntityDescription(name: "Company", attributes: [AttributeDescription(name: "name", type: .string)])])
+        }
+        let opener = StoreOpener(url: directory.storeURL("owners"))
+        _ = try opener.open(model("Person"))
+        let error = opener.migrationError(model("Company"))
+        #expect(error?.entity == "Item")
+        #expect(error?.attribute == "owner")
+        #expect(error?.reason?.contains("destination changed from Person to Company") == true)
+    }
+
+    /// A rename that changes which side keeps a many-to-many's join table (the side whose
+    /// `<Entity>_<relationship>` sorts first) keeps every link: Author owns `Author_books`,
+    /// renamed Writer it is Book that owns `Book_authors`.
+    @Test func aRenameThatMovesAJoinTableToTheOtherSideKeepsItsLinks() throws {
+        func model(_ author: String) -> ManagedObjectModel {
+            ManagedObjectModel(entities: [
+                EntityDescription(name: author, attributes: [AttributeDescription(name: "name", type: .string)],
+                                  relationships: [RelationshipDescription(name: "books", destination: "Book", toMany: true, inverse: "authors")],
+                                  uniquenessConstraint: ["name"], renamingIdentifier: author == "Author" ? nil : "Author"),
+                EntityDescription(name: "Book", attributes: [AttributeDescription(name: "title", type: .string)],
+                                  relationships: [RelationshipDescription(name: "authors", destination: author, toMany: true, inverse: "books")],
+                                  uniquenessConstraint: ["title"]),
+            ])
+        }
+        let opener = StoreOpener(url: directory.storeURL("books"))
+        let context = try opener.open(model("Author"))
+        try context.performAndWait {
+            let books = ["Dune", "Emma", "Ubik"].map { title in
+                let book = context.insertNewObject(forEntityName: "Book")
+                book["title"] = title
+                return book
+            }
+            for (name, indices) in [("Austen", [1]), ("Herbert", [0, 2]), ("Dick", [2])] {
+                let author = context.insertNewObject(forEntityName: "Author")
+                author["name"] = name
+                for index in indices { author.mutableSetValue(forKey: "books").insert(books[index]) }
+            }
+            try context.save()
+        }
+        let renamed = try opener.open(model("Writer"))
+        let (byWriter, byBook) = try renamed.performAndWait {
+            let writers = try renamed.fetch(FetchRequest(entityName: "Writer"))
+            let books = try renamed.fetch(FetchRequest(entityName: "Book"))
+            func names(_ objects: [ManagedObject], _ key: String, _ member: String) -> [String: Set<String>] {
+                Dictionary(uniqueKeysWithValues: objects.map { object in
+                    (object[key] as? String ?? "", Set(object.mutableSetValue(forKey: member).allObjects.compactMap { $0[member == "books" ? "title" : "name"] as? String }))
+                })
+            }
+            return (names(writers, "name", "books"), names(books, "title", "authors"))
+        }
+        #expect(byWriter == ["Austen": ["Emma"], "Herbert": ["Dune", "Ubik"], "Dick": ["Ubik"]])
+        #expect(byBook == ["Dune": ["Herbert"], "Emma": ["Austen"], "Ubik": ["Herbert", "Dick"]])
+    }
+
     // MARK: Helpers
 
     /// The values of `attributes` of each object, by `id`, typed: "i:1", "d:1.0", "s:one", "b:true", "nil".

@@ -156,10 +156,42 @@ import SwellStoreTestSupport
         #expect(try people(try opener.open(Self.version(3))) == Self.migrated)
     }
 
+    /// A plan run from a version read before another process migrated the store (a stale read)
+    /// is refused at its first step, inside that step's transaction: nothing is taken back or
+    /// transformed twice.
+    @Test func aStageStartedFromAStaleVersionIsRefusedAndTakesNothingBack() throws {
+        let opener = StoreOpener(url: directory.storeURL("stale"))
+        try seeded(opener)
+        let log = StageLog()
+        _ = try opener.open(Self.version(3), plan: Self.plan(log))
+        let stale = StagedMigration(plan: Self.plan(log), url: opener.url, storeTypes: StoreType.linked)
+        #expect(opener.migrationError { try stale.run(from: Self.version(1)) }?.modelVersion == "v3")
+        #expect(log.entries == ["willMigrate v1", "transform", "didMigrate v2", "willMigrate v2"])
+        #expect(try people(try opener.open(Self.version(3))) == Self.migrated)
+    }
+
+    /// A store opened before it had versions is placed by its model's shape, and migrated on.
+    @Test func anUnversionedStoreIsPlacedByItsModel() throws {
+        let opener = StoreOpener(url: directory.storeURL("unversioned"))
+        var unversioned = Self.version(1)
+        unversioned.versionIdentifier = nil
+        let context = try opener.open(unversioned)
+        try context.performAndWait {
+            let person = context.insertNewObject(forEntityName: "Person")
+            person["id"] = 1
+            person["name"] = "Ada Lovelace"
+            try context.save()
+        }
+        let log = StageLog()
+        #expect(try people(try opener.open(Self.version(3), plan: Self.plan(log)))[1] == ["s:Ada", "s:Lovelace"])
+        #expect(log.entries == ["willMigrate v1", "transform", "didMigrate v2", "willMigrate v2"])
+    }
+
     @Test func aPlanThatDoesNotFitIsRefused() {
         let opener = StoreOpener(url: directory.storeURL("plan"))
         for plan in [MigrationPlan(versions: [Self.version(1), Self.version(3)], stages: []),
-                     MigrationPlan(versions: [Self.version(1), Self.version(2)], stages: [.lightweight])] {
+                     MigrationPlan(versions: [Self.version(1), Self.version(2)], stages: [.lightweight]),
+                     MigrationPlan(versions: [Self.version(1), Self.version(3)], stages: [.custom(transform: ["Nobody": { _, _ in }])])] {
             #expect {
                 _ = try opener.open(Self.version(3), plan: plan)
             } throws: { error in

@@ -63,6 +63,13 @@ public struct MigrationPlan: Sendable {
                 throw refuse("version '\(identifier)': \(error)")
             }
         }
+        for (position, stage) in stages.enumerated() {
+            guard case .custom(_, _, let transforms) = stage else { continue }
+            let target = versions[position + 1]
+            for entity in transforms.keys.sorted() where target.entitiesByName[entity] == nil {
+                throw refuse("stage \(position + 1)'s transform names the entity '\(entity)', which the version '\(target.versionIdentifier ?? "")' does not have")
+            }
+        }
         guard newest.versionIdentifier == model.versionIdentifier, newest.entities == model.entities else {
             throw refuse("its newest version ('\(newest.versionIdentifier ?? "")') is not the coordinator's model ('\(model.versionIdentifier ?? "unversioned")')")
         }
@@ -75,11 +82,19 @@ public struct MigrationPlan: Sendable {
             if let position = versions.firstIndex(where: { $0.versionIdentifier == identifier }) { return position }
             throw .migrationFailed(version: identifier, reason: "the store's model version '\(identifier)' is not in the migration plan (\(listed)); a store newer than the app, or from another plan, is left untouched")
         }
-        let entities = Dictionary(recorded.entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        if let position = versions.lastIndex(where: { version in
-            version.storageModel.entities.allSatisfy { entities[$0.name] == $0 }
+        let shapes = Dictionary(recorded.entities.map { ($0.name, Self.shape(of: $0)) }, uniquingKeysWith: { first, _ in first })
+        if let position = versions.firstIndex(where: { version in
+            version.storageModel.entities.allSatisfy { shapes[$0.name] == Self.shape(of: $0) }
         }) { return position }
         throw .migrationFailed(version: nil, reason: "the store recorded no model version, and its model is none of the migration plan's (\(listed))")
+    }
+
+    /// What placing an unversioned store compares: names, types, optionality, relationship
+    /// columns and the key — not defaults, rules or renaming identifiers.
+    private static func shape(of entity: EntityDescription) -> [String] {
+        [entity.uniquenessConstraint.joined(separator: ",")] + entity.attributes.map { attribute in
+            "\(attribute.name):\(attribute.type.rawValue):\(attribute.isOptional):\(attribute.destination ?? ""):\(attribute.join?.table ?? "")"
+        }
     }
 
     private var listed: String { versions.compactMap(\.versionIdentifier).joined(separator: ", ") }

@@ -47,6 +47,12 @@ struct StagedMigration {
 
     func run(from recorded: ManagedObjectModel) throws {
         var position = try plan.position(of: recorded)
+        if recorded.versionIdentifier == nil {
+            // Placed by its model: record that version first (the same shape: nothing else changes).
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: plan.versions[position], storeTypes: storeTypes)
+            try coordinator.addPersistentStore(at: url)
+            try coordinator.close()
+        }
         try finishDidMigrate(at: position)
         while position < plan.versions.count - 1 {
             let old = plan.versions[position], new = plan.versions[position + 1]
@@ -60,7 +66,8 @@ struct StagedMigration {
                     try context.save()
                 }
             }
-            var work = MigrationStageWork(metadata: [Self.markKey: didMigrate == nil ? nil : "didMigrate \(new.versionIdentifier ?? "")"])
+            var work = MigrationStageWork(metadata: [Self.markKey: didMigrate == nil ? nil : "didMigrate \(new.versionIdentifier ?? "")"],
+                                          versions: (old.versionIdentifier, new.versionIdentifier))
             for (entity, transform) in transforms {
                 work.transforms[entity] = try Self.rowTransform(transform, entity: entity, old: old, new: new)
             }
@@ -85,11 +92,13 @@ struct StagedMigration {
         }
     }
 
-    /// Runs `body` on a root context of a coordinator of `version` over the store (already at that
-    /// version: adding it changes nothing), then closes that coordinator.
+    /// Runs `body` on a root context of a coordinator of `version` over the store, which must be
+    /// at that version (adding it changes nothing; a store another process moved on meanwhile is
+    /// refused, never taken back), then closes that coordinator.
     private func withContext(on version: ManagedObjectModel, _ body: (ManagedObjectContext) throws -> Void) throws {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: version, storeTypes: storeTypes)
-        try coordinator.addPersistentStore(at: url)
+        try coordinator.addPersistentStore(at: url, options: PersistentStoreOptions(),
+                                           stage: MigrationStageWork(versions: (version.versionIdentifier, version.versionIdentifier)))
         defer { try? coordinator.close() }  // closing only releases connections; an error from `body` is what counts
         let context = ManagedObjectContext(concurrencyType: .privateQueue)
         context.name = "migration \(version.versionIdentifier ?? "")"

@@ -61,17 +61,15 @@ extension SQLiteSchema {
         if step.keyChanged, try !tableIsEmpty() { throw ModelMigration.keyChangedOnRows(step) }
     }
 
-    /// A new column: `ADD COLUMN`, with its default (where it has one) as the column's `DEFAULT`,
-    /// which SQLite gives every existing row without rewriting them. A column of that name kept
-    /// from an earlier model (before removed attributes were dropped) is reused, nils filled.
+    /// A new column: `ADD COLUMN`, then its default (where it has one) set on every row by one
+    /// `UPDATE` — not kept as the column's `DEFAULT`, so later inserts behave as on every other
+    /// store. A column of that name kept from an earlier model (before removed attributes were
+    /// dropped) is reused, nils filled.
     private func add(_ column: ModelMigration.ColumnStep, to entity: EntityDescription) throws {
         let table = quoteIdentifier(entity.name), name = quoteIdentifier(column.attribute.name)
-        if try existingColumns(entity.name).contains(column.attribute.name) {
-            if let fill = column.fill { try connection.run("UPDATE \(table) SET \(name) = ? WHERE \(name) IS NULL", [fill]) }
-            return
-        }
-        let defaultClause = column.fill.map { " DEFAULT \(Self.literal($0))" } ?? ""
-        try connection.execute("ALTER TABLE \(table) ADD COLUMN \(name) \(Self.columnType(column.attribute))\(defaultClause)")
+        let exists = try existingColumns(entity.name).contains(column.attribute.name)
+        if !exists { try addColumn(column.attribute, to: entity) }
+        if let fill = column.fill { try connection.run("UPDATE \(table) SET \(name) = ? WHERE \(name) IS NULL", [fill]) }
     }
 
     /// Renames columns in place (`ModelMigration.EntityStep.columnRenames`).
@@ -124,6 +122,16 @@ extension SQLiteSchema {
             let table = quoteIdentifier(join.table)
             if previous.table != join.table {
                 try connection.execute("ALTER TABLE \(quoteIdentifier(previous.table)) RENAME TO \(table)")
+            }
+            if joinTable.isFlipped {
+                // The other side owned it: its owner column holds the members now, its member column the owners.
+                let renames = [(previous.owner, "swell_flip_0"), (previous.relationship, "swell_flip_1"),
+                               ("swell_flip_0", join.relationship), ("swell_flip_1", join.owner)]
+                for (from, to) in renames {
+                    try connection.execute("ALTER TABLE \(table) RENAME COLUMN \(quoteIdentifier(from)) TO \(quoteIdentifier(to))")
+                }
+                try connection.execute("DROP INDEX IF EXISTS \(quoteIdentifier("swell_\(previous.table)_\(previous.relationship)"))")
+                continue
             }
             if previous.owner != join.owner {
                 try connection.execute("ALTER TABLE \(table) RENAME COLUMN \(quoteIdentifier(previous.owner)) TO \(quoteIdentifier(join.owner))")

@@ -33,7 +33,9 @@ package struct SQLiteSchema {
                 try connection.run("INSERT INTO swell_metadata (key, value) VALUES ('store_uuid', ?)", [.text(identifier)])
             }
             var kept = model
-            if let stored = try storedModel() {
+            let recorded = try storedModel()
+            guard try stage.isDue(recorded: recorded) else { return identifier }
+            if let stored = recorded {
                 let plan = try ModelMigration(from: stored, to: model)
                 let transformed = try captureTransforms(plan, stage.transforms)
                 // Renamed tables first: a new entity may take a name another one gave up.

@@ -8,9 +8,28 @@ package struct MigrationStageWork {
     /// lightweight rules (`ModelMigration.EntityStep.transform`).
     package var transforms: [String: MigrationRowTransform] = [:]
 
-    package init(metadata: [String: String?] = [:], transforms: [String: MigrationRowTransform] = [:]) {
+    /// The versions the stage goes from and to: the load checks, in its transaction, that the
+    /// store is still at `from` (another process may have run the stage since it was read).
+    package var versions: (from: String?, to: String?)?
+
+    package init(metadata: [String: String?] = [:], transforms: [String: MigrationRowTransform] = [:],
+                 versions: (from: String?, to: String?)? = nil) {
         self.metadata = metadata
         self.transforms = transforms
+        self.versions = versions
+    }
+
+    /// Whether the stage is to be done on a store that recorded `recorded` (read in the load's
+    /// transaction): yes at the stage's first version, no when it is at the stage's second
+    /// already (another opener ran it), and `.migrationFailed` at any other.
+    package func isDue(recorded: ManagedObjectModel?) throws(StoreError) -> Bool {
+        guard let versions else { return true }
+        let current = recorded?.versionIdentifier
+        if current == versions.to { return false }
+        guard current == versions.from else {
+            throw .migrationFailed(version: current, reason: "the store's model version is '\(current ?? "none")' where the migration stage from '\(versions.from ?? "none")' to '\(versions.to ?? "none")' expected '\(versions.from ?? "none")': another process changed it meanwhile")
+        }
+        return true
     }
 }
 

@@ -76,50 +76,63 @@ package struct ModelMigration: Sendable {
         package var join: JoinTable
         /// Nil: a new join table.
         package var previous: JoinTable?
+        /// Whether `previous` was owned by the other side (a rename changed which name sorts
+        /// first): its owner column holds this table's members and its member column the owners.
+        package var isFlipped = false
     }
 
     /// Plans the migration from `recorded` to `model` (both storage models).
     package init(from recorded: ManagedObjectModel, to model: ManagedObjectModel) throws(StoreError) {
-        let recordedByName = recorded.entitiesByName
-        let newNames = Set(model.entities.map(\.name))
-        var claimed = Set<String>()
-        entities = []
-        for entity in model.entities {
-            var previous = recordedByName[entity.name]
-            if previous == nil, let old = entity.renamingIdentifier, !newNames.contains(old) {
-                previous = recordedByName[old]
-            }
-            if let previous {
-                guard claimed.insert(previous.name).inserted else {
-                    throw .migrationFailed(entity: entity.name, attribute: nil,
-                                           reason: "its renamingIdentifier '\(previous.name)' names an entity another entity already continues")
-                }
-                entities.append(try Self.step(entity, from: previous))
-            } else {
-                entities.append(EntityStep(entity: entity, previous: nil))
-            }
+        let sources = try Self.match(model.entities.map { ($0.name, $0.renamingIdentifier) }, in: recorded.entities.map(\.name)) { name, old in
+            .migrationFailed(entity: name, attribute: nil, reason: "its renamingIdentifier '\(old)' names an entity another entity already continues")
         }
-        removedEntities = recorded.entities.filter { !claimed.contains($0.name) }
+        var renamed: [String: String] = [:]
+        for (entity, source) in zip(model.entities, sources) {
+            if let source { renamed[recorded.entities[source].name] = entity.name }
+        }
+        var steps: [EntityStep] = []
+        for (entity, source) in zip(model.entities, sources) {
+            guard let source else {
+                steps.append(EntityStep(entity: entity, previous: nil))
+                continue
+            }
+            steps.append(try Self.step(entity, from: recorded.entities[source], renamed: renamed))
+        }
+        entities = steps
+        removedEntities = recorded.entities.filter { renamed[$0.name] == nil }
+        resolveFlippedJoinTables(recorded: recorded, renamed: renamed)
     }
 
-    /// The step for an entity that continues `previous`.
-    private static func step(_ entity: EntityDescription, from previous: EntityDescription) throws(StoreError) -> EntityStep {
+    /// The step for an entity that continues `previous`; `renamed`: recorded entity names → new ones.
+    private static func step(_ entity: EntityDescription, from previous: EntityDescription,
+                             renamed: [String: String]) throws(StoreError) -> EntityStep {
         var step = EntityStep(entity: entity, previous: previous)
         let oldColumns = Array(previous.attributes.prefix(previous.columnCount))
         let newColumns = Array(entity.attributes.prefix(entity.columnCount))
-        let sources = try match(newColumns, in: oldColumns, entity: entity.name)
-        var renamed: [String: String] = [:]
+        let oldJoins = Array(previous.attributes.dropFirst(previous.columnCount).filter { $0.join != nil })
+        let newJoins = Array(entity.attributes.dropFirst(entity.columnCount).filter { $0.join != nil })
+        let sources = try attributeSources(newColumns, in: oldColumns, entity: entity.name)
+        var renamedColumns: [String: String] = [:]
         for (attribute, source) in zip(newColumns, sources) {
             guard let source else {
+                // A to-one that was a to-many kept in a join table (or the other way): its links cannot be carried.
+                if attribute.destination != nil, let old = oldJoins.first(where: { [attribute.name, attribute.renamingIdentifier].contains($0.name) }) {
+                    throw .migrationFailed(entity: entity.name, attribute: attribute.name,
+                                           reason: "it was a to-many relationship (\(old.name)) and is now a to-one; such a change needs a custom migration stage")
+                }
                 step.columns.append(ColumnStep(attribute: attribute, previousName: nil, fill: attribute.defaultValue,
                                                mustHaveValues: !attribute.isOptional && attribute.defaultValue == nil))
                 continue
             }
             let old = oldColumns[source]
-            renamed[old.name] = attribute.name
+            renamedColumns[old.name] = attribute.name
             if (old.destination == nil) != (attribute.destination == nil) {
                 throw .migrationFailed(entity: entity.name, attribute: attribute.name,
                                        reason: "it was \(old.destination == nil ? "an attribute" : "a to-one relationship") and is now \(attribute.destination == nil ? "an attribute" : "a to-one relationship")")
+            }
+            if let was = old.destination, let now = attribute.destination, (renamed[was] ?? was) != now {
+                throw .migrationFailed(entity: entity.name, attribute: attribute.name,
+                                       reason: "its destination changed from \(was) to \(now); the IDs it holds are \(was)'s, so such a change needs a custom migration stage")
             }
             var column = ColumnStep(attribute: attribute, previousName: old.name)
             if old.type != attribute.type {
@@ -137,37 +150,74 @@ package struct ModelMigration: Sendable {
         let continued = Set(step.columns.compactMap(\.previousName))
         step.droppedColumns = oldColumns.map(\.name).filter { !continued.contains($0) }
 
-        let oldJoins = previous.attributes.dropFirst(previous.columnCount).filter { $0.join != nil }
-        let newJoins = entity.attributes.dropFirst(entity.columnCount).filter { $0.join != nil }
-        let joinSources = try match(Array(newJoins), in: Array(oldJoins), entity: entity.name)
+        let joinSources = try attributeSources(newJoins, in: oldJoins, entity: entity.name)
         for (attribute, source) in zip(newJoins, joinSources) {
             guard let join = attribute.join else { continue }
-            step.joinTables.append(JoinTableStep(join: join, previous: source.flatMap { oldJoins[oldJoins.startIndex + $0].join }))
+            if source == nil, let old = oldColumns.first(where: { $0.destination != nil && [attribute.name, attribute.renamingIdentifier].contains($0.name) }) {
+                throw .migrationFailed(entity: entity.name, attribute: attribute.name,
+                                       reason: "it was a to-one relationship (\(old.name)) and is now a to-many; such a change needs a custom migration stage")
+            }
+            step.joinTables.append(JoinTableStep(join: join, previous: source.flatMap { oldJoins[$0].join }))
         }
-        let keptJoins = Set(step.joinTables.compactMap { $0.previous?.table })
-        step.droppedJoinTables = oldJoins.compactMap(\.join?.table).filter { !keptJoins.contains($0) }
-
-        step.keyChanged = previous.uniquenessConstraint.map { renamed[$0] ?? "\u{0}\($0)" } != entity.uniquenessConstraint
+        step.keyChanged = previous.uniquenessConstraint.map { renamedColumns[$0] ?? "\u{0}\($0)" } != entity.uniquenessConstraint
         return step
     }
 
-    /// For each of `attributes`, the index in `old` of the attribute it continues: the one of its
-    /// name, else the one its `renamingIdentifier` names (when no new attribute has that name).
-    private static func match(_ attributes: [AttributeDescription], in old: [AttributeDescription],
-                              entity: String) throws(StoreError) -> [Int?] {
-        let names = Set(attributes.map(\.name))
+    /// A many-to-many whose join table a rename moved to the other side (ownership goes to the
+    /// side whose `<Entity>_<relationship>` sorts first): the new owner's join table continues
+    /// the recorded one of the other side, its columns swapped. Then each step drops the
+    /// recorded join tables nothing continues.
+    private mutating func resolveFlippedJoinTables(recorded: ManagedObjectModel, renamed: [String: String]) {
+        var claimed = Set(entities.flatMap { $0.joinTables.compactMap { $0.previous?.table } })
+        let recordedJoins = recorded.entities.flatMap { $0.attributes.compactMap(\.join) }
+        let oldName = Dictionary(renamed.map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        let newEntities = Dictionary(entities.map { ($0.entity.name, $0.entity) }, uniquingKeysWith: { first, _ in first })
+        for index in entities.indices {
+            for position in entities[index].joinTables.indices where entities[index].joinTables[position].previous == nil {
+                let join = entities[index].joinTables[position].join
+                guard let inverseName = entities[index].entity.relationship(named: join.relationship)?.inverse,
+                      let inverse = newEntities[join.destination]?.relationship(named: inverseName),
+                      let destination = oldName[join.destination], let owner = oldName[join.owner] else { continue }
+                let names = [inverse.name, inverse.renamingIdentifier].compactMap { $0 }
+                guard let old = recordedJoins.first(where: { !claimed.contains($0.table) && $0.owner == destination
+                    && $0.destination == owner && names.contains($0.relationship) }) else { continue }
+                entities[index].joinTables[position].previous = old
+                entities[index].joinTables[position].isFlipped = true
+                claimed.insert(old.table)
+            }
+        }
+        for index in entities.indices {
+            guard let previous = entities[index].previous else { continue }
+            entities[index].droppedJoinTables = previous.attributes.compactMap(\.join?.table).filter { !claimed.contains($0) }
+        }
+    }
+
+    /// For each of `attributes`, the index in `old` of the attribute it continues.
+    private static func attributeSources(_ attributes: [AttributeDescription], in old: [AttributeDescription],
+                                         entity: String) throws(StoreError) -> [Int?] {
+        try match(attributes.map { ($0.name, $0.renamingIdentifier) }, in: old.map(\.name)) { name, previous in
+            .migrationFailed(entity: entity, attribute: name,
+                             reason: "its renamingIdentifier '\(previous)' names an attribute another attribute already continues")
+        }
+    }
+
+    /// For each (name, renamingIdentifier), the index in `old` of the name it continues: the one
+    /// its renaming identifier names, when `old` has it (as Core Data matches), else its own
+    /// name when no renaming identifier claimed that. A name claimed twice is `failure`.
+    private static func match(_ names: [(name: String, renamingIdentifier: String?)], in old: [String],
+                              failure: (_ name: String, _ old: String) -> StoreError) throws(StoreError) -> [Int?] {
         var claimed = Set<Int>()
-        var sources: [Int?] = []
-        for attribute in attributes {
-            var source = old.firstIndex { $0.name == attribute.name }
-            if source == nil, let identifier = attribute.renamingIdentifier, !names.contains(identifier) {
-                source = old.firstIndex { $0.name == identifier }
-            }
-            if let source, !claimed.insert(source).inserted {
-                throw .migrationFailed(entity: entity, attribute: attribute.name,
-                                       reason: "its renamingIdentifier '\(old[source].name)' names an attribute another attribute already continues")
-            }
-            sources.append(source)
+        var sources = [Int?](repeating: nil, count: names.count)
+        for (index, item) in names.enumerated() {
+            guard let identifier = item.renamingIdentifier, identifier != item.name,
+                  let source = old.firstIndex(of: identifier) else { continue }
+            guard claimed.insert(source).inserted else { throw failure(item.name, identifier) }
+            sources[index] = source
+        }
+        for (index, item) in names.enumerated() where sources[index] == nil {
+            guard let source = old.firstIndex(of: item.name), !claimed.contains(source) else { continue }
+            claimed.insert(source)
+            sources[index] = source
         }
         return sources
     }
