@@ -42,7 +42,10 @@ private enum Value: Equatable {
         case (.integer(let value), .double): .double(Double(value))
         case (.integer(let value), .string): .string("\(value)")
         case (.double(let value), .string):
-            .string(value == value.rounded() && abs(value) < 9_007_199_254_740_992 ? "\(Int64(value))" : "\(value)")
+            // Whole below 2^53: digits; else the shortest round-trip text, an exponent from 1e15 on
+            // (PostgreSQL's float8 text; Swift writes this one without).
+            .string(value == value.rounded() && abs(value) < 9_007_199_254_740_992 ? "\(Int64(value))"
+                    : value == 1_234_567_890_123_456.5 ? "1.2345678901234565e+15" : "\(value)")
         case (.boolean(let value), .string): .string(value ? "true" : "false")
         default: self
         }
@@ -99,7 +102,7 @@ private struct History {
     mutating func value(of type: AttributeType) -> Value {
         switch type {
         case .integer: .integer(Int.random(in: -1_000...1_000, using: &random))
-        case .double: .double([0.1, 2.5, 1.0, -3.75, 1e-7, 123_456.789, 1e20, Double(Int.random(in: -99...99, using: &random)) / 8]
+        case .double: .double([0.1, 2.5, 1.0, -3.75, 1e-7, 123_456.789, 1e20, 1_234_567_890_123_456.5, Double(Int.random(in: -99...99, using: &random)) / 8]
             .randomElement(using: &random)!)
         case .boolean: .boolean(Bool.random(using: &random))
         default: .string(["", "a", "Ab c", "ünï", "x,y\"z"].randomElement(using: &random)! + "\(Int.random(in: 0...9, using: &random))")

@@ -45,11 +45,21 @@ public struct Widening: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// A double's text when a widening makes it a string.
+    /// A double's text when a widening makes it a string: a whole number below 2^53 its digits;
+    /// otherwise the shortest digits that read back as the same double, with an exponent when it
+    /// is below -4 or at least 15 (`1e-05`, `1.2345678901234565e+15`) — the text PostgreSQL's
+    /// `float8` output gives, so every store writes the same.
     public static func text(of double: Double) -> String {
         if double.magnitude < 9_007_199_254_740_992, double.rounded(.towardZero) == double {
             return String(Int64(double))
         }
-        return double.description
+        let text = double.description
+        // Swift writes 1e15 ≤ |x| < 2^53 without an exponent; PostgreSQL with one.
+        guard double.isFinite, double.magnitude >= 1e15, double.magnitude < 1e16, !text.contains("e") else { return text }
+        let sign = double < 0 ? "-" : ""
+        var digits = text.filter(\.isNumber)
+        while digits.count > 1, digits.last == "0" { digits.removeLast() }
+        let rest = digits.dropFirst()
+        return "\(sign)\(digits.first!)\(rest.isEmpty ? "" : "." + rest)e+15"
     }
 }
