@@ -187,6 +187,22 @@ import SwellStoreTestSupport
         #expect(log.entries == ["willMigrate v1", "transform", "didMigrate v2", "willMigrate v2"])
     }
 
+    /// The stage's closures are plain closures, as in Core Data and SwiftData: they may change
+    /// the caller's state (they run on the thread that opens the store, one after another).
+    @Test func stageClosuresMayChangeTheCallersState() throws {
+        let opener = StoreOpener(url: directory.storeURL("closures"))
+        try seeded(opener)
+        var seen: [String] = []
+        var transformed = 0
+        let plan = MigrationPlan(versions: [Self.version(1), Self.version(2)], stages: [
+            .custom(willMigrate: { _ in seen.append("will") }, didMigrate: { _ in seen.append("did") },
+                    transform: ["Person": { _, _ in transformed += 1 }]),
+        ])
+        _ = try opener.open(Self.version(2), plan: plan)
+        #expect(seen == ["will", "did"])
+        #expect(transformed == 3)
+    }
+
     @Test func aPlanThatDoesNotFitIsRefused() {
         let opener = StoreOpener(url: directory.storeURL("plan"))
         for plan in [MigrationPlan(versions: [Self.version(1), Self.version(3)], stages: []),

@@ -4,11 +4,16 @@ import SwellStoreCore
 /// values by their old names (`String`, `Int`, `Double`, `Bool`, `Date`; nil ones absent), and
 /// the new object's by the new names, as the lightweight rules made them — set, change or remove
 /// (nil) what the new model needs. What it leaves alone is carried over.
-public typealias MigrationTransform = @Sendable (_ old: [String: Any], _ new: inout [String: Any]) throws -> Void
+public typealias MigrationTransform = (_ old: [String: Any], _ new: inout [String: Any]) throws -> Void
 
 /// One step between two model versions of a `MigrationPlan` (Core Data's `NSMigrationStage`,
 /// SwiftData's `MigrationStage`).
-public enum MigrationStage: Sendable {
+///
+/// `@unchecked Sendable`: its closures are plain ones (they may capture and change the caller's
+/// state, as Core Data's and SwiftData's do) and are only ever called by the `addPersistentStore`
+/// or `loadPersistentStores` call running the plan, on its thread, one at a time; a plan shared
+/// between threads must not be run by two of them at once.
+public enum MigrationStage: @unchecked Sendable {
     /// The lightweight migration (Store guarantees 57): renames, removed attributes, defaults, widenings.
     case lightweight
     /// The lightweight migration with code around it: `willMigrate` gets a context on the old
@@ -16,8 +21,8 @@ public enum MigrationStage: Sendable {
     /// `didMigrate` one on the new model (its changes are saved after), and `transform`, per
     /// entity of the new model, sees each old object's values and writes the new object's, in
     /// the same transaction as the schema change.
-    case custom(willMigrate: (@Sendable (ManagedObjectContext) throws -> Void)? = nil,
-                didMigrate: (@Sendable (ManagedObjectContext) throws -> Void)? = nil,
+    case custom(willMigrate: ((ManagedObjectContext) throws -> Void)? = nil,
+                didMigrate: ((ManagedObjectContext) throws -> Void)? = nil,
                 transform: [String: MigrationTransform] = [:])
 }
 

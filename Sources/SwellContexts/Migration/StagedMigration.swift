@@ -138,7 +138,7 @@ struct StagedMigration {
 
 extension MigrationStage {
     /// The stage's code, empty for a lightweight stage.
-    var parts: (willMigrate: (@Sendable (ManagedObjectContext) throws -> Void)?, didMigrate: (@Sendable (ManagedObjectContext) throws -> Void)?,
+    var parts: (willMigrate: ((ManagedObjectContext) throws -> Void)?, didMigrate: ((ManagedObjectContext) throws -> Void)?,
                 transforms: [String: MigrationTransform]) {
         switch self {
         case .lightweight: (nil, nil, [:])
