@@ -203,6 +203,24 @@ import SwellStoreTestSupport
         #expect(transformed == 3)
     }
 
+    /// A transform of a renamed entity may be keyed by its new name or by the name it had.
+    @Test func aTransformOfARenamedEntityMayUseItsOldName() throws {
+        let opener = StoreOpener(url: directory.storeURL("renamed"))
+        try seeded(opener)
+        var human = Self.version(2).entities[0]
+        human.name = "Human"
+        human.renamingIdentifier = "Person"
+        let v2 = ManagedObjectModel(entities: [human], versionIdentifier: "v2")
+        let plan = MigrationPlan(versions: [Self.version(1), v2], stages: [
+            .custom(transform: ["Person": { old, new in new["given"] = (old["name"] as? String)?.uppercased() }]),
+        ])
+        let context = try opener.open(v2, plan: plan)
+        let given = try context.performAndWait {
+            try context.fetch(FetchRequest(entityName: "Human")).compactMap { $0["given"] as? String }.sorted()
+        }
+        #expect(given == ["  ADA LOVELACE ", "GRACE BREWSTER HOPPER"])
+    }
+
     @Test func aPlanThatDoesNotFitIsRefused() {
         let opener = StoreOpener(url: directory.storeURL("plan"))
         for plan in [MigrationPlan(versions: [Self.version(1), Self.version(3)], stages: []),

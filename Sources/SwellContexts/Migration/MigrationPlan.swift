@@ -71,7 +71,7 @@ public struct MigrationPlan: Sendable {
         for (position, stage) in stages.enumerated() {
             guard case .custom(_, _, let transforms) = stage else { continue }
             let target = versions[position + 1]
-            for entity in transforms.keys.sorted() where target.entitiesByName[entity] == nil {
+            for entity in transforms.keys.sorted() where Self.entity(named: entity, in: target) == nil {
                 throw refuse("stage \(position + 1)'s transform names the entity '\(entity)', which the version '\(target.versionIdentifier ?? "")' does not have")
             }
         }
@@ -92,6 +92,12 @@ public struct MigrationPlan: Sendable {
             version.storageModel.entities.allSatisfy { shapes[$0.name] == Self.shape(of: $0) }
         }) { return position }
         throw .migrationFailed(version: nil, reason: "the store recorded no model version, and its model is none of the migration plan's (\(listed))")
+    }
+
+    /// The entity of `version` a transform's key names: by its name, or by the name it had
+    /// (its `renamingIdentifier`).
+    static func entity(named name: String, in version: ManagedObjectModel) -> EntityDescription? {
+        version.entitiesByName[name] ?? version.entities.first { $0.renamingIdentifier == name }
     }
 
     /// What placing an unversioned store compares: names, types, optionality, relationship

@@ -68,8 +68,10 @@ struct StagedMigration {
             }
             var work = MigrationStageWork(metadata: [Self.markKey: didMigrate == nil ? nil : "didMigrate \(new.versionIdentifier ?? "")"],
                                           versions: (old.versionIdentifier, new.versionIdentifier))
-            for (entity, transform) in transforms {
-                work.transforms[entity] = try Self.rowTransform(transform, entity: entity, old: old, new: new)
+            for (name, transform) in transforms {
+                // Keyed by the new entity's name, or by the name it had.
+                guard let entity = MigrationPlan.entity(named: name, in: new) else { continue }
+                work.transforms[entity.name] = try Self.rowTransform(transform, entity: entity.name, old: old, new: new)
             }
             let coordinator = PersistentStoreCoordinator(managedObjectModel: new, storeTypes: storeTypes)
             try coordinator.addPersistentStore(at: url, options: PersistentStoreOptions(), stage: work)
@@ -115,7 +117,7 @@ struct StagedMigration {
         guard let entity = new.entitiesByName[name] else {
             throw StoreError.invalidMigrationPlan("a transform names the entity '\(name)', which the version '\(new.versionIdentifier ?? "")' does not have")
         }
-        let oldEntity = old.entitiesByName[name] ?? entity.renamingIdentifier.flatMap { old.entitiesByName[$0] }
+        let oldEntity = entity.renamingIdentifier.flatMap { old.entitiesByName[$0] } ?? old.entitiesByName[name]
         let oldTypes = Dictionary((oldEntity?.attributes ?? []).map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
         let newTypes = Dictionary(entity.attributes.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
         return { oldValues, newValues in
