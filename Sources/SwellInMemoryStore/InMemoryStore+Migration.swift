@@ -5,24 +5,23 @@ import SwellStoreCore
 extension InMemoryStore {
     /// A table's rows moved to a changed entity by its migration step: values by the columns
     /// they continue (widened, nils filled), join-table members by the join table they continue;
-    /// new columns start nil (or their default). The checks are the SQL stores'.
+    /// new columns start nil (or their default). The checks are every store's (`checkData`).
     static func migrate(_ table: InMemoryTable, _ step: ModelMigration.EntityStep, flipped: [Int: [Int64: [Int64]]],
-                                transform: MigrationRowTransform?) throws(StoreError) -> InMemoryTable {
+                        transform: MigrationRowTransform?) throws(StoreError) -> InMemoryTable {
         guard let previous = step.previous else { return table }
         let entity = step.entity
         let oldIndex = Dictionary(previous.attributes.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         let joinIndex = Dictionary(previous.attributes.enumerated().compactMap { index, attribute in
             attribute.join.map { ($0.table, index) }
         }, uniquingKeysWith: { first, _ in first })
-        for column in step.columns where column.mustHaveValues {
-            guard let name = column.previousName, let index = oldIndex[name] else {
-                if !table.rows.isEmpty { throw ModelMigration.requiredOnRows(entity: entity.name, attribute: column.attribute.name) }
-                continue
-            }
-            let nils = table.rows.values.filter { $0[index].isNull }.count
-            if nils > 0 { throw ModelMigration.nilsRemain(entity: entity.name, attribute: column.attribute.name, count: nils) }
+        do {
+            try step.checkData(tableIsEmpty: { table.rows.isEmpty }, nils: { column in
+                guard let index = oldIndex[column] else { return 0 }
+                return table.rows.values.filter { $0[index].isNull }.count
+            })
+        } catch {
+            throw error as? StoreError ?? .underlying(error)
         }
-        if step.keyChanged, !table.rows.isEmpty { throw ModelMigration.keyChangedOnRows(step) }
         let joins = step.joinTables.map { join in join.previous.flatMap { joinIndex[$0.table] } }
         var migrated = InMemoryTable()
         for (primaryKey, values) in table.rows {

@@ -42,24 +42,13 @@ extension PostgresSchema {
         try migrateJoinTables(step)
     }
 
-    /// What depends on the data (as the SQLite store checks it).
+    /// What depends on the data (`ModelMigration.EntityStep.checkData`), counted in SQL.
     private func check(_ step: ModelMigration.EntityStep) throws {
-        let entity = step.entity
-        let table = PostgresSQL.quote(entity.name)
-        func tableIsEmpty() throws -> Bool {
-            try connection.query("SELECT 1 FROM \(table) LIMIT 1").isEmpty
-        }
-        for column in step.columns where column.mustHaveValues {
-            guard let previous = column.previousName else {
-                if try !tableIsEmpty() { throw ModelMigration.requiredOnRows(entity: entity.name, attribute: column.attribute.name) }
-                continue
-            }
-            let nils = try connection.query("SELECT count(*) FROM \(table) WHERE \(PostgresSQL.quote(previous)) IS NULL")
-            if case .integer(let count)? = nils.first?.first, count > 0 {
-                throw ModelMigration.nilsRemain(entity: entity.name, attribute: column.attribute.name, count: Int(count))
-            }
-        }
-        if step.keyChanged, try !tableIsEmpty() { throw ModelMigration.keyChangedOnRows(step) }
+        let table = PostgresSQL.quote(step.entity.name)
+        try step.checkData(tableIsEmpty: { try connection.query("SELECT 1 FROM \(table) LIMIT 1").isEmpty }, nils: { column in
+            guard case .integer(let count)? = try connection.query("SELECT count(*) FROM \(table) WHERE \(PostgresSQL.quote(column)) IS NULL").first?.first else { return 0 }
+            return Int(count)
+        })
     }
 
     /// Renames columns in place (`ModelMigration.EntityStep.columnRenames`).

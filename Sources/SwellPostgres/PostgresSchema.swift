@@ -34,39 +34,9 @@ struct PostgresSchema {
             try connection.query("INSERT INTO swell_metadata (key, value) VALUES ('store_identifier', $1::text) ON CONFLICT (key) DO NOTHING",
                                  [.text(UUID().uuidString)])
             let identifier = try connection.query("SELECT value FROM swell_metadata WHERE key = 'store_identifier'")
-            var kept = model
-            var transformed: [ModelMigration.EntityStep] = []
+            // A stage another opener finished meanwhile leaves nothing to do.
             let recorded = try storedModel()
-            guard try stage.isDue(recorded: recorded) else {
-                try connection.query("COMMIT")
-                guard case .text(let id)? = identifier.first?.first else { return "unknown" }
-                return id
-            }
-            if let stored = recorded {
-                let plan = try ModelMigration(from: stored, to: model)
-                transformed = try captureTransforms(plan, stage.transforms)
-                // Renamed tables first: a new entity may take a name another one gave up.
-                for step in plan.entities where step.isRenamed {
-                    try connection.query("ALTER TABLE \(PostgresSQL.quote(step.previous!.name)) RENAME TO \(PostgresSQL.quote(step.entity.name))")
-                }
-                for step in plan.entities where step.previous != nil { try migrate(step) }
-                kept.entities += plan.removedEntities
-            }
-            for entity in model.entities { try createOrExtend(entity) }
-            for entity in model.entities { try addForeignKeys(entity) }
-            for entity in model.entities { try createJoinTables(entity) }
-            try applyTransforms(transformed)
-            for (key, value) in stage.metadata.sorted(by: { $0.key < $1.key }) {
-                if let value {
-                    try connection.query("INSERT INTO swell_state (key, value) VALUES ($1::text, $2::text) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                                         [.text(key), .text(value)])
-                } else {
-                    try connection.query("DELETE FROM swell_state WHERE key = $1::text", [.text(key)])
-                }
-            }
-            let json = String(decoding: try JSONEncoder().encode(kept), as: UTF8.self)
-            try connection.query("INSERT INTO swell_metadata (key, value) VALUES ('model', $1::text) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                                 [.text(json)])
+            if try stage.isDue(recorded: recorded) { try migrateTables(to: model, from: recorded, stage: stage) }
             try connection.query("COMMIT")
             guard case .text(let id)? = identifier.first?.first else { return "unknown" }
             return id
@@ -75,6 +45,39 @@ struct PostgresSchema {
             _ = try? connection.query("ROLLBACK")
             throw error
         }
+    }
+
+    /// The migration itself, inside `migrate(to:stage:)`'s transaction and lock: the plan from
+    /// the recorded model (none: tables and columns are only added), the tables, the transforms,
+    /// the stage's metadata and the model recorded.
+    private func migrateTables(to model: ManagedObjectModel, from recorded: ManagedObjectModel?, stage: MigrationStageWork) throws {
+        var kept = model
+        var transformed: [ModelMigration.EntityStep] = []
+        if let stored = recorded {
+            let plan = try ModelMigration(from: stored, to: model)
+            transformed = try captureTransforms(plan, stage.transforms)
+            // Renamed tables first: a new entity may take a name another one gave up.
+            for step in plan.entities where step.isRenamed {
+                try connection.query("ALTER TABLE \(PostgresSQL.quote(step.previous!.name)) RENAME TO \(PostgresSQL.quote(step.entity.name))")
+            }
+            for step in plan.entities where step.previous != nil { try migrate(step) }
+            kept.entities += plan.removedEntities
+        }
+        for entity in model.entities { try createOrExtend(entity) }
+        for entity in model.entities { try addForeignKeys(entity) }
+        for entity in model.entities { try createJoinTables(entity) }
+        try applyTransforms(transformed)
+        for (key, value) in stage.metadata.sorted(by: { $0.key < $1.key }) {
+            if let value {
+                try connection.query("INSERT INTO swell_state (key, value) VALUES ($1::text, $2::text) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                                     [.text(key), .text(value)])
+            } else {
+                try connection.query("DELETE FROM swell_state WHERE key = $1::text", [.text(key)])
+            }
+        }
+        let json = String(decoding: try JSONEncoder().encode(kept), as: UTF8.self)
+        try connection.query("INSERT INTO swell_metadata (key, value) VALUES ('model', $1::text) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                             [.text(json)])
     }
 
     /// The model the store recorded when it was last opened (nil: none recorded).

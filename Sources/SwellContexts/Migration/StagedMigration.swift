@@ -101,11 +101,16 @@ struct StagedMigration {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: version, storeTypes: storeTypes)
         try coordinator.addPersistentStore(at: url, options: PersistentStoreOptions(),
                                            stage: MigrationStageWork(versions: (version.versionIdentifier, version.versionIdentifier)))
-        defer { try? coordinator.close() }  // closing only releases connections; an error from `body` is what counts
         let context = ManagedObjectContext(concurrencyType: .privateQueue)
         context.name = "migration \(version.versionIdentifier ?? "")"
         context.persistentStoreCoordinator = coordinator
-        try context.performAndWait { try body(context) }
+        do {
+            try context.performAndWait { try body(context) }
+        } catch {
+            // Closing only releases connections; the error `body` threw is the one to report.
+            try? coordinator.close()
+            throw error
+        }
         try coordinator.close()
     }
 

@@ -37,28 +37,13 @@ extension SQLiteSchema {
         try createJoinTables(entity)
     }
 
-    /// What depends on the data: no nil left where a column must have values, no new required
-    /// column or changed key on a table with rows.
+    /// What depends on the data (`ModelMigration.EntityStep.checkData`), counted in SQL.
     private func check(_ step: ModelMigration.EntityStep) throws {
-        let entity = step.entity
-        var isEmpty: Bool?
-        func tableIsEmpty() throws -> Bool {
-            if let isEmpty { return isEmpty }
-            let empty = try rowCount(entity.name) == 0
-            isEmpty = empty
-            return empty
-        }
-        for column in step.columns where column.mustHaveValues {
-            guard let previous = column.previousName else {
-                if try !tableIsEmpty() { throw ModelMigration.requiredOnRows(entity: entity.name, attribute: column.attribute.name) }
-                continue
-            }
-            let nils = try connection.query("SELECT count(*) FROM \(quoteIdentifier(entity.name)) WHERE \(quoteIdentifier(previous)) IS NULL")
-            if case .integer(let count)? = nils.first?.first, count > 0 {
-                throw ModelMigration.nilsRemain(entity: entity.name, attribute: column.attribute.name, count: Int(count))
-            }
-        }
-        if step.keyChanged, try !tableIsEmpty() { throw ModelMigration.keyChangedOnRows(step) }
+        let table = quoteIdentifier(step.entity.name)
+        try step.checkData(tableIsEmpty: { try rowCount(step.entity.name) == 0 }, nils: { column in
+            guard case .integer(let count)? = try connection.query("SELECT count(*) FROM \(table) WHERE \(quoteIdentifier(column)) IS NULL").first?.first else { return 0 }
+            return Int(count)
+        })
     }
 
     /// A new column: `ADD COLUMN`, then its default (where it has one) set on every row by one

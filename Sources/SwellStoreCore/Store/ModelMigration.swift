@@ -223,23 +223,37 @@ package struct ModelMigration: Sendable {
     }
 }
 
-extension ModelMigration {
-    /// An attribute made required with no default while `count` rows hold nil.
-    package static func nilsRemain(entity: String, attribute: String, count: Int) -> StoreError {
-        .migrationFailed(entity: entity, attribute: attribute,
-                         reason: "it became required but \(count) stored row(s) have no value for it (give it a defaultValue, or keep it optional)")
-    }
-
-    /// A new required attribute with no default on a table that has rows.
-    package static func requiredOnRows(entity: String, attribute: String) -> StoreError {
-        .migrationFailed(entity: entity, attribute: attribute,
-                         reason: "a new required attribute cannot be added to a table that already has rows (make it optional, or give it a defaultValue)")
-    }
-
-    /// A changed key on a table that has rows.
-    package static func keyChangedOnRows(_ step: EntityStep) -> StoreError {
-        let old = step.previous?.uniquenessConstraint ?? []
-        return .migrationFailed(entity: step.entity.name, attribute: step.entity.uniquenessConstraint.first ?? old.first,
-                                reason: "its key changed from [\(old.joined(separator: ", "))] to [\(step.entity.uniquenessConstraint.joined(separator: ", "))] on a table that has rows")
+extension ModelMigration.EntityStep {
+    /// The checks that depend on the data, in one place for every store: no nil left where a
+    /// column must have values, no new required column or changed key on a table with rows.
+    /// `tableIsEmpty` answers for the (recorded) table, `nils` counts the rows holding nil in a
+    /// recorded column; each is asked only when needed, the first at most once.
+    package func checkData(tableIsEmpty: () throws -> Bool, nils: (_ column: String) throws -> Int) throws {
+        var isEmpty: Bool?
+        func empty() throws -> Bool {
+            if let isEmpty { return isEmpty }
+            let answer = try tableIsEmpty()
+            isEmpty = answer
+            return answer
+        }
+        for column in columns where column.mustHaveValues {
+            guard let previous = column.previousName else {
+                if try !empty() {
+                    throw StoreError.migrationFailed(entity: entity.name, attribute: column.attribute.name,
+                                                     reason: "a new required attribute cannot be added to a table that already has rows (make it optional, or give it a defaultValue)")
+                }
+                continue
+            }
+            let count = try nils(previous)
+            if count > 0 {
+                throw StoreError.migrationFailed(entity: entity.name, attribute: column.attribute.name,
+                                                 reason: "it became required but \(count) stored row(s) have no value for it (give it a defaultValue, or keep it optional)")
+            }
+        }
+        if keyChanged, try !empty() {
+            let old = previous?.uniquenessConstraint ?? []
+            throw StoreError.migrationFailed(entity: entity.name, attribute: entity.uniquenessConstraint.first ?? old.first,
+                                             reason: "its key changed from [\(old.joined(separator: ", "))] to [\(entity.uniquenessConstraint.joined(separator: ", "))] on a table that has rows")
+        }
     }
 }
